@@ -1,0 +1,72 @@
+import type { ResultKind } from './events.js';
+import type { RunPolicy } from './policy.js';
+
+/** What the ledger (shared across workers) says about an operation key, looked up by the runtime. */
+export type LedgerView =
+  | { readonly status: 'none' }
+  | { readonly status: 'claimed'; readonly byRun: string }
+  | { readonly status: 'completed'; readonly resultJson: string }
+  | { readonly status: 'in_doubt' };
+
+export type Command =
+  | {
+      readonly type: 'StartRun';
+      readonly runId: string;
+      readonly policy: RunPolicy;
+      readonly taskType?: string;
+      readonly tenant?: string;
+      readonly progressVersion?: number;
+      readonly atMs: number;
+    }
+  | {
+      readonly type: 'RequestToolCall';
+      readonly callId: string;
+      readonly tool: string;
+      readonly args: unknown;
+      readonly operationKey?: string;
+      readonly sideEffect?: boolean;
+      readonly costEstimateUsd?: number;
+      readonly afterUserTurn?: boolean;
+      readonly progressVersion?: number;
+      readonly ledger?: LedgerView;
+      readonly atMs: number;
+    }
+  | {
+      readonly type: 'CompleteToolCall';
+      readonly callId: string;
+      readonly kind: ResultKind;
+      readonly code?: string;
+      readonly resultHash: string;
+      /** The result as JSON, kept in the ledger for a side effect so a repeat returns it. */
+      readonly resultJson?: string;
+      readonly terminal?: boolean;
+      readonly progressVersion?: number;
+      readonly tokens?: number;
+      readonly costUsd?: number;
+      readonly retryAfterMs?: number;
+      /** A side effect whose outcome is unknown (timed out, connection lost after sending). */
+      readonly inDoubt?: boolean;
+      readonly atMs: number;
+    }
+  | {
+      readonly type: 'RecordModelUsage';
+      readonly tokensIn: number;
+      readonly tokensOut: number;
+      readonly costUsd: number;
+      readonly atMs: number;
+    }
+  | {
+      readonly type: 'Finish';
+      readonly verified: boolean;
+      readonly gaps?: readonly string[];
+      readonly atMs: number;
+    }
+  | { readonly type: 'Cancel'; readonly reason: string; readonly atMs: number }
+  | {
+      readonly type: 'Resume';
+      readonly preconditionChange: string;
+      readonly approvedBy?: string;
+      readonly policy?: RunPolicy;
+      readonly atMs: number;
+    }
+  | { readonly type: 'RecordCheckpoint'; readonly checkpointId?: string; readonly atMs: number };

@@ -1,0 +1,242 @@
+import type { DomainEvent, EventOf, RecordedEvent } from './events.js';
+import {
+  ASKED_CAP,
+  initialState,
+  RECENT_CAP,
+  type RunState,
+  SEEN_CAP,
+  SEEN_PER_CALL_CAP,
+  SUCCEEDED_CAP,
+  seenResults,
+  WINDOW_CAP,
+  type WindowEntry,
+} from './run-state.js';
+
+const capped = <T>(list: readonly T[], item: T, cap: number): readonly T[] => {
+  const next = [...list, item];
+  return next.length > cap ? next.slice(next.length - cap) : next;
+};
+
+const without = <V>(rec: Readonly<Record<string, V>>, key: string): Record<string, V> => {
+  const { [key]: _, ...rest } = rec;
+  return rest;
+};
+
+/** Records a result hash for a call; the least recently added call is forgotten past the cap. */
+function remember(seen: RunState['seen'], fp: string, hash: string): RunState['seen'] {
+  const prior = seen.find(([f]) => f === fp)?.[1] ?? [];
+  if (prior.includes(hash)) return seen;
+  const rest = seen.filter(([f]) => f !== fp);
+  const next = [...rest, [fp, capped(prior, hash, SEEN_PER_CALL_CAP)] as const];
+  return next.length > SEEN_CAP ? next.slice(next.length - SEEN_CAP) : next;
+}
+
+/**
+ * New information, the only thing that opens a new window: a higher progress version from the
+ * caller, a user turn since the last call, or a result this exact call has never returned.
+ */
+export function isProgress(s: RunState, e: EventOf<'ToolCallCompleted'>): boolean {
+  const call = s.inFlight;
+  if (call === null) return false;
+  const version = Math.max(e.progressVersion ?? -Infinity, call.progressVersion ?? -Infinity);
+  return (
+    version > s.progressVersion ||
+    call.afterUserTurn ||
+    !seenResults(s, call.fingerprint).includes(e.resultHash)
+  );
+}
+
+function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
+  const call = s.inFlight;
+  if (call === null || call.callId !== e.callId) return s;
+  const fp = call.fingerprint;
+  const version = Math.max(s.progressVersion, e.progressVersion ?? 0, call.progressVersion ?? 0);
+  const outsideNews = version > s.progressVersion || call.afterUserTurn;
+  const base: RunState = {
+    ...s,
+    inFlight: null,
+    progressVersion: version,
+    tokens: s.tokens + e.tokens,
+    costUsd: s.costUsd + e.costUsd,
+    ...(outsideNews ? { asked: { [call.tool]: [call.argsJson] }, nearDuplicates: {}, blocked: {} } : {}),
+  };
+  if (e.kind === 'RETRYABLE') {
+    const entry: WindowEntry = {
+      callId: e.callId,
+      fingerprint: fp,
+      tool: call.tool,
+      kind: e.kind,
+      progressed: false,
+    };
+    return {
+      ...base,
+      retries: { ...s.retries, [fp]: (s.retries[fp] ?? 0) + 1 },
+      window: capped(s.window, entry, WINDOW_CAP),
+      recent: capped(s.recent, entry, RECENT_CAP),
+    };
+  }
+  const progressed = isProgress(s, e);
+  const entry: WindowEntry = { callId: e.callId, fingerprint: fp, tool: call.tool, kind: e.kind, progressed };
+  // Polls are bounded by maxPolls and retries by maxRetries: neither counts as spinning here.
+  const spins = !progressed && e.kind !== 'PENDING';
+  return {
+    ...base,
+    seen: remember(s.seen, fp, e.resultHash),
+    window: progressed ? [entry] : capped(s.window, entry, WINDOW_CAP),
+    ruleWarned: progressed ? [] : s.ruleWarned,
+    recent: capped(s.recent, entry, RECENT_CAP),
+    noProgress: progressed ? 0 : spins ? s.noProgress + 1 : s.noProgress,
+    retries: progressed ? {} : without(s.retries, fp),
+    polls:
+      e.kind === 'PENDING'
+        ? { ...s.polls, [fp]: progressed ? 0 : (s.polls[fp] ?? 0) + 1 }
+        : without(s.polls, fp),
+    blocked: e.kind === 'PRECONDITION' ? { ...base.blocked, [fp]: e.code ?? 'precondition' } : base.blocked,
+    succeededTools:
+      e.kind === 'SUCCESS' && !s.succeededTools.includes(call.tool)
+        ? capped(s.succeededTools, call.tool, SUCCEEDED_CAP)
+        : s.succeededTools,
+  };
+}
+
+function executed(s: RunState): RunState {
+  const call = s.inFlight;
+  if (call === null) return s;
+  const prior = s.asked[call.tool] ?? [];
+  return {
+    ...s,
+    status: s.status === 'WAITING' ? 'RUNNING' : s.status,
+    waitUntilMs: s.status === 'WAITING' ? null : s.waitUntilMs,
+    waitCallFingerprint: s.status === 'WAITING' ? null : s.waitCallFingerprint,
+    steps: s.steps + 1,
+    perTool: { ...s.perTool, [call.tool]: (s.perTool[call.tool] ?? 0) + 1 },
+    sameTool:
+      s.sameTool?.tool === call.tool
+        ? { tool: call.tool, count: s.sameTool.count + 1 }
+        : { tool: call.tool, count: 1 },
+    nearDuplicates:
+      call.similarTo === null
+        ? s.nearDuplicates
+        : { ...s.nearDuplicates, [call.tool]: (s.nearDuplicates[call.tool] ?? 0) + 1 },
+    asked: prior.includes(call.argsJson)
+      ? s.asked
+      : { ...s.asked, [call.tool]: capped(prior, call.argsJson, ASKED_CAP) },
+  };
+}
+
+function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
+  switch (e.type) {
+    case 'RunStarted':
+      return {
+        ...s,
+        status: 'RUNNING',
+        policy: e.policy,
+        taskType: e.taskType,
+        tenant: e.tenant,
+        startedAtMs: atMs,
+        progressVersion: e.progressVersion,
+      };
+    case 'ToolCallRequested':
+      return {
+        ...s,
+        toolCalls: s.toolCalls + 1,
+        inFlight: {
+          callId: e.callId,
+          fingerprint: e.fingerprint,
+          tool: e.tool,
+          argsJson: e.argsJson,
+          operationKey: e.operationKey,
+          sideEffect: e.sideEffect,
+          afterUserTurn: e.afterUserTurn,
+          progressVersion: e.progressVersion,
+          startedAtMs: atMs,
+          similarTo: e.similarTo,
+        },
+      };
+    case 'GuardDecided': {
+      const ruleWarned =
+        e.warning !== null && e.rule !== null && !s.ruleWarned.includes(e.rule)
+          ? [...s.ruleWarned, e.rule]
+          : s.ruleWarned;
+      if (e.phase === 'after') return { ...s, ruleWarned };
+      if (e.decision === 'execute') return { ...executed(s), ruleWarned };
+      return { ...s, inFlight: null };
+    }
+    case 'ToolCallCompleted':
+      return completed(s, e);
+    case 'ModelUsageRecorded':
+      return { ...s, tokens: s.tokens + e.tokensIn + e.tokensOut, costUsd: s.costUsd + e.costUsd };
+    case 'BudgetWarning':
+      return { ...s, warned: [...s.warned, e.budget] };
+    case 'RunWaiting': {
+      const fp = s.window.find((w) => w.callId === e.callId)?.fingerprint ?? null;
+      return { ...s, status: 'WAITING', waitUntilMs: e.untilMs, waitCallFingerprint: fp };
+    }
+    case 'RunStopped':
+      return {
+        ...s,
+        status: e.report.terminalState,
+        report: e.report,
+        inFlight: null,
+        waitUntilMs: null,
+        waitCallFingerprint: null,
+      };
+    case 'RunResumed':
+      return {
+        ...s,
+        status: 'RUNNING',
+        report: null,
+        startedAtMs: atMs,
+        policy: e.policy ?? s.policy,
+        progressVersion: Math.max(s.progressVersion, e.progressVersion),
+        window: [],
+        noProgress: 0,
+        asked: {},
+        nearDuplicates: {},
+        retries: {},
+        polls: {},
+        blocked: {},
+        sameTool: null,
+        waitUntilMs: null,
+        waitCallFingerprint: null,
+        resumes: s.resumes + 1,
+      };
+    case 'CheckpointRecorded':
+      return { ...s, lastCheckpoint: { id: e.checkpointId, progressVersion: e.progressVersion } };
+    case 'OperationClaimed':
+      return {
+        ...s,
+        operations: {
+          ...s.operations,
+          [e.operationKey]: { status: 'claimed', callId: e.callId, resultJson: null },
+        },
+      };
+    case 'OperationCompleted':
+      return {
+        ...s,
+        operations: {
+          ...s.operations,
+          [e.operationKey]: { status: 'completed', callId: e.callId, resultJson: e.resultJson },
+        },
+      };
+    case 'OperationInDoubt':
+      return {
+        ...s,
+        operations: {
+          ...s.operations,
+          [e.operationKey]: { status: 'in_doubt', callId: e.callId, resultJson: null },
+        },
+      };
+  }
+}
+
+/** The pure fold: the same events always give the same state, bit for bit. */
+export function evolve(s: RunState, rec: RecordedEvent): RunState {
+  return { ...apply(s, rec.event, rec.atMs), seq: rec.seq, lastAtMs: rec.atMs };
+}
+
+export function fold(runId: string, events: Iterable<RecordedEvent>): RunState {
+  let s = initialState(runId);
+  for (const e of events) s = evolve(s, e);
+  return s;
+}

@@ -1,0 +1,13 @@
+export * from './commands.js';
+export * from './decide.js';
+export * from './errors.js';
+export * from './events.js';
+export * from './evolve.js';
+export * from './fingerprint.js';
+export * from './policy.js';
+export * from './policy-parse.js';
+export * from './rules-after.js';
+export * from './run-state.js';
+export * from './similarity.js';
+export * from './stop-report.js';
+export type { Verdict } from './verdict.js';

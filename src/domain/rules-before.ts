@@ -1,0 +1,271 @@
+import type { LedgerView } from './commands.js';
+import { type Evidence, isTerminal } from './events.js';
+import type { CanonicalCall } from './fingerprint.js';
+import { type LoopRule, type RunPolicy, toolPolicy } from './policy.js';
+import type { RunState } from './run-state.js';
+import type { Similarity } from './similarity.js';
+import { evidence, stopVerdict, type Verdict } from './verdict.js';
+
+export interface CallRequest {
+  readonly call: CanonicalCall;
+  readonly operationKey: string | null;
+  readonly sideEffect: boolean;
+  readonly costEstimateUsd: number | null;
+  readonly ledger: LedgerView;
+  readonly atMs: number;
+}
+
+export interface BeforeCheck {
+  readonly verdict: Verdict;
+  readonly similarTo: string | null;
+  readonly similarity: number | null;
+}
+
+const short = (c: CanonicalCall) =>
+  `${c.tool} ${c.argsJson.length > 120 ? `${c.argsJson.slice(0, 117)}...` : c.argsJson}`;
+const refuse = (rule: string, message: string, ev: Evidence, extra: Partial<Verdict> = {}): Verdict => ({
+  decision: 'refuse',
+  rule,
+  message,
+  evidence: ev,
+  ...extra,
+});
+
+/** Applies a loop rule's configured action: stop, warn the first time in a window, warn only, or nothing. */
+function loopRule(s: RunState, p: RunPolicy, rule: LoopRule, stop: Verdict): Verdict | null {
+  const action = p.rules[rule];
+  if (action === 'off') return null;
+  if (action === 'warn_only' || (action === 'warn_first' && !s.ruleWarned.includes(rule))) {
+    return {
+      decision: 'execute',
+      rule,
+      message: stop.message,
+      evidence: stop.evidence,
+      warning: stop.message,
+    };
+  }
+  return stop;
+}
+
+function budgets(s: RunState, p: RunPolicy, r: CallRequest): Verdict | null {
+  const elapsed = r.atMs - s.startedAtMs;
+  const spend = { steps: s.steps, toolCalls: s.toolCalls, tokens: s.tokens, elapsedMs: elapsed };
+  const over = (rule: string, what: string, used: number, limit: number | null) =>
+    limit !== null && used >= limit
+      ? stopVerdict(
+          'before',
+          rule,
+          `Stopped: the ${what} budget is spent (${used} of ${limit}). Give your final answer with what you have.`,
+          evidence([], { ...spend, used }, { limit }),
+        )
+      : null;
+  return (
+    over('wall_clock_budget', 'wall-clock', elapsed, p.maxWallClockMs) ??
+    over('step_budget', 'step', s.steps, p.maxSteps) ??
+    over('tool_call_budget', 'tool-call', s.toolCalls, p.maxToolCalls) ??
+    over('token_budget', 'token', s.tokens, p.maxTokens) ??
+    (p.maxCostUsd !== null && s.costUsd >= p.maxCostUsd
+      ? stopVerdict(
+          'before',
+          'cost_budget',
+          `Stopped: the cost budget is spent ($${s.costUsd} of $${p.maxCostUsd}).`,
+          evidence([], spend, { limit: p.maxCostUsd, used: s.costUsd }),
+        )
+      : null)
+  );
+}
+
+function perCall(s: RunState, p: RunPolicy, r: CallRequest): Verdict | null {
+  const { call } = r;
+  const tool = toolPolicy(p, call.tool);
+  const estimate = r.costEstimateUsd ?? tool.costUsd;
+  if (p.maxCostUsd !== null && estimate !== null && s.costUsd + estimate > p.maxCostUsd) {
+    const left = p.maxCostUsd - s.costUsd;
+    return refuse(
+      'cost_estimate',
+      `Refused: ${call.tool} is estimated at $${estimate} but only $${left.toFixed(4)} is left. Choose a cheaper step or finish.`,
+      evidence([call.fingerprint], {}, { estimateUsd: estimate, leftUsd: left, maxCostUsd: p.maxCostUsd }),
+    );
+  }
+  const used = s.perTool[call.tool] ?? 0;
+  if (tool.maxCalls !== null && used >= tool.maxCalls) {
+    return refuse(
+      'tool_budget',
+      `Refused: ${call.tool} may be called ${tool.maxCalls} times per run and was called ${used} times. Use another tool or finish.`,
+      evidence([call.fingerprint], { calls: used }, { maxCalls: tool.maxCalls }),
+    );
+  }
+  const same = s.sameTool?.tool === call.tool ? s.sameTool.count : 0;
+  if (p.maxConsecutiveSameTool !== null && same >= p.maxConsecutiveSameTool) {
+    return stopVerdict(
+      'before',
+      'consecutive_same_tool',
+      `Stopped: ${call.tool} was called ${same} times in a row (limit ${p.maxConsecutiveSameTool}).`,
+      evidence([call.fingerprint], { consecutive: same }, { limit: p.maxConsecutiveSameTool }),
+    );
+  }
+  const blocked = s.blocked[call.fingerprint];
+  if (blocked !== undefined) {
+    return refuse(
+      'precondition_unchanged',
+      `Refused: ${short(call)} failed on a precondition (${blocked}) and nothing has changed since. Fix the precondition first; the same call will not run again until then.`,
+      evidence([call.fingerprint], {}, {}),
+      { unmetPrecondition: blocked },
+    );
+  }
+  return null;
+}
+
+function exactRepeat(s: RunState, p: RunPolicy, call: CanonicalCall): Verdict | null {
+  const n = s.window.filter(
+    (w) => w.fingerprint === call.fingerprint && w.kind !== 'PENDING' && w.kind !== 'RETRYABLE',
+  ).length;
+  if (n < p.sameCallLimit) return null;
+  return loopRule(
+    s,
+    p,
+    'exact_repeat',
+    stopVerdict(
+      'before',
+      'exact_repeat',
+      `Stopped: ${short(call)} was already called ${n} times with no new result since the last progress. Repeating it will not help: change the approach or give your final answer.`,
+      evidence([call.fingerprint], { repeats: n }, { sameCallLimit: p.sameCallLimit }),
+    ),
+  );
+}
+
+/** A-B-A-B or A-B-C-A-B-C where the repeated period so far brought nothing new. */
+function shortCycle(s: RunState, p: RunPolicy, call: CanonicalCall): Verdict | null {
+  const seq = [...s.recent, { fingerprint: call.fingerprint, progressed: false, kind: null }];
+  for (const period of [2, 3]) {
+    if (seq.length < 2 * period) continue;
+    const tail = seq.slice(seq.length - 2 * period);
+    const first = tail.slice(0, period).map((e) => e.fingerprint);
+    if (new Set(first).size < 2) continue;
+    if (!tail.every((e, i) => i < period || e.fingerprint === first[i - period])) continue;
+    if (tail.slice(period, -1).some((e) => e.progressed || e.kind === 'PENDING' || e.kind === 'RETRYABLE'))
+      continue;
+    const stop = stopVerdict(
+      'before',
+      'short_cycle',
+      `Stopped: the calls are going round in a cycle of ${period} (${first.length} distinct calls repeating with the same results). Break the cycle: try something different or give your final answer.`,
+      evidence(first, { period, cycles: 2 }, {}),
+    );
+    return loopRule(s, p, 'short_cycle', stop);
+  }
+  return null;
+}
+
+function nearDuplicate(
+  s: RunState,
+  p: RunPolicy,
+  call: CanonicalCall,
+  similarity: Similarity,
+): BeforeCheck | null {
+  const asked = s.asked[call.tool] ?? [];
+  if (asked.includes(call.argsJson)) return null;
+  let best = 0;
+  let bestText: string | null = null;
+  for (const text of asked) {
+    const sim = similarity(text, call.argsJson);
+    if (sim > best) [best, bestText] = [sim, text];
+  }
+  if (bestText === null || best < p.nearDuplicate.threshold) return null;
+  const similarTo = bestText;
+  const n = s.nearDuplicates[call.tool] ?? 0;
+  const rounded = Math.round(best * 1000) / 1000;
+  if (n < p.nearDuplicate.limit) return { verdict: execute, similarTo, similarity: rounded };
+  const stop = stopVerdict(
+    'before',
+    'near_duplicate',
+    `Stopped: ${call.tool} was asked ${n + 1} near-identical things in a row (similarity ${rounded}) with nothing new from outside. Rephrasing again will not help: try a different source or give your final answer.`,
+    evidence(
+      [call.fingerprint],
+      { nearDuplicates: n },
+      { threshold: p.nearDuplicate.threshold, limit: p.nearDuplicate.limit, similarity: rounded },
+    ),
+  );
+  const v = loopRule(s, p, 'near_duplicate', stop);
+  return v === null ? null : { verdict: v, similarTo, similarity: rounded };
+}
+
+const execute: Verdict = { decision: 'execute', rule: null, message: 'ok', evidence: evidence([], {}, {}) };
+
+/** The guard's answer before a call, rules in order of precedence. */
+export function checkBefore(s: RunState, p: RunPolicy, r: CallRequest, similarity: Similarity): BeforeCheck {
+  const plain = (verdict: Verdict): BeforeCheck => ({ verdict, similarTo: null, similarity: null });
+  const { call } = r;
+  if (isTerminal(s.status)) {
+    return plain(
+      refuse(
+        'run_stopped',
+        `Refused: this run has ended (${s.status}${s.report ? `: ${s.report.guardReason}` : ''}). No further call of it runs.`,
+        evidence([call.fingerprint], {}, {}),
+      ),
+    );
+  }
+  if (r.operationKey !== null) {
+    const own = s.operations[r.operationKey];
+    const cached =
+      own?.status === 'completed'
+        ? own.resultJson
+        : r.ledger.status === 'completed'
+          ? r.ledger.resultJson
+          : null;
+    if (cached !== null && cached !== undefined) {
+      return plain({
+        decision: 'return_cached_success',
+        rule: 'idempotency',
+        message: `Already done: operation ${r.operationKey} completed before; returning its recorded result instead of running it again.`,
+        evidence: evidence([call.fingerprint], {}, {}),
+        resultJson: cached,
+      });
+    }
+    if (own?.status === 'in_doubt' || r.ledger.status === 'in_doubt') {
+      return plain(
+        stopVerdict(
+          'before',
+          'in_doubt',
+          `Stopped: operation ${r.operationKey} may or may not have happened; a person must settle it before anything runs again.`,
+          evidence([call.fingerprint], {}, {}),
+          'NEEDS_HUMAN',
+          `outcome of operation ${r.operationKey}`,
+        ),
+      );
+    }
+    if (r.ledger.status === 'claimed') {
+      return plain({
+        decision: 'wait',
+        rule: 'operation_in_flight',
+        message: `Wait: operation ${r.operationKey} is in flight in run ${r.ledger.byRun}; its result will be returned once recorded.`,
+        evidence: evidence([call.fingerprint], {}, {}),
+      });
+    }
+  }
+  if (s.status === 'WAITING' && s.waitUntilMs !== null && r.atMs < s.waitUntilMs) {
+    if (r.sideEffect) {
+      return plain(
+        refuse(
+          'side_effect_gate',
+          `Refused: the run is waiting until ${s.waitUntilMs}; no side-effecting tool runs while it waits.`,
+          evidence([call.fingerprint], {}, { waitUntilMs: s.waitUntilMs }),
+        ),
+      );
+    }
+    if (s.waitCallFingerprint === call.fingerprint) {
+      return plain({
+        decision: 'wait',
+        rule: 'backoff',
+        message: `Wait: retry ${call.tool} after ${s.waitUntilMs - r.atMs} ms, not before.`,
+        evidence: evidence([call.fingerprint], {}, { waitUntilMs: s.waitUntilMs }),
+        waitUntilMs: s.waitUntilMs,
+      });
+    }
+  }
+  const v = budgets(s, p, r) ?? perCall(s, p, r) ?? exactRepeat(s, p, call) ?? shortCycle(s, p, call);
+  if (v !== null && v.decision !== 'execute') return plain(v);
+  const near = nearDuplicate(s, p, call, similarity);
+  if (near !== null && near.verdict.decision !== 'execute') return near;
+  const verdict = v ?? near?.verdict ?? execute;
+  return { verdict, similarTo: near?.similarTo ?? null, similarity: near?.similarity ?? null };
+}

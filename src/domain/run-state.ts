@@ -1,0 +1,125 @@
+import type { ResultKind, RunStatus, StopReport } from './events.js';
+import type { RunPolicy } from './policy.js';
+
+/** One call in the current progress window (the calls since new information last arrived). */
+export interface WindowEntry {
+  readonly callId: string;
+  readonly fingerprint: string;
+  readonly tool: string;
+  readonly kind: ResultKind | null;
+  readonly progressed: boolean;
+}
+
+export interface InFlightCall {
+  readonly callId: string;
+  readonly fingerprint: string;
+  readonly tool: string;
+  readonly argsJson: string;
+  readonly operationKey: string | null;
+  readonly sideEffect: boolean;
+  readonly afterUserTurn: boolean;
+  readonly progressVersion: number | null;
+  readonly startedAtMs: number;
+  readonly similarTo: string | null;
+}
+
+export type OperationStatus = 'claimed' | 'completed' | 'in_doubt';
+export interface OperationEntry {
+  readonly status: OperationStatus;
+  readonly callId: string;
+  readonly resultJson: string | null;
+}
+
+/**
+ * Everything the guard knows about one run. Bounded: the window, the recent calls, the results
+ * seen per call and the near-duplicate memory are capped, so a 10,000-call run costs what a
+ * 10-call run does. Plain data (arrays and records, no Maps) so snapshots compare and serialise.
+ */
+export interface RunState {
+  readonly runId: string;
+  readonly status: RunStatus;
+  readonly policy: RunPolicy | null;
+  readonly taskType: string | null;
+  readonly tenant: string | null;
+  readonly seq: number;
+  readonly startedAtMs: number;
+  readonly lastAtMs: number;
+  readonly steps: number;
+  readonly toolCalls: number;
+  readonly tokens: number;
+  readonly costUsd: number;
+  readonly perTool: Readonly<Record<string, number>>;
+  readonly sameTool: { readonly tool: string; readonly count: number } | null;
+  readonly progressVersion: number;
+  readonly window: readonly WindowEntry[];
+  readonly recent: readonly WindowEntry[];
+  /** fingerprint -> result hashes seen for it, oldest fingerprint first. */
+  readonly seen: readonly (readonly [string, readonly string[]])[];
+  readonly noProgress: number;
+  /** Per tool, the argument texts asked since the last outside news (user turn, progress version). */
+  readonly asked: Readonly<Record<string, readonly string[]>>;
+  readonly nearDuplicates: Readonly<Record<string, number>>;
+  readonly retries: Readonly<Record<string, number>>;
+  readonly polls: Readonly<Record<string, number>>;
+  readonly blocked: Readonly<Record<string, string>>;
+  readonly inFlight: InFlightCall | null;
+  readonly waitUntilMs: number | null;
+  readonly waitCallFingerprint: string | null;
+  readonly operations: Readonly<Record<string, OperationEntry>>;
+  readonly succeededTools: readonly string[];
+  readonly warned: readonly string[];
+  /** Loop rules that already warned in this window (`warn_first`): the next firing stops. */
+  readonly ruleWarned: readonly string[];
+  readonly lastCheckpoint: { readonly id: string; readonly progressVersion: number } | null;
+  readonly report: StopReport | null;
+  readonly resumes: number;
+}
+
+export const WINDOW_CAP = 32;
+export const RECENT_CAP = 6;
+export const SEEN_CAP = 256;
+export const SEEN_PER_CALL_CAP = 16;
+export const ASKED_CAP = 8;
+export const SUCCEEDED_CAP = 32;
+
+export function initialState(runId: string): RunState {
+  return {
+    runId,
+    status: 'NEW',
+    policy: null,
+    taskType: null,
+    tenant: null,
+    seq: 0,
+    startedAtMs: 0,
+    lastAtMs: 0,
+    steps: 0,
+    toolCalls: 0,
+    tokens: 0,
+    costUsd: 0,
+    perTool: {},
+    sameTool: null,
+    progressVersion: 0,
+    window: [],
+    recent: [],
+    seen: [],
+    noProgress: 0,
+    asked: {},
+    nearDuplicates: {},
+    retries: {},
+    polls: {},
+    blocked: {},
+    inFlight: null,
+    waitUntilMs: null,
+    waitCallFingerprint: null,
+    operations: {},
+    succeededTools: [],
+    warned: [],
+    ruleWarned: [],
+    lastCheckpoint: null,
+    report: null,
+    resumes: 0,
+  };
+}
+
+export const seenResults = (s: RunState, fingerprint: string): readonly string[] =>
+  s.seen.find(([fp]) => fp === fingerprint)?.[1] ?? [];

@@ -1,0 +1,67 @@
+import type { Evidence, Spend, StopReport, TerminalState } from './events.js';
+import type { RunState } from './run-state.js';
+
+const RESUME: Record<TerminalState, { condition: string; next: string }> = {
+  COMPLETED: { condition: 'none: the goal was verified as met', next: 'none' },
+  STOPPED_LOOP_GUARD: {
+    condition:
+      'a recorded precondition change (new information, a different approach or a raised budget), with who approved it',
+    next: 'resume_from_checkpoint',
+  },
+  NEEDS_HUMAN: {
+    condition: 'the unmet precondition resolved by a person and recorded with who approved it',
+    next: 'human_review',
+  },
+  FAILED: {
+    condition: 'the failing dependency fixed and the change recorded',
+    next: 'investigate_then_resume',
+  },
+  PARTIAL: {
+    condition: 'the listed gaps filled, recorded as a precondition change',
+    next: 'deliver_partial_result',
+  },
+};
+
+export function spendOf(s: RunState, atMs: number): Spend {
+  return {
+    steps: s.steps,
+    toolCalls: s.toolCalls,
+    tokens: s.tokens,
+    costUsd: s.costUsd,
+    elapsedMs: Math.max(0, atMs - s.startedAtMs),
+  };
+}
+
+/** What was done, what is missing and how to resume: the run's last word. */
+export function stopReport(
+  s: RunState,
+  atMs: number,
+  stop: {
+    readonly terminal: TerminalState;
+    readonly reason: string;
+    readonly message: string;
+    readonly evidence: Evidence;
+    readonly unmetPrecondition?: string | undefined;
+    readonly gaps?: readonly string[];
+  },
+): StopReport {
+  const ops = Object.entries(s.operations);
+  const resume = RESUME[stop.terminal];
+  return {
+    terminalState: stop.terminal,
+    guardReason: stop.reason,
+    message: stop.message,
+    completed: s.succeededTools,
+    completedOperations: ops.filter(([, o]) => o.status === 'completed').map(([k]) => k),
+    inDoubtOperations: ops
+      .filter(([, o]) => o.status === 'in_doubt' || o.status === 'claimed')
+      .map(([k]) => k),
+    gaps: stop.gaps ?? [],
+    lastSafeCheckpoint: s.lastCheckpoint?.id ?? null,
+    unmetPrecondition: stop.unmetPrecondition ?? null,
+    resumeCondition: resume.condition,
+    nextAllowedAction: resume.next,
+    evidence: stop.evidence,
+    spend: spendOf(s, atMs),
+  };
+}

@@ -1,0 +1,39 @@
+import type { TraceRun } from '../trace/trace-run.js';
+
+/**
+ * What a detector decided about one recorded run.
+ *
+ * `stopIndex` is the index into `run.calls` of the first call that did NOT run: the detector refused
+ * it (or refused to ask the model for it). `null` means the run went to its end untouched. A stop is
+ * always at an index < `run.calls.length`: a detector that would only fire after the last recorded
+ * call changes nothing in the recording and reports `null`.
+ */
+export interface Verdict {
+  readonly stopIndex: number | null;
+  readonly rule: string | null;
+}
+
+/** Anything that can replay a recorded run and say where it would have stopped it. */
+export interface Detector {
+  readonly name: string;
+  judge(run: TraceRun): Verdict;
+}
+
+/** The verdict for "ran to the end". */
+export const NO_STOP: Verdict = Object.freeze({ stopIndex: null, rule: null });
+
+/** A stop at `stopIndex` by `rule`, or NO_STOP when the index is past the last recorded call. */
+export function stopAt(run: TraceRun, stopIndex: number, rule: string): Verdict {
+  return stopIndex < run.calls.length ? { stopIndex, rule } : NO_STOP;
+}
+
+/**
+ * True when a user message (an instruction or a simulated user's reply, not a tool result) came
+ * between call `index - 1` and call `index`. In every agent framework modelled here that means the
+ * agent ended a turn with a text message and a new invocation began (a new Runner.run / generate /
+ * prompt_id), so per-invocation counters restart and "consecutive" tool calls are no longer adjacent.
+ * Call 0 always follows the task prompt and is not a boundary.
+ */
+export function startsNewUserTurn(run: TraceRun, index: number): boolean {
+  return index > 0 && run.calls[index]?.after_user_turn === true;
+}

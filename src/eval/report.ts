@@ -1,0 +1,143 @@
+/**
+ * The evaluation harness: replay every run of every file through every detector in this process,
+ * score each detector per file and across all files, and print it side by side.
+ *
+ * Ordering is deterministic: files in the order given, detectors in the order given, rules sorted.
+ * Totals pool the runs of all files (medians/p95 are recomputed over the pooled runs, not averaged).
+ */
+import type { TraceRun } from '../trace/trace-run.js';
+import type { Detector, Verdict } from './detector.js';
+import { countLabels, type LabelCounts, labelRun, type RunLabels } from './labels.js';
+import { computeMetrics, type DetectorMetrics, type JudgedRun, judgeRun } from './metrics.js';
+
+export interface EvalFile {
+  readonly name: string;
+  readonly runs: readonly TraceRun[];
+}
+
+export interface FileReport {
+  readonly name: string;
+  readonly labels: LabelCounts;
+  /** One row per detector, in the order the detectors were given. */
+  readonly rows: readonly DetectorMetrics[];
+}
+
+export interface EvalReport {
+  readonly detectors: readonly string[];
+  readonly files: readonly FileReport[];
+  readonly totals: FileReport;
+}
+
+export const TOTALS_NAME = 'all files';
+
+function checkedVerdict(detector: Detector, run: TraceRun, verdict: Verdict): Verdict {
+  const stop = verdict.stopIndex;
+  if (stop !== null && !(Number.isInteger(stop) && stop >= 0 && stop < run.calls.length)) {
+    throw new RangeError(
+      `detector "${detector.name}" returned stopIndex ${stop} for run ${run.run_id} with ${run.calls.length} calls`,
+    );
+  }
+  return verdict;
+}
+
+export function evaluate(files: readonly EvalFile[], detectors: readonly Detector[]): EvalReport {
+  const names = detectors.map((detector) => detector.name);
+  const duplicate = names.find((name, i) => names.indexOf(name) !== i);
+  if (duplicate !== undefined) throw new Error(`two detectors are named "${duplicate}"`);
+
+  const pooled: JudgedRun[][] = detectors.map(() => []);
+  const fileReports: FileReport[] = [];
+  for (const file of files) {
+    const labels: RunLabels[] = file.runs.map((run) => labelRun(run));
+    const rows = detectors.map((detector, d) => {
+      const judged = file.runs.map((run, r) => {
+        const verdict = checkedVerdict(detector, run, detector.judge(run));
+        return judgeRun(run, labels[r] ?? { stuck: null, pingPong: null }, verdict);
+      });
+      pooled[d]?.push(...judged);
+      return computeMetrics(detector.name, judged);
+    });
+    fileReports.push({ name: file.name, labels: countLabels(file.runs), rows });
+  }
+
+  const totals: FileReport = {
+    name: TOTALS_NAME,
+    labels: countLabels(files.flatMap((file) => file.runs)),
+    rows: detectors.map((detector, d) => computeMetrics(detector.name, pooled[d] ?? [])),
+  };
+  return { detectors: names, files: fileReports, totals };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text table
+
+const COLUMNS = [
+  'detector',
+  'stops',
+  'stuck caught',
+  'missed',
+  'pre-onset',
+  'wasted p50/p95/max',
+  'ping-pong caught',
+  'false stops',
+  'saved calls (unsucc.)',
+  'stops by rule',
+] as const;
+
+function pct(value: number | null): string {
+  return value === null ? 'n/a' : `${value.toFixed(1)}%`;
+}
+
+function num(value: number | null): string {
+  return value === null ? '-' : String(value);
+}
+
+function rowCells(row: DetectorMetrics): string[] {
+  const rules = Object.entries(row.stopsByRule)
+    .map(([rule, count]) => `${rule}=${count}`)
+    .join(' ');
+  return [
+    row.detector,
+    String(row.stoppedRuns),
+    `${row.stuckCaught}/${row.stuckRuns} (${pct(row.stuckCaughtPct)})`,
+    String(row.stuckMissed),
+    String(row.stuckStoppedBeforeOnset),
+    `${num(row.wastedMedian)}/${num(row.wastedP95)}/${num(row.wastedMax)}`,
+    `${row.pingPongCaught}/${row.pingPongRuns}`,
+    `${row.falseStops}/${row.successfulRuns} (${pct(row.falseStopsPct)})`,
+    `${row.callsSavedUnsuccessful}/${row.unsuccessfulCalls} (${pct(row.callsSavedUnsuccessfulPct)})`,
+    rules === '' ? '-' : rules,
+  ];
+}
+
+function alignTable(header: readonly string[], rows: readonly string[][]): string[] {
+  const widths = header.map((cell, c) => Math.max(cell.length, ...rows.map((row) => (row[c] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((cell, c) => (c === cells.length - 1 ? cell : cell.padEnd(widths[c] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), line(header.map((_, c) => '-'.repeat(widths[c] ?? 0))), ...rows.map(line)];
+}
+
+function section(report: FileReport): string[] {
+  const l = report.labels;
+  return [
+    `== ${report.name}: ${l.runs} runs, ${l.calls} calls; outcome true/false/unknown ${l.successful}/${l.unsuccessful}/${l.unknownOutcome}; ` +
+      `stuck ${l.stuck} (of them successful ${l.successfulStuck}), ping-pong ${l.pingPong}`,
+    ...alignTable(COLUMNS, report.rows.map(rowCells)),
+  ];
+}
+
+/** A readable, aligned text rendering: one table per file (detectors as rows), then the totals. */
+export function formatTable(report: EvalReport): string {
+  const lines: string[] = [];
+  for (const file of report.files) lines.push(...section(file), '');
+  lines.push(...section(report.totals), '');
+  lines.push(
+    'stuck caught: stopped at or before the last call of the first stuck streak; pre-onset: of those, stopped before',
+    'the streak began. wasted: calls run after the 3rd identical call (nearest-rank p50/p95, max). false stops: stopped',
+    'runs with success=true. saved calls: calls not run on success=false runs / all calls of those runs.',
+  );
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,2 @@
+export * from './run-actor.js';
+export * from './run-machine.js';

@@ -1,0 +1,16 @@
+import { createHash, createHmac } from 'node:crypto';
+import type { Hashing } from '../domain/index.js';
+
+/**
+ * sha256 for fingerprints; HMAC-sha256 with a key for secret values, so equal secrets compare
+ * equal in events while the events never hold them. The key comes from the caller (or
+ * LOOPGUARD_SECRET_KEY); the fixed fallback keeps replays reproducible but is not a secret.
+ */
+export function nodeHashing(
+  key: string = process.env.LOOPGUARD_SECRET_KEY ?? 'loopguard-default-key',
+): Hashing {
+  return {
+    digest: (text) => createHash('sha256').update(text).digest('hex'),
+    keyed: (text) => createHmac('sha256', key).update(text).digest('hex').slice(0, 24),
+  };
+}

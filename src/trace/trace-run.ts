@@ -1,0 +1,36 @@
+/**
+ * One recorded agent run, in the JSONL format of ../shared/traces/README.md, plus the optional
+ * per-call fields loopguard understands (result class, progress version, side effects, spend).
+ */
+export type TraceResultKind = 'SUCCESS' | 'RETRYABLE' | 'PRECONDITION' | 'FATAL' | 'PENDING';
+
+export interface TraceCall {
+  readonly step: number;
+  readonly tool: string;
+  readonly args: Readonly<Record<string, unknown>>;
+  readonly result: string;
+  readonly result_sha256: string;
+  readonly result_len?: number;
+  readonly after_user_turn: boolean;
+  readonly kind?: TraceResultKind;
+  readonly code?: string;
+  readonly progress_version?: number;
+  readonly operation_key?: string;
+  readonly side_effect?: boolean;
+  readonly retry_after_ms?: number;
+  readonly cost_usd?: number;
+  readonly tokens?: number;
+  readonly at_ms?: number;
+}
+
+export interface TraceOutcome {
+  readonly success: boolean | null;
+  readonly detail?: string;
+}
+
+export interface TraceRun {
+  readonly run_id: string;
+  readonly source?: string;
+  readonly outcome: TraceOutcome;
+  readonly calls: readonly TraceCall[];
+}
