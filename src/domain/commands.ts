@@ -62,6 +62,8 @@ export type Command =
       readonly atMs: number;
     }
   | { readonly type: 'Cancel'; readonly reason: string; readonly atMs: number }
+  /** The caller's verdict that the goal cannot be met: FAILED, with the reason kept. */
+  | { readonly type: 'Fail'; readonly reason: string; readonly atMs: number }
   | {
       readonly type: 'Resume';
       readonly preconditionChange: string;

@@ -203,28 +203,41 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
       return ok([usage, ...budgetWarnings(applied(s, [usage], cmd.atMs), p, cmd.atMs)]);
     }
     case 'Finish':
-    case 'Cancel': {
+    case 'Cancel':
+    case 'Fail': {
       if (isTerminal(s.status)) return fail('run_ended', `run ${s.runId} has already ended (${s.status})`);
-      const verified = cmd.type === 'Finish' && cmd.verified;
-      const reason = cmd.type === 'Cancel' ? 'cancelled' : verified ? 'verified' : 'unverified';
-      const message =
+      if (s.inFlight !== null)
+        return fail('call_in_flight', `run ${s.runId}: call ${s.inFlight.callId} has no result yet`);
+      const end =
         cmd.type === 'Cancel'
-          ? `Cancelled: ${cmd.reason}`
-          : verified
-            ? 'The verifier confirmed the goal is met.'
-            : 'Finished without verification: a partial result.';
-      const gaps = cmd.type === 'Finish' ? (cmd.gaps ?? []) : [cmd.reason];
+          ? {
+              terminal: 'PARTIAL' as const,
+              reason: 'cancelled',
+              message: `Cancelled: ${cmd.reason}`,
+              gaps: [cmd.reason],
+            }
+          : cmd.type === 'Fail'
+            ? {
+                terminal: 'FAILED' as const,
+                reason: 'failed',
+                message: `Failed: ${cmd.reason}`,
+                gaps: [cmd.reason],
+              }
+            : cmd.verified
+              ? {
+                  terminal: 'COMPLETED' as const,
+                  reason: 'verified',
+                  message: 'The verifier confirmed the goal is met.',
+                  gaps: cmd.gaps ?? [],
+                }
+              : {
+                  terminal: 'PARTIAL' as const,
+                  reason: 'unverified',
+                  message: 'Finished without verification: a partial result.',
+                  gaps: cmd.gaps ?? [],
+                };
       return ok([
-        {
-          type: 'RunStopped',
-          report: stopReport(s, cmd.atMs, {
-            terminal: verified ? 'COMPLETED' : 'PARTIAL',
-            reason,
-            message,
-            evidence: emptyEvidence,
-            gaps,
-          }),
-        },
+        { type: 'RunStopped', report: stopReport(s, cmd.atMs, { ...end, evidence: emptyEvidence }) },
       ]);
     }
     case 'Resume': {

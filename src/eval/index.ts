@@ -21,6 +21,7 @@ export { NO_STOP, startsNewUserTurn, stopAt } from './detector.js';
 export { callIdentity, callResultKey, canonicalJson } from './identity.js';
 export type { LabelCounts, RunLabels, Streak } from './labels.js';
 export { countLabels, findPingPong, findStuckStreak, labelRun, STUCK_MIN_STREAK } from './labels.js';
+export * from './loopguard-detector.js';
 export type { DetectorMetrics, JudgedRun } from './metrics.js';
 export { computeMetrics, judgeRun, nearestRank, percent, wastedCalls } from './metrics.js';
 export type { EvalFile, EvalReport, FileReport } from './report.js';

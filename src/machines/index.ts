@@ -1,2 +1,3 @@
+export * from './manual-clock.js';
 export * from './run-actor.js';
 export * from './run-machine.js';
