@@ -19,7 +19,7 @@ function judged(
   stuck: { onset: number; end: number } | null = null,
   rule: string | null = stopIndex === null ? null : 'r',
 ): JudgedRun {
-  return { calls, success, labels: { stuck, pingPong: null }, verdict: { stopIndex, rule } };
+  return { runId: `run-${calls}-${stopIndex}`, calls, success, labels: { stuck, pingPong: null }, verdict: { stopIndex, rule } };
 }
 
 describe('nearest-rank percentiles', () => {
@@ -154,5 +154,18 @@ describe('evaluate / formatTable', () => {
     const header = lines.find((l) => l.startsWith('detector')) ?? '';
     const row = lines.find((l) => l.startsWith('third')) ?? '';
     expect(row.indexOf('1/1 (100.0%)')).toBe(header.indexOf('stuck caught'));
+  });
+});
+
+describe('false stops on clean runs', () => {
+  it('separates successful runs that were stuck themselves from clean ones', () => {
+    const m = computeMetrics('d', [
+      judged(5, true, 3, { onset: 0, end: 3 }),
+      judged(6, true, 2),
+      judged(7, true, null),
+    ]);
+    expect(m.falseStops).toBe(2);
+    expect(m.falseStopsOnCleanRuns).toBe(1);
+    expect(m.falseStopRunIds).toEqual(['run-5-3', 'run-6-2']);
   });
 });

@@ -16,6 +16,7 @@ export type Command =
       readonly taskType?: string;
       readonly tenant?: string;
       readonly progressVersion?: number;
+      readonly meta?: Readonly<Record<string, string>>;
       readonly atMs: number;
     }
   | {

@@ -89,6 +89,7 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
         tenant: cmd.tenant ?? null,
         policy: cmd.policy,
         progressVersion: cmd.progressVersion ?? 0,
+        meta: cmd.meta ?? {},
       },
     ]);
   }

@@ -79,6 +79,8 @@ export type DomainEvent =
       readonly tenant: string | null;
       readonly policy: RunPolicy;
       readonly progressVersion: number;
+      /** Labels the caller attaches to the run (trace file, source, recorded call count); not read by the guard. */
+      readonly meta: Readonly<Record<string, string>>;
     }
   | {
       readonly type: 'ToolCallRequested';

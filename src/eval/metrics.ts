@@ -26,6 +26,7 @@ import type { RunLabels } from './labels.js';
 
 /** One run as seen by the metrics: its size, outcome, labels and one detector's verdict. */
 export interface JudgedRun {
+  readonly runId: string;
   readonly calls: number;
   readonly success: boolean | null;
   readonly labels: RunLabels;
@@ -50,6 +51,10 @@ export interface DetectorMetrics {
   readonly successfulRuns: number;
   readonly falseStops: number;
   readonly falseStopsPct: number | null;
+  /** False stops on successful runs that had no stuck streak of their own: the ones that matter most. */
+  readonly falseStopsOnCleanRuns: number;
+  /** Run ids of the false stops, sorted. */
+  readonly falseStopRunIds: readonly string[];
   readonly unsuccessfulRuns: number;
   readonly unsuccessfulCalls: number;
   readonly callsSavedUnsuccessful: number;
@@ -60,7 +65,7 @@ export interface DetectorMetrics {
 }
 
 export function judgeRun(run: TraceRun, labels: RunLabels, verdict: Verdict): JudgedRun {
-  return { calls: run.calls.length, success: run.outcome.success, labels, verdict };
+  return { runId: run.run_id, calls: run.calls.length, success: run.outcome.success, labels, verdict };
 }
 
 /** Nearest-rank percentile (p in (0, 100]) of the values; null for no values. */
@@ -93,6 +98,8 @@ export function computeMetrics(detector: string, judged: readonly JudgedRun[]): 
   let pingPongCaught = 0;
   let successfulRuns = 0;
   let falseStops = 0;
+  let falseStopsOnCleanRuns = 0;
+  const falseStopRunIds: string[] = [];
   let unsuccessfulRuns = 0;
   let unsuccessfulCalls = 0;
   let callsSavedUnsuccessful = 0;
@@ -124,7 +131,11 @@ export function computeMetrics(detector: string, judged: readonly JudgedRun[]): 
     }
     if (run.success === true) {
       successfulRuns++;
-      if (stop !== null) falseStops++;
+      if (stop !== null) {
+        falseStops++;
+        falseStopRunIds.push(run.runId);
+        if (run.labels.stuck === null) falseStopsOnCleanRuns++;
+      }
     } else if (run.success === false) {
       unsuccessfulRuns++;
       unsuccessfulCalls += run.calls;
@@ -156,6 +167,8 @@ export function computeMetrics(detector: string, judged: readonly JudgedRun[]): 
     successfulRuns,
     falseStops,
     falseStopsPct: percent(falseStops, successfulRuns),
+    falseStopsOnCleanRuns,
+    falseStopRunIds: falseStopRunIds.sort(),
     unsuccessfulRuns,
     unsuccessfulCalls,
     callsSavedUnsuccessful,

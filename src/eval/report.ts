@@ -104,7 +104,7 @@ function rowCells(row: DetectorMetrics): string[] {
     String(row.stuckStoppedBeforeOnset),
     `${num(row.wastedMedian)}/${num(row.wastedP95)}/${num(row.wastedMax)}`,
     `${row.pingPongCaught}/${row.pingPongRuns}`,
-    `${row.falseStops}/${row.successfulRuns} (${pct(row.falseStopsPct)})`,
+    `${row.falseStops}/${row.successfulRuns} (${pct(row.falseStopsPct)}), ${row.falseStopsOnCleanRuns} clean`,
     `${row.callsSavedUnsuccessful}/${row.unsuccessfulCalls} (${pct(row.callsSavedUnsuccessfulPct)})`,
     rules === '' ? '-' : rules,
   ];
@@ -137,7 +137,8 @@ export function formatTable(report: EvalReport): string {
   lines.push(
     'stuck caught: stopped at or before the last call of the first stuck streak; pre-onset: of those, stopped before',
     'the streak began. wasted: calls run after the 3rd identical call (nearest-rank p50/p95, max). false stops: stopped',
-    'runs with success=true. saved calls: calls not run on success=false runs / all calls of those runs.',
+    'runs with success=true ("clean": of those, runs without a stuck streak of their own). saved calls: calls not',
+    'run on success=false runs / all calls of those runs.',
   );
   return `${lines.join('\n')}\n`;
 }

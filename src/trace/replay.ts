@@ -1,27 +1,10 @@
-import {
-  type DeciderDeps,
-  LoopguardError,
-  type Policy,
-  type RecordedEvent,
-  resolvePolicy,
-  type TerminalState,
-} from '../domain/index.js';
+import { type DeciderDeps, LoopguardError, type Policy, type RecordedEvent, resolvePolicy } from '../domain/index.js';
 import { type CommandInput, ManualClock, RunActor } from '../machines/index.js';
+import { callIdForStep, type RunSummary, RunSummaryFold } from '../projections/run-summary.js';
 import type { TraceCall, TraceRun } from './trace-run.js';
 
-/** One replayed run, in the shape `loopguard replay --json` prints (exactly these keys). */
-export interface ReplaySummary {
-  readonly run_id: string;
-  readonly terminal_state: TerminalState;
-  readonly rule: string | null;
-  readonly stop_step: number | null;
-  readonly calls_total: number;
-  readonly calls_executed: number;
-  readonly calls_cached: number;
-}
-
 export interface ReplayResult {
-  readonly summary: ReplaySummary;
+  readonly summary: RunSummary;
   /** Index into `run.calls` of the first call that did not run, or null. */
   readonly stopIndex: number | null;
   readonly events: readonly RecordedEvent[];
@@ -31,11 +14,12 @@ export interface ReplayResult {
 const DEFAULT_GAP_MS = 1000;
 
 /**
- * Offers each recorded call to the guard in order. Executed calls get their recorded result;
- * the first call the guard does not let run ends the replay. Deterministic: time comes from the
- * record (or a fixed gap), and a wait the guard asked for is taken as kept when no time was recorded.
+ * Offers each recorded call to the guard in order. Executed calls get their recorded result; the
+ * first call the guard does not let run is recorded as refused and ends the replay. Deterministic:
+ * time comes from the record (or a fixed gap), and a wait the guard asked for counts as kept when
+ * the record has no times.
  */
-export function replayRun(run: TraceRun, policy: Policy, deps: DeciderDeps): ReplayResult {
+export function replayRun(run: TraceRun, policy: Policy, deps: DeciderDeps, meta: Record<string, string> = {}): ReplayResult {
   const clock = new ManualClock(run.calls[0]?.at_ms ?? 0);
   const actor = new RunActor(run.run_id, deps, clock);
   const events: RecordedEvent[] = [];
@@ -51,68 +35,46 @@ export function replayRun(run: TraceRun, policy: Policy, deps: DeciderDeps): Rep
     runId: run.run_id,
     policy: resolvePolicy(policy),
     ...(run.source ? { tenant: run.source } : {}),
+    meta: { ...meta, calls_total: String(run.calls.length) },
   });
-  let executed = 0;
-  let cached = 0;
   let stopIndex: number | null = null;
-  let rule: string | null = null;
   for (const [i, call] of run.calls.entries()) {
     const wait = actor.state.waitUntilMs;
     clock.set(call.at_ms ?? (i === 0 ? clock.now() : clock.now() + DEFAULT_GAP_MS));
     if (call.at_ms === undefined && wait !== null) clock.set(wait);
-    const decided = step(request(call, i)).find((e) => e.event.type === 'GuardDecided')?.event;
-    if (decided?.type !== 'GuardDecided') throw new LoopguardError('internal', 'no decision recorded');
-    if (decided.decision === 'return_cached_success') {
-      cached++;
-      continue;
-    }
-    if (decided.decision !== 'execute') {
-      [stopIndex, rule] = [i, decided.rule];
+    const before = decisionOf(step(request(call)), 'before');
+    if (before.decision === 'return_cached_success') continue;
+    if (before.decision !== 'execute') {
+      stopIndex = i;
       break;
     }
-    executed++;
-    const after = step(completion(call, i)).find(
-      (e) => e.event.type === 'GuardDecided' && e.event.phase === 'after',
-    )?.event;
-    if (actor.state.report !== null) {
-      stopIndex = i + 1 < run.calls.length ? i + 1 : null;
-      rule = after?.type === 'GuardDecided' ? after.rule : null;
-      break;
-    }
+    step(completion(call));
   }
   if (actor.state.report === null) {
     // A refusal that did not end the run still ends the recording: the agent would have had to change course.
-    if (rule !== null)
-      step({
-        type: 'Cancel',
-        reason: `replay ended: the guard refused step ${run.calls[stopIndex ?? 0]?.step} (${rule})`,
-      });
+    const refused = stopIndex === null ? undefined : run.calls[stopIndex];
+    if (refused !== undefined) step({ type: 'Cancel', reason: `replay ended: the guard refused step ${refused.step}` });
     else if (run.outcome.success === true) step({ type: 'Finish', verified: true });
-    else if (run.outcome.success === false)
-      step({ type: 'Fail', reason: run.outcome.detail ?? 'the recorded run failed' });
+    else if (run.outcome.success === false) step({ type: 'Fail', reason: run.outcome.detail ?? 'the recorded run failed' });
     else step({ type: 'Finish', verified: false, gaps: ['outcome unknown'] });
   }
-  const terminal = actor.state.report?.terminalState ?? 'PARTIAL';
   actor.stop();
-  return {
-    summary: {
-      run_id: run.run_id,
-      terminal_state: terminal,
-      rule,
-      stop_step: stopIndex === null ? null : (run.calls[stopIndex]?.step ?? null),
-      calls_total: run.calls.length,
-      calls_executed: executed,
-      calls_cached: cached,
-    },
-    stopIndex,
-    events,
-  };
+  const fold = new RunSummaryFold();
+  for (const e of events) fold.apply(e);
+  const summary = fold.summary(run.run_id);
+  if (summary === undefined) throw new LoopguardError('internal', `no summary for ${run.run_id}`);
+  return { summary, stopIndex, events };
 }
 
-function request(call: TraceCall, i: number): CommandInput {
+function decisionOf(records: readonly RecordedEvent[], phase: 'before' | 'after') {
+  for (const r of records) if (r.event.type === 'GuardDecided' && r.event.phase === phase) return r.event;
+  throw new LoopguardError('internal', `no ${phase} decision recorded`);
+}
+
+function request(call: TraceCall): CommandInput {
   return {
     type: 'RequestToolCall',
-    callId: `call-${i}`,
+    callId: callIdForStep(call.step),
     tool: call.tool,
     args: call.args,
     afterUserTurn: call.after_user_turn,
@@ -122,10 +84,10 @@ function request(call: TraceCall, i: number): CommandInput {
   };
 }
 
-function completion(call: TraceCall, i: number): CommandInput {
+function completion(call: TraceCall): CommandInput {
   return {
     type: 'CompleteToolCall',
-    callId: `call-${i}`,
+    callId: callIdForStep(call.step),
     kind: call.kind ?? 'SUCCESS',
     resultHash: call.result_sha256,
     resultJson: JSON.stringify(call.result),

@@ -1,0 +1,22 @@
+import { readFileSync } from 'node:fs';
+import { DEFAULT_POLICY, LoopguardError, type Policy, parsePolicy } from '../domain/index.js';
+
+/** The policy from `--policy FILE`, or the defaults; a bad file is an error naming the field. */
+export function loadPolicy(path: string | undefined): Policy {
+  if (path === undefined) return DEFAULT_POLICY;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new LoopguardError('policy_unreadable', `--policy ${path}: ${(e as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new LoopguardError('invalid_policy', `--policy ${path}: not JSON (${(e as Error).message})`);
+  }
+  const parsed = parsePolicy(json);
+  if (!parsed.ok) throw new LoopguardError('invalid_policy', `--policy ${path}: ${parsed.error.message}`, { details: parsed.error.details });
+  return parsed.value;
+}

@@ -1,0 +1,57 @@
+import { diceSimilarity, LoopguardError, type RecordedEvent } from '../domain/index.js';
+import type { RunSummary } from '../projections/index.js';
+import { nodeHashing } from '../runtime/node-hashing.js';
+import { replayRun } from '../trace/replay.js';
+import type { Io } from './io.js';
+import { loadPolicy } from './policy-file.js';
+import { table } from './table.js';
+import { readTraceFiles } from './trace-files.js';
+
+export interface ReplaySink {
+  /** Run ids already in the log: a second recording of one run would corrupt its history. */
+  readonly knownRunIds: ReadonlySet<string>;
+  append(records: readonly RecordedEvent[]): Promise<void>;
+}
+
+export function formatSummaries(summaries: readonly RunSummary[]): string {
+  const rows = summaries.map((s) => [
+    s.run_id,
+    s.terminal_state ?? '-',
+    s.rule ?? '-',
+    s.stop_step === null ? '-' : String(s.stop_step),
+    `${s.calls_executed}/${s.calls_total}`,
+    String(s.calls_cached),
+  ]);
+  const stopped = summaries.filter((s) => s.rule !== null).length;
+  const executed = summaries.reduce((n, s) => n + s.calls_executed, 0);
+  const total = summaries.reduce((n, s) => n + s.calls_total, 0);
+  const byState = new Map<string, number>();
+  for (const s of summaries) byState.set(s.terminal_state ?? '-', (byState.get(s.terminal_state ?? '-') ?? 0) + 1);
+  const states = [...byState].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${k}=${v}`);
+  return `${table(['run_id', 'terminal_state', 'rule', 'stop_step', 'executed/total', 'cached'], rows)}\n\nruns ${summaries.length}; stopped by the guard ${stopped}; calls executed ${executed} of ${total}; ${states.join(' ')}\n`;
+}
+
+/** `loopguard replay FILE.jsonl... [--policy P.json] [--data-dir D] [--json]`. */
+export async function replayCommand(paths: readonly string[], opts: { policy?: string; json?: boolean }, sink: ReplaySink, io: Io): Promise<number> {
+  const policy = loadPolicy(opts.policy);
+  const deps = { hashing: nodeHashing(), similarity: diceSimilarity };
+  const { files, errors } = readTraceFiles(paths);
+  const seen = new Set(sink.knownRunIds);
+  const summaries: RunSummary[] = [];
+  for (const file of files) {
+    for (const run of file.runs) {
+      if (seen.has(run.run_id)) {
+        errors.push(new LoopguardError('duplicate_run', `${file.path}: run_id ${run.run_id}: already recorded in this data dir; use another --data-dir`));
+        continue;
+      }
+      seen.add(run.run_id);
+      const { summary, events } = replayRun(run, policy, deps, { trace_file: file.name });
+      await sink.append(events);
+      summaries.push(summary);
+      if (opts.json) io.out(`${JSON.stringify(summary)}\n`);
+    }
+  }
+  if (!opts.json) io.out(formatSummaries(summaries));
+  for (const e of errors) io.err(`rejected: ${e.message}`);
+  return errors.length > 0 ? 1 : 0;
+}

@@ -1,0 +1,183 @@
+/**
+ * Explicit mapping between domain events and wire records. The domain shape may change without a
+ * schema change and vice versa; this file is the one place that knows both. Round trip is exact:
+ * fromWire(toWire(x)) deep-equals x, nulls and policy objects included.
+ */
+import { LoopguardError } from '../domain/errors.js';
+import type { DomainEvent, EventOf, EventType, Evidence, RecordedEvent, StopReport } from '../domain/events.js';
+import type { RunPolicy } from '../domain/policy.js';
+import { NAMESPACE } from './envelope-schema.js';
+
+/** A record as avsc reads and writes it (decoded values are untyped). */
+// biome-ignore lint/suspicious/noExplicitAny: avsc values are untyped; this file gives them types
+export type WireFields = Record<string, any>;
+
+export interface WireEnvelope {
+  readonly eventId: string;
+  readonly runId: string;
+  readonly seq: number;
+  readonly atMs: number;
+  readonly type: string;
+  /** Wrapped union: `{ 'io.loopguard.events.<type>': fields }`. */
+  readonly payload: Readonly<Record<string, WireFields>>;
+}
+
+/** avsc writes a fraction or an unsafe integer into a long silently wrong, so refuse it here. */
+function long(n: number, field: string): number {
+  if (!Number.isSafeInteger(n)) throw new LoopguardError('bad_event', `${field} must be a safe integer: ${n}`);
+  return n;
+}
+const nlong = (n: number | null, field: string): number | null => (n === null ? null : long(n, field));
+
+const evidenceOut = (e: Evidence): WireFields => ({
+  fingerprints: e.fingerprints,
+  counts: e.counts,
+  thresholds: e.thresholds,
+});
+const evidenceIn = (w: WireFields): Evidence => ({
+  fingerprints: [...w.fingerprints],
+  counts: { ...w.counts },
+  thresholds: { ...w.thresholds },
+});
+
+const reportOut = (r: StopReport): WireFields => ({
+  ...r,
+  evidence: evidenceOut(r.evidence),
+  spend: {
+    ...r.spend,
+    steps: long(r.spend.steps, 'spend.steps'),
+    toolCalls: long(r.spend.toolCalls, 'spend.toolCalls'),
+    tokens: long(r.spend.tokens, 'spend.tokens'),
+    elapsedMs: long(r.spend.elapsedMs, 'spend.elapsedMs'),
+  },
+});
+const reportIn = (w: WireFields): StopReport => ({
+  terminalState: w.terminalState,
+  guardReason: w.guardReason,
+  message: w.message,
+  completed: [...w.completed],
+  completedOperations: [...w.completedOperations],
+  inDoubtOperations: [...w.inDoubtOperations],
+  gaps: [...w.gaps],
+  lastSafeCheckpoint: w.lastSafeCheckpoint,
+  unmetPrecondition: w.unmetPrecondition,
+  resumeCondition: w.resumeCondition,
+  nextAllowedAction: w.nextAllowedAction,
+  evidence: evidenceIn(w.evidence),
+  spend: {
+    steps: w.spend.steps,
+    toolCalls: w.spend.toolCalls,
+    tokens: w.spend.tokens,
+    costUsd: w.spend.costUsd,
+    elapsedMs: w.spend.elapsedMs,
+  },
+});
+
+const policyIn = (json: string): RunPolicy => JSON.parse(json) as RunPolicy;
+
+type Mapper<T extends EventType> = {
+  readonly out: (e: EventOf<T>) => WireFields;
+  readonly in: (w: WireFields) => Omit<EventOf<T>, 'type'>;
+};
+
+/** Field lists are spelled out on the way in so nothing the domain does not know leaks into it. */
+const MAPPERS: { readonly [T in EventType]: Mapper<T> } = {
+  RunStarted: {
+    out: ({ policy, ...e }) => ({ ...e, policyJson: JSON.stringify(policy), progressVersion: long(e.progressVersion, 'progressVersion') }),
+    in: (w) => ({ runId: w.runId, taskType: w.taskType, tenant: w.tenant, policy: policyIn(w.policyJson), progressVersion: w.progressVersion }),
+  },
+  ToolCallRequested: {
+    out: (e) => ({ ...e, progressVersion: nlong(e.progressVersion, 'progressVersion') }),
+    in: (w) => ({
+      callId: w.callId, tool: w.tool, argsJson: w.argsJson, fingerprint: w.fingerprint, operationKey: w.operationKey,
+      sideEffect: w.sideEffect, costEstimateUsd: w.costEstimateUsd, afterUserTurn: w.afterUserTurn,
+      progressVersion: w.progressVersion, similarTo: w.similarTo, similarity: w.similarity,
+    }),
+  },
+  GuardDecided: {
+    out: (e) => ({ ...e, evidence: evidenceOut(e.evidence), waitUntilMs: nlong(e.waitUntilMs, 'waitUntilMs') }),
+    in: (w) => ({
+      callId: w.callId, phase: w.phase, decision: w.decision, rule: w.rule, message: w.message,
+      evidence: evidenceIn(w.evidence), waitUntilMs: w.waitUntilMs, warning: w.warning,
+    }),
+  },
+  ToolCallCompleted: {
+    out: (e) => ({
+      ...e, progressVersion: nlong(e.progressVersion, 'progressVersion'), tokens: long(e.tokens, 'tokens'),
+      retryAfterMs: nlong(e.retryAfterMs, 'retryAfterMs'), durationMs: long(e.durationMs, 'durationMs'),
+    }),
+    in: (w) => ({
+      callId: w.callId, kind: w.kind, code: w.code, resultHash: w.resultHash, terminal: w.terminal,
+      progressVersion: w.progressVersion, tokens: w.tokens, costUsd: w.costUsd, retryAfterMs: w.retryAfterMs,
+      durationMs: w.durationMs,
+    }),
+  },
+  ModelUsageRecorded: {
+    out: (e) => ({ ...e, tokensIn: long(e.tokensIn, 'tokensIn'), tokensOut: long(e.tokensOut, 'tokensOut') }),
+    in: (w) => ({ tokensIn: w.tokensIn, tokensOut: w.tokensOut, costUsd: w.costUsd }),
+  },
+  BudgetWarning: {
+    out: (e) => ({ ...e }),
+    in: (w) => ({ budget: w.budget, used: w.used, limit: w.limit, message: w.message }),
+  },
+  RunWaiting: {
+    out: (e) => ({ ...e, untilMs: long(e.untilMs, 'untilMs') }),
+    in: (w) => ({ reason: w.reason, untilMs: w.untilMs, callId: w.callId }),
+  },
+  RunStopped: {
+    out: (e) => ({ report: reportOut(e.report) }),
+    in: (w) => ({ report: reportIn(w.report) }),
+  },
+  RunResumed: {
+    out: ({ policy, ...e }) => ({
+      ...e, progressVersion: long(e.progressVersion, 'progressVersion'),
+      policyJson: policy === null ? null : JSON.stringify(policy),
+    }),
+    in: (w) => ({
+      preconditionChange: w.preconditionChange, approvedBy: w.approvedBy, fromCheckpoint: w.fromCheckpoint,
+      progressVersion: w.progressVersion, policy: w.policyJson === null ? null : policyIn(w.policyJson),
+    }),
+  },
+  CheckpointRecorded: {
+    out: (e) => ({ ...e, progressVersion: long(e.progressVersion, 'progressVersion') }),
+    in: (w) => ({ checkpointId: w.checkpointId, progressVersion: w.progressVersion, completedOperations: [...w.completedOperations] }),
+  },
+  OperationClaimed: {
+    out: (e) => ({ ...e }),
+    in: (w) => ({ operationKey: w.operationKey, callId: w.callId }),
+  },
+  OperationCompleted: {
+    out: (e) => ({ ...e }),
+    in: (w) => ({ operationKey: w.operationKey, callId: w.callId, resultJson: w.resultJson }),
+  },
+  OperationInDoubt: {
+    out: (e) => ({ ...e }),
+    in: (w) => ({ operationKey: w.operationKey, callId: w.callId, reason: w.reason }),
+  },
+};
+
+const isEventType = (t: string): t is EventType => Object.hasOwn(MAPPERS, t);
+
+export function toWire(rec: RecordedEvent): WireEnvelope {
+  const { type } = rec.event;
+  const mapper = MAPPERS[type] as Mapper<EventType> | undefined;
+  if (mapper === undefined) throw new LoopguardError('bad_event', `unknown event type ${String(type)}`);
+  const { type: _omit, ...fields } = mapper.out(rec.event as never);
+  return {
+    eventId: rec.eventId,
+    runId: rec.runId,
+    seq: long(rec.seq, 'seq'),
+    atMs: long(rec.atMs, 'atMs'),
+    type,
+    payload: { [`${NAMESPACE}.${type}`]: fields },
+  };
+}
+
+export function fromWire(w: WireEnvelope): RecordedEvent {
+  const [branch, fields] = Object.entries(w.payload)[0] ?? [];
+  if (branch === undefined || fields === undefined || branch !== `${NAMESPACE}.${w.type}` || !isEventType(w.type)) {
+    throw new LoopguardError('bad_payload', `envelope type ${w.type} does not match payload ${branch}`);
+  }
+  const event = { type: w.type, ...MAPPERS[w.type].in(fields) } as DomainEvent;
+  return { eventId: w.eventId, runId: w.runId, seq: w.seq, atMs: w.atMs, event };
+}

@@ -1,0 +1,106 @@
+import type { Decision, Evidence, RecordedEvent, ResultKind } from '../domain/index.js';
+
+export interface AuditDecision {
+  readonly decision: Decision;
+  readonly rule: string | null;
+  readonly message: string;
+  readonly evidence: Evidence;
+  readonly warning: string | null;
+}
+
+export interface AuditCall {
+  readonly callId: string;
+  readonly atMs: number;
+  readonly tool: string;
+  readonly argsJson: string;
+  readonly fingerprint: string;
+  readonly before: AuditDecision | null;
+  readonly result: { readonly kind: ResultKind; readonly code: string | null; readonly resultHash: string } | null;
+  readonly after: AuditDecision | null;
+}
+
+/** Anything in a run's timeline that is not a call: start, warnings, waits, stops, resumes, checkpoints. */
+export interface AuditNote {
+  readonly atMs: number;
+  readonly type: string;
+  readonly text: string;
+}
+
+export type AuditEntry = ({ readonly kind: 'call' } & AuditCall) | ({ readonly kind: 'note' } & AuditNote);
+
+const decisionOf = (e: Extract<RecordedEvent['event'], { type: 'GuardDecided' }>): AuditDecision => ({
+  decision: e.decision,
+  rule: e.rule,
+  message: e.message,
+  evidence: e.evidence,
+  warning: e.warning,
+});
+
+/** Per run, every request with its decision, the rule and evidence, and the result: "which rule blocked which call". */
+export class AuditProjection {
+  private readonly timelines = new Map<string, AuditEntry[]>();
+
+  apply(rec: RecordedEvent): void {
+    const t = this.timelines.get(rec.runId) ?? [];
+    this.timelines.set(rec.runId, t);
+    const e = rec.event;
+    const call = (callId: string | null) => {
+      for (let i = t.length - 1; i >= 0; i--) {
+        const entry = t[i];
+        if (entry?.kind === 'call' && entry.callId === callId) return i;
+      }
+      return -1;
+    };
+    const update = (i: number, patch: Partial<AuditCall>) => {
+      const entry = t[i];
+      if (entry?.kind === 'call') t[i] = { ...entry, ...patch };
+    };
+    const note = (type: string, text: string) => t.push({ kind: 'note', atMs: rec.atMs, type, text });
+    switch (e.type) {
+      case 'ToolCallRequested':
+        t.push({ kind: 'call', callId: e.callId, atMs: rec.atMs, tool: e.tool, argsJson: e.argsJson, fingerprint: e.fingerprint, before: null, result: null, after: null });
+        break;
+      case 'GuardDecided':
+        if (e.callId === null) note('decision', `${e.decision} ${e.rule ?? ''}: ${e.message}`);
+        else update(call(e.callId), e.phase === 'before' ? { before: decisionOf(e) } : { after: decisionOf(e) });
+        break;
+      case 'ToolCallCompleted':
+        update(call(e.callId), { result: { kind: e.kind, code: e.code, resultHash: e.resultHash } });
+        break;
+      case 'RunStarted':
+        note('started', `task type ${e.taskType ?? '-'}, tenant ${e.tenant ?? '-'}, progress version ${e.progressVersion}`);
+        break;
+      case 'BudgetWarning':
+        note('budget_warning', e.message);
+        break;
+      case 'RunWaiting':
+        note('waiting', `${e.reason} until ${e.untilMs}`);
+        break;
+      case 'RunStopped':
+        note('stopped', `${e.report.terminalState} (${e.report.guardReason}): ${e.report.message}`);
+        break;
+      case 'RunResumed':
+        note('resumed', `${e.preconditionChange} (approved by ${e.approvedBy ?? 'nobody recorded'})`);
+        break;
+      case 'CheckpointRecorded':
+        note('checkpoint', `${e.checkpointId} at progress version ${e.progressVersion}`);
+        break;
+      case 'ModelUsageRecorded':
+        note('model_usage', `${e.tokensIn + e.tokensOut} tokens, $${e.costUsd}`);
+        break;
+      case 'OperationClaimed':
+      case 'OperationCompleted':
+      case 'OperationInDoubt':
+        note(e.type, `${e.operationKey} (call ${e.callId})`);
+        break;
+    }
+  }
+
+  timeline(runId: string): readonly AuditEntry[] | undefined {
+    return this.timelines.get(runId);
+  }
+
+  snapshot(): Record<string, readonly AuditEntry[]> {
+    return Object.fromEntries(this.timelines);
+  }
+}
