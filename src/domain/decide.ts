@@ -117,6 +117,8 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
           costEstimateUsd: cmd.costEstimateUsd ?? null,
           ledger: cmd.ledger ?? { status: 'none' },
           atMs: cmd.atMs,
+          afterUserTurn: cmd.afterUserTurn ?? false,
+          progressVersion: cmd.progressVersion ?? null,
         },
         deps.similarity,
       );

@@ -99,15 +99,17 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   };
 }
 
-function executed(s: RunState): RunState {
+function executed(s: RunState, atMs: number): RunState {
   const call = s.inFlight;
   if (call === null) return s;
   const prior = s.asked[call.tool] ?? [];
+  // Another call may run during a backoff; only the waited-for call, or the wait running out, ends it.
+  const waitOver = s.status === 'WAITING' && (call.fingerprint === s.waitCallFingerprint || atMs >= (s.waitUntilMs ?? 0));
   return {
     ...s,
-    status: s.status === 'WAITING' ? 'RUNNING' : s.status,
-    waitUntilMs: s.status === 'WAITING' ? null : s.waitUntilMs,
-    waitCallFingerprint: s.status === 'WAITING' ? null : s.waitCallFingerprint,
+    status: waitOver ? 'RUNNING' : s.status,
+    waitUntilMs: waitOver ? null : s.waitUntilMs,
+    waitCallFingerprint: waitOver ? null : s.waitCallFingerprint,
     steps: s.steps + 1,
     perTool: { ...s.perTool, [call.tool]: (s.perTool[call.tool] ?? 0) + 1 },
     sameTool:
@@ -159,7 +161,7 @@ function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
           ? [...s.ruleWarned, e.rule]
           : s.ruleWarned;
       if (e.phase === 'after') return { ...s, ruleWarned };
-      if (e.decision === 'execute') return { ...executed(s), ruleWarned };
+      if (e.decision === 'execute') return { ...executed(s, atMs), ruleWarned };
       return { ...s, inFlight: null };
     }
     case 'ToolCallCompleted':
@@ -190,6 +192,8 @@ function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
         policy: e.policy ?? s.policy,
         progressVersion: Math.max(s.progressVersion, e.progressVersion),
         window: [],
+        recent: [],
+        ruleWarned: [],
         noProgress: 0,
         asked: {},
         nearDuplicates: {},

@@ -97,9 +97,12 @@ function parseLimits(o: Obj, path: string, issues: Issues): Partial<Limits> {
       unknownKeys(nd, new Set(['threshold', 'limit']), p('nearDuplicate'), issues);
       const threshold = fraction(nd.threshold, p('nearDuplicate.threshold'), issues);
       const limit = count(nd.limit, p('nearDuplicate.limit'), issues, false);
+      // A task type keeps only what it sets, so resolvePolicy merges it over the top level, not over the defaults.
+      const base = path === '' ? DEFAULT_LIMITS.nearDuplicate : {};
       out.nearDuplicate = {
-        threshold: threshold ?? DEFAULT_LIMITS.nearDuplicate.threshold,
-        limit: limit ?? DEFAULT_LIMITS.nearDuplicate.limit,
+        ...base,
+        ...(threshold === undefined ? {} : { threshold }),
+        ...(limit === undefined ? {} : { limit }),
       };
     }
   }

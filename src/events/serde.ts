@@ -84,7 +84,7 @@ type Mapper<T extends EventType> = {
 const MAPPERS: { readonly [T in EventType]: Mapper<T> } = {
   RunStarted: {
     out: ({ policy, ...e }) => ({ ...e, policyJson: JSON.stringify(policy), progressVersion: long(e.progressVersion, 'progressVersion') }),
-    in: (w) => ({ runId: w.runId, taskType: w.taskType, tenant: w.tenant, policy: policyIn(w.policyJson), progressVersion: w.progressVersion }),
+    in: (w) => ({ runId: w.runId, taskType: w.taskType, tenant: w.tenant, policy: policyIn(w.policyJson), progressVersion: w.progressVersion, meta: { ...w.meta } }),
   },
   ToolCallRequested: {
     out: (e) => ({ ...e, progressVersion: nlong(e.progressVersion, 'progressVersion') }),

@@ -1,0 +1,110 @@
+/**
+ * Encodes recorded events as Confluent-framed Avro and decodes them back, whichever schema
+ * version wrote them: the writer schema is fetched by id once, and an avsc resolver maps it onto
+ * the current reader schema; upcasters then fix what resolution cannot.
+ */
+import type { Resolver, Type } from 'avsc';
+import { LoopguardError, toLoopguardError } from '../domain/errors.js';
+import type { RecordedEvent } from '../domain/events.js';
+import { loadSchemas, typeFromJson } from './envelope-schema.js';
+import type { SchemaStore } from './schema-store.js';
+import { fromWire, toWire, type WireEnvelope } from './serde.js';
+import { type Upcaster, upcast } from './upcast.js';
+import { frame, unframe } from './wire.js';
+
+export interface EventCodecOptions {
+  /** Directory of the `.avsc` files; defaults to the repo's `schemas/`. */
+  readonly schemasDir?: string;
+  readonly upcasters?: readonly Upcaster[];
+}
+
+/** `null` marks the codec's own schema: no resolver needed. */
+type Reading = Resolver | null;
+
+export class EventCodec {
+  private readonly readings = new Map<number, Reading>();
+  private readonly pending = new Map<number, Promise<Reading>>();
+
+  private constructor(
+    private readonly store: SchemaStore,
+    private readonly type: Type,
+    readonly schemaId: number,
+    private readonly upcasters: readonly Upcaster[],
+  ) {
+    this.readings.set(schemaId, null);
+  }
+
+  /** Registers the current envelope schema under `subject` (e.g. `loopguard.runs-value`). */
+  static async create(store: SchemaStore, subject: string, opts: EventCodecOptions = {}): Promise<EventCodec> {
+    const schemas = loadSchemas(opts.schemasDir);
+    const id = await store.register(subject, schemas.json);
+    return new EventCodec(store, schemas.envelope, id, opts.upcasters ?? []);
+  }
+
+  encode(rec: RecordedEvent): Buffer {
+    return frame(this.schemaId, this.type.toBuffer(toWire(rec)));
+  }
+
+  async decode(buf: Buffer): Promise<RecordedEvent> {
+    const { schemaId, body } = unframe(buf);
+    const reading = this.readings.has(schemaId) ? (this.readings.get(schemaId) ?? null) : await this.load(schemaId);
+    return this.read(body, schemaId, reading);
+  }
+
+  /** Decodes without I/O; throws `unknown_schema` if the writer schema has not been loaded yet. */
+  decodeSync(buf: Buffer): RecordedEvent {
+    const { schemaId, body } = unframe(buf);
+    const reading = this.readings.get(schemaId);
+    if (reading === undefined) {
+      throw new LoopguardError('unknown_schema', `schema ${schemaId} not loaded; use decode()`, {
+        details: { schemaId },
+      });
+    }
+    return this.read(body, schemaId, reading);
+  }
+
+  private read(body: Buffer, schemaId: number, reading: Reading): RecordedEvent {
+    let wire: WireEnvelope;
+    try {
+      wire = this.type.fromBuffer(body, reading ?? undefined) as WireEnvelope;
+    } catch (e) {
+      const msg = (e as Error).message;
+      const code = /truncated/i.test(msg) ? 'truncated' : 'bad_payload';
+      throw new LoopguardError(code, `cannot decode Avro body (schema ${schemaId}): ${msg}`, {
+        cause: e,
+        details: { schemaId },
+      });
+    }
+    const ctx = { writerSchemaId: schemaId, readerSchemaId: this.schemaId };
+    return fromWire(this.upcasters.length === 0 ? wire : upcast(wire, this.upcasters, ctx));
+  }
+
+  private load(schemaId: number): Promise<Reading> {
+    let p = this.pending.get(schemaId);
+    if (p === undefined) {
+      p = this.resolve(schemaId).finally(() => this.pending.delete(schemaId));
+      this.pending.set(schemaId, p);
+    }
+    return p;
+  }
+
+  private async resolve(schemaId: number): Promise<Reading> {
+    let text: string;
+    try {
+      text = await this.store.schemaById(schemaId);
+    } catch (e) {
+      throw toLoopguardError(e, 'schema_store_unavailable', true);
+    }
+    let resolver: Resolver;
+    try {
+      resolver = this.type.createResolver(typeFromJson(text));
+    } catch (e) {
+      throw new LoopguardError('incompatible_schema', `schema ${schemaId} cannot be read as current: ${(e as Error).message}`, {
+        cause: e,
+        details: { schemaId },
+      });
+    }
+    this.readings.set(schemaId, resolver);
+    return resolver;
+  }
+}

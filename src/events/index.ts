@@ -1,0 +1,9 @@
+/** Public face of the events module: codec, wire framing, schema stores, serde and upcasters. */
+export { EventCodec, type EventCodecOptions } from './codec.js';
+export { AVRO_OPTS, ENVELOPE_NAME, type LoadedSchemas, loadSchemas, NAMESPACE, typeFromJson } from './envelope-schema.js';
+export { FileSchemaStore } from './file-schema-store.js';
+export { MemorySchemaStore } from './memory-schema-store.js';
+export { normalizeSchema, type SchemaStore } from './schema-store.js';
+export { fromWire, toWire, type WireEnvelope, type WireFields } from './serde.js';
+export { type UpcastContext, type Upcaster, upcast } from './upcast.js';
+export { frame, HEADER_BYTES, MAGIC_BYTE, unframe } from './wire.js';

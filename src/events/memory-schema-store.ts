@@ -1,0 +1,33 @@
+/** In-process schema store for tests and evaluation; ids count from 1 like a fresh registry. */
+import { normalizeSchema, type SchemaStore, unknownSchema } from './schema-store.js';
+
+export class MemorySchemaStore implements SchemaStore {
+  private readonly byText = new Map<string, number>();
+  private readonly byId = new Map<number, string>();
+  private readonly subjects = new Map<string, number[]>();
+
+  async register(subject: string, schema: string): Promise<number> {
+    const text = normalizeSchema(schema);
+    let id = this.byText.get(text);
+    if (id === undefined) {
+      id = this.byId.size + 1;
+      this.byText.set(text, id);
+      this.byId.set(id, text);
+    }
+    const versions = this.subjects.get(subject) ?? [];
+    if (!versions.includes(id)) versions.push(id);
+    this.subjects.set(subject, versions);
+    return id;
+  }
+
+  async schemaById(id: number): Promise<string> {
+    const text = this.byId.get(id);
+    if (text === undefined) throw unknownSchema(id);
+    return text;
+  }
+
+  /** Ids registered under a subject, oldest first. */
+  async versions(subject: string): Promise<number[]> {
+    return [...(this.subjects.get(subject) ?? [])];
+  }
+}

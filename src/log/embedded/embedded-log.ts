@@ -1,0 +1,177 @@
+/**
+ * The default, file-backed EventLog. Each topic is a directory of append-only segment files under
+ * the data dir (`<dir>/topics/<topic>/<first offset>.seg`); every record carries its length and a
+ * CRC32 (see segment-format.ts).
+ *
+ * Durability: append() resolves only after its records are written and fsynced. Appends made while
+ * a write is pending join the next batch (group commit), so one fsync covers many appends.
+ * Crash safety: a torn last record is detected by length/CRC, never returned, and cut when the
+ * next writer takes over the topic; everything acknowledged before the crash is on disk.
+ * Processes: any number may read a data dir (they pick up new records on read and while following);
+ * one process at a time writes a topic, enforced by a pid lock file per topic.
+ */
+import { mkdir, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { EventLog, LogRecord, StoredRecord } from '../event-log.js';
+import { checkRead, checkTopic, closedError, waitForWake } from '../log-errors.js';
+import { TopicLog } from './topic-log.js';
+
+export interface EmbeddedLogOptions {
+  /** 'batch' (default): fsync every group commit. 'none': leave flushing to the OS (tests, benches). */
+  readonly fsync?: 'batch' | 'none';
+  /** Extra time a batch waits for more appends before it is written; 0 (default) = next event-loop turn. */
+  readonly groupCommitMs?: number;
+  /** A segment is closed and a new one started once it reaches this size. */
+  readonly segmentBytes?: number;
+  /** How often a follower looks for records written by another process. */
+  readonly pollMs?: number;
+}
+
+interface Pending {
+  readonly records: readonly LogRecord[];
+  readonly resolve: (offsets: number[]) => void;
+  readonly reject: (e: unknown) => void;
+}
+
+interface TopicState {
+  readonly log: TopicLog;
+  queue: Pending[];
+  flushing: Promise<void> | undefined;
+}
+
+export const DEFAULT_DATA_DIR = './.loopguard';
+const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
+const FOLLOW_PAGE = 1000;
+
+export class EmbeddedLog implements EventLog {
+  private readonly topics = new Map<string, Promise<TopicState>>();
+  private readonly wakers = new Map<string, Set<() => void>>();
+  private closed = false;
+
+  private constructor(
+    private readonly dir: string,
+    private readonly opts: Required<EmbeddedLogOptions>,
+  ) {}
+
+  /** Opens (creating if needed) the data dir and indexes every existing topic by scanning it. */
+  static async open(dir: string = DEFAULT_DATA_DIR, opts: EmbeddedLogOptions = {}): Promise<EmbeddedLog> {
+    const log = new EmbeddedLog(dir, {
+      fsync: opts.fsync ?? 'batch',
+      groupCommitMs: opts.groupCommitMs ?? 0,
+      segmentBytes: opts.segmentBytes ?? DEFAULT_SEGMENT_BYTES,
+      pollMs: opts.pollMs ?? 100,
+    });
+    await mkdir(join(dir, 'topics'), { recursive: true });
+    for (const name of await readdir(join(dir, 'topics'))) await log.topic(name);
+    return log;
+  }
+
+  append(topic: string, records: readonly LogRecord[]): Promise<number[]> {
+    checkTopic(topic);
+    if (this.closed) return Promise.reject(closedError());
+    if (records.length === 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => {
+      this.topic(topic).then((t) => {
+        if (this.closed) return reject(closedError());
+        t.queue.push({ records, resolve, reject });
+        t.flushing ??= this.flushSoon(t);
+      }, reject);
+    });
+  }
+
+  async read(topic: string, fromOffset: number, maxRecords?: number): Promise<StoredRecord[]> {
+    checkRead(topic, fromOffset, maxRecords);
+    if (this.closed) throw closedError();
+    const t = await this.topic(topic);
+    if (!t.log.isWriter) await t.log.refresh();
+    return t.log.read(fromOffset, maxRecords ?? Number.POSITIVE_INFINITY);
+  }
+
+  async follow(
+    topic: string,
+    fromOffset: number,
+    onRecord: (r: StoredRecord) => Promise<void> | void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    checkRead(topic, fromOffset, undefined);
+    let next = fromOffset;
+    while (!signal.aborted && !this.closed) {
+      const batch = await this.read(topic, next, FOLLOW_PAGE);
+      for (const r of batch) {
+        if (signal.aborted) return;
+        await onRecord(r);
+        next = r.offset + 1;
+      }
+      if (batch.length === 0) await waitForWake((wake) => this.subscribe(topic, wake), this.opts.pollMs, signal);
+    }
+  }
+
+  async endOffset(topic: string): Promise<number> {
+    checkTopic(topic);
+    if (this.closed) throw closedError();
+    const t = await this.topic(topic);
+    if (!t.log.isWriter) await t.log.refresh();
+    return t.log.end;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const states = await Promise.allSettled(this.topics.values());
+    for (const s of states) {
+      if (s.status !== 'fulfilled') continue;
+      while (s.value.flushing !== undefined) await s.value.flushing;
+      await s.value.log.close();
+    }
+    for (const set of this.wakers.values()) for (const wake of set) wake();
+  }
+
+  private topic(name: string): Promise<TopicState> {
+    let t = this.topics.get(name);
+    if (t === undefined) {
+      const opts = { fsync: this.opts.fsync === 'batch', segmentBytes: this.opts.segmentBytes };
+      t = TopicLog.open(name, join(this.dir, 'topics', name), opts).then((log) => ({
+        log,
+        queue: [],
+        flushing: undefined,
+      }));
+      // A failed open (e.g. corrupt segment) is retried on the next call rather than cached.
+      t.catch(() => this.topics.delete(name));
+      this.topics.set(name, t);
+    }
+    return t;
+  }
+
+  /** Waits a turn (or groupCommitMs) so appends issued meanwhile share the write and the fsync. */
+  private async flushSoon(t: TopicState): Promise<void> {
+    await new Promise<void>((r) => {
+      if (this.opts.groupCommitMs > 0) setTimeout(r, this.opts.groupCommitMs);
+      else setImmediate(r);
+    });
+    try {
+      while (t.queue.length > 0) {
+        const batch = t.queue;
+        t.queue = [];
+        try {
+          const first = await t.log.write(batch.flatMap((p) => p.records));
+          let next = first;
+          for (const p of batch) {
+            p.resolve(p.records.map(() => next++));
+          }
+          for (const wake of this.wakers.get(t.log.name) ?? []) wake();
+        } catch (e) {
+          for (const p of batch) p.reject(e);
+        }
+      }
+    } finally {
+      t.flushing = undefined;
+    }
+  }
+
+  private subscribe(topic: string, wake: () => void): () => void {
+    const set = this.wakers.get(topic) ?? new Set();
+    this.wakers.set(topic, set);
+    set.add(wake);
+    return () => set.delete(wake);
+  }
+}

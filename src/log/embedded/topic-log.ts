@@ -1,0 +1,217 @@
+/**
+ * One topic of the embedded log: a directory of segment files named by their first offset, an
+ * in-memory index of record positions built by scanning them, and the write path.
+ */
+import { type FileHandle, mkdir, open, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LoopguardError } from '../../domain/errors.js';
+import type { LogRecord, StoredRecord } from '../event-log.js';
+import { decodeRecord, encodeRecord, type ScanResult, scanRecords } from './segment-format.js';
+import { WriterLock } from './writer-lock.js';
+
+interface Segment {
+  readonly base: number;
+  readonly path: string;
+  /** File position of each complete record known so far. */
+  readonly positions: number[];
+  /** Bytes of complete records; a torn tail beyond this is never read. */
+  size: number;
+  reader?: FileHandle;
+}
+
+const SUFFIX = '.seg';
+const segmentName = (base: number): string => `${String(base).padStart(20, '0')}${SUFFIX}`;
+
+export interface TopicOptions {
+  readonly fsync: boolean;
+  readonly segmentBytes: number;
+}
+
+export class TopicLog {
+  private segments: Segment[] = [];
+  private writer: { lock: WriterLock; fh: FileHandle } | undefined;
+
+  private constructor(
+    readonly name: string,
+    private readonly dir: string,
+    private readonly opts: TopicOptions,
+  ) {}
+
+  static async open(name: string, dir: string, opts: TopicOptions): Promise<TopicLog> {
+    const t = new TopicLog(name, dir, opts);
+    await mkdir(dir, { recursive: true });
+    await t.refresh();
+    return t;
+  }
+
+  get end(): number {
+    const last = this.segments.at(-1);
+    return last === undefined ? 0 : last.base + last.positions.length;
+  }
+
+  get isWriter(): boolean {
+    return this.writer !== undefined;
+  }
+
+  /**
+   * Picks up records another process appended since the last look. Stops quietly at a torn tail:
+   * for a reader that is a write in progress; only the writer may cut it (see becomeWriter).
+   */
+  async refresh(): Promise<void> {
+    const names = (await readdir(this.dir)).filter((n) => n.endsWith(SUFFIX)).sort();
+    for (const n of names) {
+      const base = Number.parseInt(n, 10);
+      if (this.segments.some((s) => s.base === base)) continue;
+      this.segments.push({ base, path: join(this.dir, n), positions: [], size: 0 });
+    }
+    this.segments.sort((a, b) => a.base - b.base);
+    for (const [i, seg] of this.segments.entries()) {
+      const { size } = await stat(seg.path);
+      if (size === seg.size) continue;
+      const scan = await this.scanFrom(seg, size);
+      const isLast = i === this.segments.length - 1;
+      if (scan.tail === 'corrupt' || (!isLast && scan.tail === 'torn')) this.corrupt(seg, scan);
+    }
+  }
+
+  /** Takes the writer lock, then cuts a torn tail a crashed writer left and opens the last segment. */
+  async becomeWriter(): Promise<void> {
+    if (this.writer !== undefined) return;
+    const lock = await WriterLock.acquire(join(this.dir, 'writer.lock'));
+    try {
+      await this.refresh();
+      let seg = this.segments.at(-1);
+      if (seg === undefined) seg = await this.createSegment(0);
+      const fh = await open(seg.path, 'r+');
+      const { size } = await fh.stat();
+      if (size > seg.size) {
+        await fh.truncate(seg.size);
+        if (this.opts.fsync) await fh.datasync();
+      }
+      this.writer = { lock, fh };
+    } catch (e) {
+      await lock.release();
+      throw e;
+    }
+  }
+
+  /** Writes records as one batch, fsyncs once, then indexes them; returns the first offset. */
+  async write(records: readonly LogRecord[]): Promise<number> {
+    if (this.writer === undefined) await this.becomeWriter();
+    const w = this.writer as { lock: WriterLock; fh: FileHandle };
+    let seg = this.segments.at(-1) as Segment;
+    if (seg.size >= this.opts.segmentBytes) seg = await this.roll(w);
+    const first = this.end;
+    const bufs = records.map((r, i) => encodeRecord(first + i, r));
+    const data = Buffer.concat(bufs);
+    try {
+      await w.fh.write(data, 0, data.length, seg.size);
+      if (this.opts.fsync) await w.fh.datasync();
+    } catch (e) {
+      // A half-written batch must not stay ahead of the index, or the next batch would follow it.
+      await w.fh.truncate(seg.size).catch(() => undefined);
+      throw e;
+    }
+    let p = seg.size;
+    for (const b of bufs) {
+      seg.positions.push(p);
+      p += b.length;
+    }
+    seg.size = p;
+    return first;
+  }
+
+  async read(fromOffset: number, maxRecords: number): Promise<StoredRecord[]> {
+    const out: StoredRecord[] = [];
+    const end = Math.min(this.end, fromOffset + maxRecords);
+    let off = fromOffset;
+    while (off < end) {
+      const seg = this.segmentOf(off);
+      const i = off - seg.base;
+      const j = Math.min(end - seg.base, seg.positions.length);
+      const start = seg.positions[i] as number;
+      const stopAt = j < seg.positions.length ? (seg.positions[j] as number) : seg.size;
+      seg.reader ??= await open(seg.path, 'r');
+      const buf = Buffer.allocUnsafe(stopAt - start);
+      const { bytesRead } = await seg.reader.read(buf, 0, buf.length, start);
+      if (bytesRead !== buf.length) throw new LoopguardError('log_corrupt', `${seg.path} shrank under a reader`);
+      let p = 0;
+      for (let k = i; k < j; k++) {
+        const { record, next } = decodeRecord(this.name, buf, p);
+        out.push(record);
+        p = next;
+      }
+      off = seg.base + j;
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    for (const seg of this.segments) await seg.reader?.close();
+    for (const seg of this.segments) seg.reader = undefined;
+    if (this.writer !== undefined) {
+      await this.writer.fh.close();
+      await this.writer.lock.release();
+      this.writer = undefined;
+    }
+  }
+
+  /** Scans only the bytes after the known records: once per open, then whatever others appended. */
+  private async scanFrom(seg: Segment, fileSize: number): Promise<ScanResult> {
+    const buf = Buffer.allocUnsafe(Math.max(0, fileSize - seg.size));
+    const fh = await open(seg.path, 'r');
+    let bytesRead: number;
+    try {
+      ({ bytesRead } = await fh.read(buf, 0, buf.length, seg.size));
+    } finally {
+      await fh.close();
+    }
+    // The file may have shrunk since stat (a writer cutting a torn tail): scan what is there.
+    const scan = scanRecords(buf.subarray(0, bytesRead), seg.base + seg.positions.length);
+    for (const p of scan.positions) seg.positions.push(seg.size + p);
+    seg.size += scan.validEnd;
+    return scan;
+  }
+
+  private async roll(w: { fh: FileHandle }): Promise<Segment> {
+    const seg = await this.createSegment(this.end);
+    await w.fh.close();
+    w.fh = await open(seg.path, 'r+');
+    return seg;
+  }
+
+  private async createSegment(base: number): Promise<Segment> {
+    const seg: Segment = { base, path: join(this.dir, segmentName(base)), positions: [], size: 0 };
+    await (await open(seg.path, 'a')).close();
+    // The new file's directory entry must survive a crash as well as its records.
+    if (this.opts.fsync) await syncDir(this.dir);
+    this.segments.push(seg);
+    return seg;
+  }
+
+  private segmentOf(offset: number): Segment {
+    let lo = 0;
+    let hi = this.segments.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((this.segments[mid] as Segment).base <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return this.segments[lo] as Segment;
+  }
+
+  private corrupt(seg: Segment, scan: ScanResult): never {
+    throw new LoopguardError('log_corrupt', `${seg.path} at byte ${seg.size}: ${scan.reason ?? scan.tail}`, {
+      details: { path: seg.path, position: seg.size },
+    });
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}

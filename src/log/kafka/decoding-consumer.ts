@@ -1,0 +1,158 @@
+/**
+ * A consumer-group reader that decodes every record and keeps going past the ones it cannot
+ * decode. A poison record (wrong magic byte, unknown schema id, truncated body) must not stop a
+ * projection forever, nor vanish: it goes to the dead-letter topic with its original bytes, the
+ * reason and where it came from, and is counted.
+ *
+ * At-least-once: a record's offset is resolved (and so committed) only after its handler returned
+ * or its dead letter was durably appended; after a crash or rebalance the group re-reads from the
+ * last commit, so handlers must be idempotent (projections are: they fold by offset/key).
+ *
+ * Which decode failures are dead letters: any error except a retriable LoopguardError. A registry
+ * that is briefly down (retriable) must not turn every record into a dead letter; that error is
+ * rethrown, nothing is committed, and kafkajs retries the batch.
+ */
+import type { Consumer } from 'kafkajs';
+import { LoopguardError } from '../../domain/errors.js';
+import { TOPICS } from '../event-log.js';
+import { headersToStrings, kafkaError } from './kafka-error.js';
+import type { KafkaLog, PartitionedRecord } from './kafka-log.js';
+
+export interface DecodingConsumerOptions<T> {
+  /** Logical topic to consume, e.g. TOPICS.runs. */
+  readonly topic: string;
+  /** Consumer group; committed offsets belong to it. */
+  readonly groupId: string;
+  readonly decode: (value: Buffer) => Promise<T> | T;
+  readonly handle: (event: T, record: PartitionedRecord) => Promise<void> | void;
+  /** Logical dead-letter topic; TOPICS.dlq by default. */
+  readonly dlqTopic?: string;
+  /** Where a group without committed offsets starts; the beginning by default (rebuilds). */
+  readonly fromBeginning?: boolean;
+  /** Told about every failure that made kafkajs retry or restart the consumer. */
+  readonly onError?: (e: LoopguardError) => void;
+}
+
+/** Header names of a dead letter. */
+export const DLQ_HEADERS = {
+  reason: 'reason',
+  code: 'code',
+  topic: 'origin.topic',
+  partition: 'origin.partition',
+  offset: 'origin.offset',
+} as const;
+
+function deadLetterCause(e: unknown): { code: string; reason: string } | undefined {
+  if (e instanceof LoopguardError) return e.retriable ? undefined : { code: e.code, reason: e.message };
+  return { code: 'undecodable', reason: e instanceof Error ? e.message : String(e) };
+}
+
+export class DecodingConsumer<T> {
+  private handledCount = 0;
+  private deadLetterCount = 0;
+
+  private constructor(
+    private readonly log: KafkaLog,
+    private readonly consumer: Consumer,
+    private readonly opts: DecodingConsumerOptions<T>,
+  ) {}
+
+  /** Joins the group and starts consuming in the background; stop() ends it. */
+  static async start<T>(log: KafkaLog, opts: DecodingConsumerOptions<T>): Promise<DecodingConsumer<T>> {
+    const source = await log.prepare(opts.topic);
+    await log.prepare(opts.dlqTopic ?? TOPICS.dlq);
+    const consumer = log.consumer({ groupId: opts.groupId, maxWaitTimeInMs: 250 });
+    const self = new DecodingConsumer(log, consumer, opts);
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics: [source.name], fromBeginning: opts.fromBeginning ?? true });
+      consumer.on(consumer.events.CRASH, ({ payload }) =>
+        opts.onError?.(kafkaError(payload.error, 'consuming')),
+      );
+      await consumer.run({
+        eachBatchAutoResolve: false,
+        eachBatch: async ({
+          batch,
+          resolveOffset,
+          heartbeat,
+          commitOffsetsIfNecessary,
+          isRunning,
+          isStale,
+        }) => {
+          for (const message of batch.messages) {
+            if (!isRunning() || isStale()) break;
+            const headers = headersToStrings(message.headers);
+            const record: PartitionedRecord = {
+              topic: opts.topic,
+              partition: batch.partition,
+              offset: Number(message.offset),
+              key: message.key?.toString() ?? '',
+              value: message.value ?? Buffer.alloc(0),
+              ...(headers ? { headers } : {}),
+            };
+            await self.process(record);
+            resolveOffset(message.offset);
+            await heartbeat();
+          }
+          await commitOffsetsIfNecessary();
+        },
+      });
+    } catch (e) {
+      await consumer.disconnect().catch(() => undefined);
+      throw kafkaError(e, `starting consumer of ${opts.topic}`);
+    }
+    return self;
+  }
+
+  /** Records decoded and handled so far (re-deliveries after a restart count again). */
+  get handled(): number {
+    return this.handledCount;
+  }
+
+  /** Records sent to the dead-letter topic so far. */
+  get deadLettered(): number {
+    return this.deadLetterCount;
+  }
+
+  /** Leaves the group; offsets resolved so far are committed. */
+  async stop(): Promise<void> {
+    await this.consumer.disconnect();
+  }
+
+  private async process(record: PartitionedRecord): Promise<void> {
+    let event: T;
+    try {
+      event = await this.opts.decode(record.value);
+    } catch (e) {
+      const cause = deadLetterCause(e);
+      if (!cause) {
+        this.opts.onError?.(e as LoopguardError);
+        throw e;
+      }
+      await this.deadLetter(record, cause);
+      return;
+    }
+    await this.opts.handle(event, record);
+    this.handledCount++;
+  }
+
+  private async deadLetter(
+    record: PartitionedRecord,
+    cause: { code: string; reason: string },
+  ): Promise<void> {
+    await this.log.append(this.opts.dlqTopic ?? TOPICS.dlq, [
+      {
+        key: record.key,
+        value: record.value,
+        headers: {
+          [DLQ_HEADERS.reason]: cause.reason,
+          [DLQ_HEADERS.code]: cause.code,
+          [DLQ_HEADERS.topic]: record.topic,
+          [DLQ_HEADERS.partition]: String(record.partition),
+          [DLQ_HEADERS.offset]: String(record.offset),
+        },
+      },
+    ]);
+    this.deadLetterCount++;
+  }
+}

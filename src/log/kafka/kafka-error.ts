@@ -1,0 +1,59 @@
+/**
+ * Foreign errors are mapped at the edge: whatever kafkajs throws leaves this adapter as a
+ * LoopguardError. kafkajs marks its errors `retriable` (leader moved, broker restarting), which is
+ * exactly the flag callers need to decide between retrying and giving up.
+ */
+import { LoopguardError } from '../../domain/errors.js';
+
+export function kafkaError(e: unknown, what: string): LoopguardError {
+  if (e instanceof LoopguardError) return e;
+  const message = e instanceof Error ? e.message : String(e);
+  const retriable =
+    e !== null && typeof e === 'object' && 'retriable' in e && typeof e.retriable === 'boolean'
+      ? e.retriable
+      : true;
+  const name = e instanceof Error ? e.name : 'unknown';
+  return new LoopguardError('kafka_unavailable', `${what}: ${message}`, {
+    cause: e,
+    retriable,
+    details: { kafkaError: name },
+  });
+}
+
+/**
+ * Rejects with a retriable `kafka_timeout` if `work` does not settle in time. kafkajs retries a
+ * missing partition leader or an unreachable broker for a long while; an append or read that
+ * waits on it must not hang its caller forever.
+ */
+export async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(new LoopguardError('kafka_timeout', `${what}: no answer in ${ms} ms`, { retriable: true })),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** kafkajs header values may be Buffers, strings or arrays of both; the port carries strings. */
+export function headersToStrings(
+  headers: Record<string, Buffer | string | (Buffer | string)[] | undefined> | undefined,
+): Record<string, string> | undefined {
+  if (!headers) return undefined;
+  const out: Record<string, string> = {};
+  let any = false;
+  for (const [k, v] of Object.entries(headers)) {
+    if (v === undefined) continue;
+    const last = Array.isArray(v) ? v[v.length - 1] : v;
+    if (last === undefined) continue;
+    out[k] = last.toString();
+    any = true;
+  }
+  return any ? out : undefined;
+}

@@ -1,0 +1,268 @@
+/**
+ * EventLog on Kafka (kafkajs).
+ *
+ * Offsets. The port's offset is one number per topic; Kafka's is per partition. The adapter
+ * keeps both honest by making the port's methods (read, follow, endOffset) single-partition:
+ * topics are created with 1 partition unless `partitions` says otherwise, and then a topic's
+ * offsets are exactly Kafka's offsets of partition 0. `stops` and `dlq` are always 1 partition.
+ * `runs` and `ledger` may be created with N partitions for scale (key = run id / operation key, so
+ * one partition still owns a run and per-run order holds); on such a topic `append` returns the
+ * per-partition offset of each record, read/follow/endOffset refuse with `partitioned_topic`
+ * (a single number would be ambiguous), and consumers use `readAll` (rebuild from every
+ * partition) or a consumer group (DecodingConsumer).
+ *
+ * Durability: one idempotent producer (acks=-1, one request in flight); `append` resolves after
+ * the broker acked; concurrent appends within `lingerMs` share one produce request.
+ */
+import {
+  type Admin,
+  type Consumer,
+  type ConsumerConfig,
+  Kafka,
+  logLevel,
+  Partitioners,
+  type Producer,
+} from 'kafkajs';
+import { LoopguardError } from '../../domain/errors.js';
+import type { EventLog, LogRecord, StoredRecord } from '../event-log.js';
+import { checkRead, checkTopic, closedError } from '../log-errors.js';
+import { AppendBatcher, type PendingAppend } from './append-batcher.js';
+import { headersToStrings, kafkaError, withTimeout } from './kafka-error.js';
+import { followPartition, type PartitionMessage, readRanges } from './partition-reader.js';
+import { TopicLayout, type TopicLayoutOptions } from './topic-layout.js';
+import { type TopicInfo, TopicRegistry } from './topic-registry.js';
+
+export interface KafkaLogOptions extends TopicLayoutOptions {
+  readonly brokers: readonly string[];
+  readonly clientId?: string;
+  /** kafkajs log level; NOTHING by default, since a fresh broker's warm-up errors are noise and
+   *  every real failure reaches the caller as a rejected promise anyway. */
+  readonly logLevel?: logLevel;
+  /** How long an append waits for others to share its produce request. Default 2 ms. */
+  readonly lingerMs?: number;
+  readonly maxBatchRecords?: number;
+  readonly maxBatchBytes?: number;
+  /** Upper bound for one append's ack or one read. Default 30 s. */
+  readonly requestTimeoutMs?: number;
+}
+
+/** A record of a multi-partition topic: its offset is only meaningful with its partition. */
+export interface PartitionedRecord extends StoredRecord {
+  readonly partition: number;
+}
+
+export class KafkaLog implements EventLog {
+  private readonly batcher: AppendBatcher;
+  private readonly topics: TopicRegistry;
+  private readonly partitioner = Partitioners.DefaultPartitioner();
+  private readonly timeoutMs: number;
+  private closed = false;
+  /** Aborts running follows on close, as the other adapters end theirs. */
+  private readonly closing = new AbortController();
+
+  private constructor(
+    readonly kafka: Kafka,
+    private readonly producer: Producer,
+    private readonly admin: Admin,
+    layout: TopicLayout,
+    opts: KafkaLogOptions,
+  ) {
+    this.topics = new TopicRegistry(admin, layout);
+    this.timeoutMs = opts.requestTimeoutMs ?? 30_000;
+    this.batcher = new AppendBatcher((appends) => this.send(appends), {
+      lingerMs: opts.lingerMs ?? 2,
+      maxBatchRecords: opts.maxBatchRecords ?? 10_000,
+      // The broker refuses a record batch above message.max.bytes (about 1 MiB by default).
+      maxBatchBytes: opts.maxBatchBytes ?? 512 * 1024,
+    });
+  }
+
+  static async connect(opts: KafkaLogOptions): Promise<KafkaLog> {
+    const layout = new TopicLayout(opts); // validates partitions before any connection
+    const kafka = new Kafka({
+      clientId: opts.clientId ?? 'loopguard',
+      brokers: [...opts.brokers],
+      logLevel: opts.logLevel ?? logLevel.NOTHING,
+    });
+    const producer = kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+    const admin = kafka.admin();
+    try {
+      await Promise.all([producer.connect(), admin.connect()]);
+    } catch (e) {
+      await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
+      throw kafkaError(e, `connecting to ${opts.brokers.join(',')}`);
+    }
+    return new KafkaLog(kafka, producer, admin, layout, opts);
+  }
+
+  /** Creates the topic if needed; its physical name and partition count. */
+  prepare(topic: string): Promise<TopicInfo> {
+    checkTopic(topic);
+    this.assertOpen();
+    return this.topics.ensure(topic);
+  }
+
+  /** A kafkajs consumer on this log's connection, for consumer-group readers. */
+  consumer(config: ConsumerConfig): Consumer {
+    return this.kafka.consumer({ allowAutoTopicCreation: false, ...config });
+  }
+
+  async append(topic: string, records: readonly LogRecord[]): Promise<number[]> {
+    checkTopic(topic);
+    this.assertOpen();
+    await this.topics.ensure(topic);
+    return this.batcher.append(topic, records);
+  }
+
+  async read(topic: string, fromOffset: number, maxRecords?: number): Promise<StoredRecord[]> {
+    checkRead(topic, fromOffset, maxRecords);
+    const info = await this.singlePartition(topic, 'read');
+    const end = await this.topics.endOffsets(info).then((o) => o[0]?.high ?? 0);
+    const to = maxRecords === undefined ? end : Math.min(end, fromOffset + maxRecords);
+    const got = await readRanges(
+      this.kafka,
+      info.name,
+      [{ partition: 0, from: fromOffset, to }],
+      this.timeoutMs,
+    );
+    return got.map((m) => this.stored(topic, m));
+  }
+
+  /** Every record of every partition up to the current end, partition by partition. */
+  async readAll(topic: string): Promise<PartitionedRecord[]> {
+    checkTopic(topic);
+    this.assertOpen();
+    const info = await this.topics.ensure(topic);
+    const ranges = (await this.topics.endOffsets(info)).map((o) => ({
+      partition: o.partition,
+      from: o.low,
+      to: o.high,
+    }));
+    const got = await readRanges(this.kafka, info.name, ranges, this.timeoutMs);
+    return got.map((m) => ({ ...this.stored(topic, m), partition: m.partition }));
+  }
+
+  async follow(
+    topic: string,
+    fromOffset: number,
+    onRecord: (r: StoredRecord) => Promise<void> | void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    checkRead(topic, fromOffset, undefined);
+    const info = await this.singlePartition(topic, 'follow');
+    const until = AbortSignal.any([signal, this.closing.signal]);
+    await followPartition(
+      this.kafka,
+      info.name,
+      0,
+      fromOffset,
+      (m) => onRecord(this.stored(topic, m)),
+      until,
+    );
+  }
+
+  async endOffset(topic: string): Promise<number> {
+    checkTopic(topic);
+    const info = await this.singlePartition(topic, 'endOffset');
+    return (await this.topics.endOffsets(info))[0]?.high ?? 0;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.closing.abort();
+    await this.batcher.flush();
+    await Promise.allSettled([this.producer.disconnect(), this.admin.disconnect()]);
+  }
+
+  private async send(appends: readonly PendingAppend[]): Promise<number[][]> {
+    // Partitions are chosen here, not by kafkajs, so each record's offset can be computed from
+    // its partition's baseOffset and its position among that partition's records in the request.
+    const byTopic = new Map<
+      string,
+      { key: string; value: Buffer; headers?: Record<string, string>; partition: number }[]
+    >();
+    const slots: { name: string; partition: number; index: number }[][] = [];
+    const counts = new Map<string, number>();
+    for (const a of appends) {
+      const info = await this.topics.ensure(a.topic);
+      const messages = byTopic.get(info.name) ?? [];
+      byTopic.set(info.name, messages);
+      slots.push(
+        a.records.map((r) => {
+          const partition = this.partitionOf(info, r.key);
+          messages.push({ key: r.key, value: r.value, headers: r.headers, partition });
+          const slot = `${info.name}/${partition}`;
+          const index = counts.get(slot) ?? 0;
+          counts.set(slot, index + 1);
+          return { name: info.name, partition, index };
+        }),
+      );
+    }
+    let acks: Awaited<ReturnType<Producer['sendBatch']>>;
+    try {
+      const topicMessages = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+      acks = await withTimeout(
+        this.producer.sendBatch({ topicMessages, acks: -1 }),
+        this.timeoutMs,
+        'append',
+      );
+    } catch (e) {
+      throw kafkaError(e, 'append');
+    }
+    const base = new Map(
+      acks.map((a) => [`${a.topicName}/${a.partition}`, Number(a.baseOffset ?? a.offset)]),
+    );
+    return slots.map((s) =>
+      s.map(({ name, partition, index }) => {
+        const b = base.get(`${name}/${partition}`);
+        if (b === undefined || Number.isNaN(b))
+          throw new LoopguardError('kafka_protocol', `no ack for ${name}/${partition}`);
+        return b + index;
+      }),
+    );
+  }
+
+  private partitionOf(info: TopicInfo, key: string): number {
+    if (info.partitions === 1) return 0;
+    const partitionMetadata = Array.from({ length: info.partitions }, (_, partitionId) => ({
+      partitionId,
+      leader: 0,
+      replicas: [],
+      isr: [],
+      partitionErrorCode: 0,
+    }));
+    return this.partitioner({ topic: info.name, partitionMetadata, message: { key, value: null } });
+  }
+
+  private async singlePartition(topic: string, op: string): Promise<TopicInfo> {
+    this.assertOpen();
+    const info = await this.topics.ensure(topic);
+    if (info.partitions !== 1) {
+      throw new LoopguardError(
+        'partitioned_topic',
+        `${op}(${topic}): the topic has ${info.partitions} partitions, so one offset is ambiguous; use readAll or a consumer group`,
+        { details: { topic, partitions: info.partitions } },
+      );
+    }
+    return info;
+  }
+
+  private stored(topic: string, m: PartitionMessage): StoredRecord {
+    const headers = headersToStrings(m.message.headers);
+    const value = m.message.value ?? Buffer.alloc(0);
+    const key = m.message.key?.toString() ?? '';
+    return headers
+      ? { topic, offset: m.offset, key, value, headers }
+      : { topic, offset: m.offset, key, value };
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw closedError();
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * Reading by offset with kafkajs, which has no standalone fetch API: every read or follow gets
+ * its own consumer in a throwaway group (never committed, so the broker forgets it) and seeks.
+ * Positions are tracked here, not by kafkajs: a fetch that raced the seek, or a consumer that
+ * restarted after a crash, may hand us records again, and `next` drops those. `offset >= next`
+ * rather than `=== next` because a compacted topic has gaps.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
+import { kafkaError, withTimeout } from './kafka-error.js';
+
+export interface OffsetRange {
+  readonly partition: number;
+  readonly from: number;
+  /** Exclusive: stop before this offset. */
+  readonly to: number;
+}
+
+export interface PartitionMessage {
+  readonly partition: number;
+  readonly offset: number;
+  readonly message: KafkaMessage;
+}
+
+/** Short fetch waits: a read stops as soon as it has its range, a follow notices abort quickly. */
+const FETCH_WAIT_MS = 100;
+
+async function throwawayConsumer(kafka: Kafka, topic: string): Promise<Consumer> {
+  const consumer = kafka.consumer({
+    groupId: `loopguard-reader-${randomUUID()}`,
+    maxWaitTimeInMs: FETCH_WAIT_MS,
+    allowAutoTopicCreation: false,
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  return consumer;
+}
+
+/** Reads every range (in offset order per partition) and stops; ranges with from >= to are skipped. */
+export async function readRanges(
+  kafka: Kafka,
+  topic: string,
+  ranges: readonly OffsetRange[],
+  timeoutMs: number,
+): Promise<PartitionMessage[]> {
+  const open = new Map<number, { next: number; to: number }>();
+  for (const r of ranges) if (r.from < r.to) open.set(r.partition, { next: r.from, to: r.to });
+  if (open.size === 0) return [];
+  const out: PartitionMessage[] = [];
+  let consumer: Consumer | undefined;
+  try {
+    consumer = await throwawayConsumer(kafka, topic);
+    const c = consumer;
+    const done = new Promise<void>((resolve, reject) => {
+      c.run({
+        autoCommit: false,
+        eachBatch: async ({ batch }) => {
+          const pos = open.get(batch.partition);
+          if (!pos) return;
+          for (const message of batch.messages) {
+            const offset = Number(message.offset);
+            if (offset < pos.next) continue;
+            if (offset >= pos.to) break;
+            out.push({ partition: batch.partition, offset, message });
+            pos.next = offset + 1;
+          }
+          if (pos.next >= pos.to || Number(batch.lastOffset()) >= pos.to - 1) open.delete(batch.partition);
+          if (open.size === 0) resolve();
+        },
+      }).catch(reject);
+    });
+    for (const [partition, pos] of open) c.seek({ topic, partition, offset: String(pos.next) });
+    await withTimeout(done, timeoutMs, `reading ${topic}`);
+    return out.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
+  } catch (e) {
+    throw kafkaError(e, `reading ${topic}`);
+  } finally {
+    await consumer?.disconnect().catch(() => undefined);
+  }
+}
+
+/**
+ * Hands every record of one partition from `from` on to `onMessage`, one at a time, until the
+ * signal aborts (resolves) or `onMessage` throws (rejects with that error). No record is handed
+ * over after the returned promise settles.
+ */
+export async function followPartition(
+  kafka: Kafka,
+  topic: string,
+  partition: number,
+  from: number,
+  onMessage: (m: PartitionMessage) => Promise<void> | void,
+  signal: AbortSignal,
+): Promise<void> {
+  if (signal.aborted) return;
+  let next = from;
+  let stopped = false;
+  let consumer: Consumer | undefined;
+  let onAbort: (() => void) | undefined;
+  try {
+    consumer = await throwawayConsumer(kafka, topic).catch((e: unknown) => {
+      throw kafkaError(e, `following ${topic}`);
+    });
+    const c = consumer;
+    const finished = new Promise<void>((resolve, reject) => {
+      const stop = (failure?: { error: unknown }): void => {
+        stopped = true;
+        if (failure) reject(failure.error);
+        else resolve();
+      };
+      onAbort = () => stop();
+      signal.addEventListener('abort', onAbort, { once: true });
+      c.run({
+        autoCommit: false,
+        eachBatch: async ({ batch, heartbeat, isRunning }) => {
+          if (batch.partition !== partition) return;
+          for (const message of batch.messages) {
+            if (stopped || !isRunning()) return;
+            const offset = Number(message.offset);
+            if (offset < next) continue;
+            try {
+              await onMessage({ partition, offset, message });
+            } catch (e) {
+              stop({ error: e });
+              return;
+            }
+            next = offset + 1;
+            await heartbeat();
+          }
+        },
+      }).catch((e: unknown) => stop({ error: kafkaError(e, `following ${topic}`) }));
+    });
+    c.seek({ topic, partition, offset: String(from) });
+    await finished;
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+    await consumer?.disconnect().catch(() => undefined);
+  }
+}

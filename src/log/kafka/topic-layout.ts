@@ -1,0 +1,66 @@
+/**
+ * How a logical topic name of the EventLog port becomes a Kafka topic: its physical name (a
+ * prefix/suffix lets tests and tenants share one cluster without sharing topics), its partition
+ * count and its configs.
+ *
+ * Retention: the runs, stops and dlq topics are the system of record that projections are rebuilt
+ * from, so they keep records forever (`retention.ms=-1`); a time-based default would silently drop
+ * history after a week. The ledger is compacted: only the latest claim/completion per operation
+ * key matters.
+ */
+import { TOPICS } from '../event-log.js';
+
+export interface TopicSpec {
+  readonly name: string;
+  readonly partitions: number;
+  readonly configs: Readonly<Record<string, string>>;
+}
+
+export interface TopicLayoutOptions {
+  /** Physical name = prefix + logical name + suffix. */
+  readonly topicPrefix?: string;
+  readonly topicSuffix?: string;
+  /**
+   * Partition count per logical topic, used only when the adapter creates the topic. Default 1
+   * everywhere; `runs` and `ledger` may be raised (see KafkaLog on what that does to offsets).
+   */
+  readonly partitions?: Readonly<Record<string, number>>;
+  /** Extra or overriding topic configs per logical topic. */
+  readonly topicConfigs?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+}
+
+const KEEP_FOREVER = { 'cleanup.policy': 'delete', 'retention.ms': '-1' } as const;
+
+export const DEFAULT_TOPIC_CONFIGS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  [TOPICS.runs]: KEEP_FOREVER,
+  [TOPICS.stops]: KEEP_FOREVER,
+  [TOPICS.ledger]: { 'cleanup.policy': 'compact' },
+  [TOPICS.dlq]: KEEP_FOREVER,
+};
+
+/** Topics whose offsets must stay one global sequence; more partitions there are refused. */
+const SINGLE_PARTITION: ReadonlySet<string> = new Set([TOPICS.stops, TOPICS.dlq]);
+
+export class TopicLayout {
+  constructor(private readonly opts: TopicLayoutOptions = {}) {
+    for (const [topic, n] of Object.entries(opts.partitions ?? {})) {
+      if (!Number.isInteger(n) || n < 1)
+        throw new RangeError(`partitions of ${topic} must be >= 1, got ${n}`);
+      if (n > 1 && SINGLE_PARTITION.has(topic)) {
+        throw new RangeError(`${topic} must have exactly 1 partition (its offsets are global), got ${n}`);
+      }
+    }
+  }
+
+  physicalName(logical: string): string {
+    return `${this.opts.topicPrefix ?? ''}${logical}${this.opts.topicSuffix ?? ''}`;
+  }
+
+  spec(logical: string): TopicSpec {
+    return {
+      name: this.physicalName(logical),
+      partitions: this.opts.partitions?.[logical] ?? 1,
+      configs: { ...(DEFAULT_TOPIC_CONFIGS[logical] ?? {}), ...(this.opts.topicConfigs?.[logical] ?? {}) },
+    };
+  }
+}

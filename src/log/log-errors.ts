@@ -1,0 +1,40 @@
+/** Argument checks shared by the adapters, so all of them reject the same inputs with the same codes. */
+import { LoopguardError } from '../domain/errors.js';
+import { TOPIC_NAME } from './event-log.js';
+
+export function checkTopic(topic: string): void {
+  if (!TOPIC_NAME.test(topic) || topic === '.' || topic === '..') {
+    throw new LoopguardError('bad_topic', `invalid topic name ${JSON.stringify(topic)}`);
+  }
+}
+
+export function checkRead(topic: string, fromOffset: number, maxRecords: number | undefined): void {
+  checkTopic(topic);
+  if (!Number.isSafeInteger(fromOffset) || fromOffset < 0) {
+    throw new LoopguardError('bad_offset', `fromOffset must be a non-negative integer: ${fromOffset}`);
+  }
+  if (maxRecords !== undefined && !(maxRecords >= 0)) {
+    throw new LoopguardError('bad_offset', `maxRecords must be >= 0: ${maxRecords}`);
+  }
+}
+
+export const closedError = (): LoopguardError => new LoopguardError('log_closed', 'the event log is closed');
+
+/** Waits until `wake` is called, `ms` passes or `signal` aborts, whichever comes first. */
+export function waitForWake(
+  subscribe: (wake: () => void) => () => void,
+  ms: number,
+  signal: AbortSignal,
+): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      unsubscribe();
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const unsubscribe = subscribe(done);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

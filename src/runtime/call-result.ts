@@ -1,0 +1,44 @@
+import type { Decision, Evidence, ResultKind, StopReport } from '../domain/index.js';
+
+/** What `run.call` gives back: the agent loop acts on `status`, and can show `message` to the model. */
+export type CallResult =
+  | {
+      readonly status: 'executed';
+      readonly value: unknown;
+      readonly kind: ResultKind;
+      readonly code: string | null;
+      /** The guard's decision after the call: continue, retry_after_backoff, wait_bounded, complete, stop ... */
+      readonly decision: Decision;
+      readonly rule: string | null;
+      readonly message: string;
+      readonly warning: string | null;
+      readonly waitUntilMs: number | null;
+      /** Set when this call ended the run. */
+      readonly report: StopReport | null;
+    }
+  | { readonly status: 'cached'; readonly value: unknown; readonly message: string }
+  | { readonly status: 'refused'; readonly rule: string; readonly message: string; readonly evidence: Evidence }
+  | { readonly status: 'waiting'; readonly rule: string; readonly message: string; readonly waitUntilMs: number | null }
+  | { readonly status: 'stopped'; readonly rule: string; readonly message: string; readonly report: StopReport | null };
+
+/**
+ * The result as a message for the model. A stop says so plainly and tells what to do instead, so
+ * the planner answers with what it has rather than trying the same thing in other words.
+ */
+export function toModelMessage(r: CallResult): string {
+  switch (r.status) {
+    case 'executed': {
+      const body = typeof r.value === 'string' ? r.value : JSON.stringify(r.value ?? null);
+      const note = r.warning ?? (r.decision === 'continue' ? null : r.message);
+      return note === null ? body : `${body}\n\n[loopguard] ${note}`;
+    }
+    case 'cached':
+      return `${typeof r.value === 'string' ? r.value : JSON.stringify(r.value ?? null)}\n\n[loopguard] ${r.message}`;
+    case 'refused':
+      return `[loopguard] refused (${r.rule}): ${r.message}`;
+    case 'waiting':
+      return `[loopguard] wait (${r.rule}): ${r.message}`;
+    case 'stopped':
+      return `[loopguard] stopped (${r.rule}): ${r.message} No further tool call of this run will execute; reply with your final answer.`;
+  }
+}

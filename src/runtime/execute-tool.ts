@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto';
+import type { ResultKind } from '../domain/index.js';
+import { isToolOutcome, ToolError } from './tool-outcome.js';
+
+export type ToolFn = (signal: AbortSignal) => Promise<unknown> | unknown;
+
+export interface Executed {
+  readonly kind: ResultKind;
+  readonly code: string | null;
+  readonly value: unknown;
+  readonly resultJson: string;
+  readonly resultHash: string;
+  readonly terminal: boolean;
+  readonly retryAfterMs: number | null;
+  readonly progressVersion: number | null;
+  readonly tokens: number;
+  readonly costUsd: number;
+  /** Nobody knows whether a side effect happened: timed out, or failed without saying how. */
+  readonly inDoubt: boolean;
+}
+
+const json = (v: unknown): string => {
+  try {
+    return JSON.stringify(v ?? null) ?? 'null';
+  } catch {
+    return JSON.stringify(String(v));
+  }
+};
+
+class Timeout extends Error {}
+
+/**
+ * Runs a tool with an AbortSignal that fires at `timeoutMs`, and classifies what came back. A
+ * side-effecting tool that times out or throws an unclassified error is in doubt, never simply
+ * retryable: it may have done its work before failing to answer.
+ */
+export async function executeTool(fn: ToolFn, timeoutMs: number | null, sideEffect: boolean): Promise<Executed> {
+  const ctl = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const base = { terminal: false, retryAfterMs: null, progressVersion: null, tokens: 0, costUsd: 0, inDoubt: false };
+  const failed = (kind: ResultKind, code: string, inDoubt: boolean, retryAfterMs: number | null = null): Executed => {
+    const resultJson = json({ error: code });
+    return { ...base, kind, code, value: null, resultJson, resultHash: sha(resultJson), inDoubt, retryAfterMs };
+  };
+  try {
+    const timeout = new Promise<never>((_, reject) => {
+      if (timeoutMs !== null) timer = setTimeout(() => reject(new Timeout()), timeoutMs);
+    });
+    const raw = await Promise.race([Promise.resolve().then(() => fn(ctl.signal)), timeout]);
+    if (isToolOutcome(raw)) {
+      const resultJson = json(raw.value);
+      return {
+        kind: raw.kind,
+        code: raw.code ?? null,
+        value: raw.value,
+        resultJson,
+        resultHash: sha(`${raw.kind}:${raw.code ?? ''}:${resultJson}`),
+        terminal: raw.terminal ?? false,
+        retryAfterMs: raw.retryAfterMs ?? null,
+        progressVersion: raw.progressVersion ?? null,
+        tokens: raw.tokens ?? 0,
+        costUsd: raw.costUsd ?? 0,
+        inDoubt: false,
+      };
+    }
+    const resultJson = json(raw);
+    return { ...base, kind: 'SUCCESS', code: null, value: raw, resultJson, resultHash: sha(resultJson) };
+  } catch (e) {
+    if (e instanceof Timeout) {
+      ctl.abort(new Error(`step timeout after ${timeoutMs} ms`));
+      return failed('RETRYABLE', 'timeout', sideEffect);
+    }
+    if (e instanceof ToolError) return failed(e.kind, e.code, false, e.retryAfterMs ?? null);
+    return failed('RETRYABLE', e instanceof Error ? e.name || 'error' : 'error', sideEffect);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');

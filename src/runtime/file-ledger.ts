@@ -1,0 +1,118 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LoopguardError } from '../domain/index.js';
+import type { ClaimOutcome, ClaimOwner, Ledger, LedgerState } from './ledger.js';
+
+interface ClaimFile {
+  readonly key: string;
+  readonly owner: ClaimOwner;
+  readonly pid: number;
+  readonly state: LedgerState;
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/**
+ * The embedded ledger: one file per operation key in the data dir, created with O_EXCL so that
+ * exactly one process on this machine wins a claim, and replaced by rename so a reader never
+ * sees half a file. A claim whose owning process has died without a completion is the crash
+ * window: it reads as in doubt, never as free.
+ */
+export class FileLedger implements Ledger {
+  private constructor(private readonly dir: string) {}
+
+  static open(dataDir: string): FileLedger {
+    const dir = join(dataDir, 'ledger');
+    mkdirSync(dir, { recursive: true });
+    return new FileLedger(dir);
+  }
+
+  private path(key: string): string {
+    return join(this.dir, `${createHash('sha256').update(key).digest('hex').slice(0, 40)}.json`);
+  }
+
+  private async read(key: string): Promise<ClaimFile | undefined> {
+    try {
+      return JSON.parse(await readFile(this.path(key), 'utf8')) as ClaimFile;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw e;
+    }
+  }
+
+  private async replace(key: string, file: ClaimFile): Promise<void> {
+    const tmp = `${this.path(key)}.${process.pid}.tmp`;
+    await writeFile(tmp, JSON.stringify(file));
+    await rename(tmp, this.path(key));
+  }
+
+  private async owned(key: string, owner: ClaimOwner): Promise<ClaimFile> {
+    const f = await this.read(key);
+    if (f === undefined || f.owner.runId !== owner.runId || f.owner.callId !== owner.callId) {
+      throw new LoopguardError('not_claim_owner', `ledger: ${key} is not claimed by ${owner.runId}/${owner.callId}`);
+    }
+    return f;
+  }
+
+  async claim(key: string, owner: ClaimOwner): Promise<ClaimOutcome> {
+    const file: ClaimFile = { key, owner, pid: process.pid, state: { status: 'claimed', owner } };
+    // Written aside, then hard-linked into place: link() fails if the name exists, so creation
+    // and content arrive together and exactly one process wins.
+    const tmp = `${this.path(key)}.${process.pid}.${owner.callId.replace(/[^\w-]/g, '_')}.claim`;
+    await writeFile(tmp, JSON.stringify(file), { flush: true });
+    try {
+      await link(tmp, this.path(key));
+      return { status: 'won' };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    } finally {
+      await unlink(tmp);
+    }
+    const f = await this.read(key);
+    if (f === undefined) return this.claim(key, owner);
+    const s = f.state;
+    if (s.status === 'completed') return { status: 'completed', resultJson: s.resultJson };
+    if (s.status === 'in_doubt') return { status: 'in_doubt', owner: s.owner };
+    return alive(f.pid) ? { status: 'in_flight', owner: s.owner } : { status: 'in_doubt', owner: s.owner };
+  }
+
+  async complete(key: string, owner: ClaimOwner, resultJson: string): Promise<void> {
+    const f = await this.owned(key, owner);
+    await this.replace(key, { ...f, state: { status: 'completed', owner, resultJson } });
+  }
+
+  async markInDoubt(key: string, owner: ClaimOwner, reason: string): Promise<void> {
+    const f = await this.owned(key, owner);
+    await this.replace(key, { ...f, state: { status: 'in_doubt', owner, reason } });
+  }
+
+  async release(key: string, owner: ClaimOwner): Promise<void> {
+    await this.owned(key, owner);
+    await unlink(this.path(key));
+  }
+
+  async settle(key: string, happened: boolean, resultJson = 'null'): Promise<void> {
+    const f = await this.read(key);
+    if (f === undefined) return;
+    if (happened) await this.replace(key, { ...f, state: { status: 'completed', owner: f.owner, resultJson } });
+    else await unlink(this.path(key));
+  }
+
+  async get(key: string): Promise<LedgerState | undefined> {
+    const f = await this.read(key);
+    if (f === undefined) return undefined;
+    if (f.state.status === 'claimed' && !alive(f.pid)) return { status: 'in_doubt', owner: f.owner, reason: 'owner process ended without recording a result' };
+    return f.state;
+  }
+
+  async close(): Promise<void> {}
+}

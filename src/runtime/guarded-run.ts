@@ -1,0 +1,215 @@
+import { type EventOf, isTerminal, type LedgerView, LoopguardError, type RecordedEvent, type RunState, toolPolicy } from '../domain/index.js';
+import type { CommandInput, RunActor } from '../machines/index.js';
+import type { CallResult } from './call-result.js';
+import { executeTool, type ToolFn } from './execute-tool.js';
+import type { ClaimOwner, Ledger } from './ledger.js';
+import type { RunStore } from './run-store.js';
+
+export interface CallRequest {
+  readonly tool: string;
+  readonly args: unknown;
+  /** The business operation this call performs (tenant + order + action); required for side effects to be deduplicated. */
+  readonly operationKey?: string;
+  readonly sideEffect?: boolean;
+  readonly costEstimateUsd?: number;
+  readonly progressVersion?: number;
+  readonly afterUserTurn?: boolean;
+}
+
+export interface CallHooks {
+  /** Asks the provider whether an in-doubt operation happened (and with what result). */
+  readonly reconcile?: (operationKey: string) => Promise<{ happened: boolean; result?: unknown }>;
+}
+
+/**
+ * One run as the agent loop sees it. Calls go one at a time; each decision is durable in the log
+ * before anything acts on it, and only an `execute` decision runs the tool.
+ */
+export class GuardedRun {
+  private queue: Promise<unknown> = Promise.resolve();
+  private calls = 0;
+
+  constructor(
+    private readonly actor: RunActor,
+    private readonly store: RunStore,
+    private readonly ledger: Ledger,
+  ) {}
+
+  get runId(): string {
+    return this.actor.runId;
+  }
+
+  get state(): RunState {
+    return this.actor.state;
+  }
+
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(work, work);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Record first, then act: append, and only once durable move the actor. */
+  private async record(cmd: CommandInput): Promise<RecordedEvent[]> {
+    const proposed = this.actor.propose(cmd);
+    if (!proposed.ok) throw proposed.error;
+    try {
+      await this.store.append(proposed.value);
+    } catch (e) {
+      throw new LoopguardError('log_unavailable', `the event log did not accept the decision; nothing was executed (${(e as Error).message})`, { retriable: true, cause: e });
+    }
+    this.actor.commit(proposed.value);
+    return proposed.value;
+  }
+
+  call(req: CallRequest, fn: ToolFn, hooks: CallHooks = {}): Promise<CallResult> {
+    return this.serial(() => this.callNow(req, fn, hooks));
+  }
+
+  private async claim(key: string, owner: ClaimOwner, hooks: CallHooks): Promise<{ view: LedgerView; won: boolean }> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const c = await this.ledger.claim(key, owner);
+      if (c.status === 'won') return { view: { status: 'none' }, won: true };
+      if (c.status === 'completed') return { view: { status: 'completed', resultJson: c.resultJson }, won: false };
+      if (c.status === 'in_flight') return { view: { status: 'claimed', byRun: c.owner.runId }, won: false };
+      if (hooks.reconcile === undefined) return { view: { status: 'in_doubt' }, won: false };
+      const settled = await hooks.reconcile(key);
+      await this.ledger.settle(key, settled.happened, JSON.stringify(settled.result ?? null));
+      if (settled.happened) return { view: { status: 'completed', resultJson: JSON.stringify(settled.result ?? null) }, won: false };
+    }
+    return { view: { status: 'in_doubt' }, won: false };
+  }
+
+  private async callNow(req: CallRequest, fn: ToolFn, hooks: CallHooks): Promise<CallResult> {
+    const policy = this.actor.state.policy;
+    if (policy === null) throw new LoopguardError('run_not_started', `run ${this.runId} has not been started`);
+    const callId = `call-${this.actor.state.seq + 1}-${++this.calls}`;
+    const sideEffect = req.sideEffect ?? toolPolicy(policy, req.tool).sideEffect;
+    const key = sideEffect && !isTerminal(this.actor.state.status) ? req.operationKey : undefined;
+    const owner = { runId: this.runId, callId };
+    const claim = key === undefined ? { view: { status: 'none' } as LedgerView, won: false } : await this.claim(key, owner, hooks);
+    let records: RecordedEvent[];
+    try {
+      records = await this.record({
+        type: 'RequestToolCall',
+        callId,
+        tool: req.tool,
+        args: req.args,
+        ledger: claim.view,
+        sideEffect,
+        ...(req.operationKey !== undefined ? { operationKey: req.operationKey } : {}),
+        ...(req.costEstimateUsd !== undefined ? { costEstimateUsd: req.costEstimateUsd } : {}),
+        ...(req.progressVersion !== undefined ? { progressVersion: req.progressVersion } : {}),
+        ...(req.afterUserTurn !== undefined ? { afterUserTurn: req.afterUserTurn } : {}),
+      });
+    } catch (e) {
+      if (claim.won && key !== undefined) await this.ledger.release(key, owner).catch(() => undefined);
+      throw e;
+    }
+    const before = decision(records, 'before');
+    if (before.decision !== 'execute') {
+      if (claim.won && key !== undefined) await this.ledger.release(key, owner);
+      return this.notRun(before);
+    }
+    const ran = await executeTool(fn, policy.stepTimeoutMs, sideEffect);
+    const inDoubt = ran.inDoubt && key !== undefined;
+    if (key !== undefined && claim.won) {
+      // The ledger learns the outcome before the run does: another worker must never see a completed side effect as free.
+      if (inDoubt) await this.ledger.markInDoubt(key, owner, ran.code ?? 'no answer');
+      else if (ran.kind === 'SUCCESS') await this.ledger.complete(key, owner, ran.resultJson);
+      else await this.ledger.release(key, owner);
+    }
+    const done = await this.record({
+      type: 'CompleteToolCall',
+      callId,
+      kind: ran.kind,
+      resultHash: ran.resultHash,
+      resultJson: ran.resultJson,
+      terminal: ran.terminal,
+      tokens: ran.tokens,
+      costUsd: ran.costUsd,
+      inDoubt,
+      ...(ran.code !== null ? { code: ran.code } : {}),
+      ...(ran.retryAfterMs !== null ? { retryAfterMs: ran.retryAfterMs } : {}),
+      ...(ran.progressVersion !== null ? { progressVersion: ran.progressVersion } : {}),
+    });
+    const after = decision(done, 'after');
+    return {
+      status: 'executed',
+      value: ran.value,
+      kind: ran.kind,
+      code: ran.code,
+      decision: after.decision,
+      rule: after.rule,
+      message: after.message,
+      warning: after.warning,
+      waitUntilMs: after.waitUntilMs,
+      report: stoppedReport(done),
+    };
+  }
+
+  private notRun(d: EventOf<'GuardDecided'>): CallResult {
+    const rule = d.rule ?? d.decision;
+    switch (d.decision) {
+      case 'return_cached_success': {
+        const own = this.actor.state.operations;
+        const cached = Object.values(own).find((o) => o.status === 'completed' && o.resultJson !== null)?.resultJson;
+        return { status: 'cached', value: parse(cachedResult(d) ?? cached ?? 'null'), message: d.message };
+      }
+      case 'wait':
+        return { status: 'waiting', rule, message: d.message, waitUntilMs: d.waitUntilMs };
+      case 'refuse':
+        if (isTerminal(this.actor.state.status)) return { status: 'stopped', rule, message: d.message, report: this.actor.state.report };
+        return { status: 'refused', rule, message: d.message, evidence: d.evidence };
+      default:
+        return { status: 'stopped', rule, message: d.message, report: this.actor.state.report };
+    }
+  }
+
+  async recordModelUsage(u: { tokensIn: number; tokensOut: number; costUsd: number }): Promise<void> {
+    await this.serial(() => this.record({ type: 'RecordModelUsage', ...u }));
+  }
+
+  /** Ends the run by a verifier's verdict: COMPLETED when verified, else PARTIAL with its gaps. */
+  async finish(r: { verified: boolean; gaps?: readonly string[] }): Promise<RunState> {
+    await this.serial(() => this.record({ type: 'Finish', verified: r.verified, ...(r.gaps ? { gaps: r.gaps } : {}) }));
+    return this.state;
+  }
+
+  /** A user's cancel: PARTIAL, with the reason kept in the report. */
+  async cancel(reason: string): Promise<RunState> {
+    await this.serial(() => this.record({ type: 'Cancel', reason }));
+    return this.state;
+  }
+
+  async checkpoint(checkpointId?: string): Promise<string> {
+    const recs = await this.serial(() => this.record({ type: 'RecordCheckpoint', ...(checkpointId ? { checkpointId } : {}) }));
+    const e = recs[0]?.event;
+    return e?.type === 'CheckpointRecorded' ? e.checkpointId : '';
+  }
+
+  /** Used by Guard.resume: records the approved precondition change. */
+  async resumeWith(change: { preconditionChange: string; approvedBy?: string }): Promise<void> {
+    await this.serial(() => this.record({ type: 'Resume', ...change }));
+  }
+}
+
+const cachedResult = (d: EventOf<'GuardDecided'>): string | undefined => (d as { resultJson?: string }).resultJson;
+
+function parse(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return json;
+  }
+}
+
+function decision(records: readonly RecordedEvent[], phase: 'before' | 'after'): EventOf<'GuardDecided'> {
+  for (const r of records) if (r.event.type === 'GuardDecided' && r.event.phase === phase) return r.event;
+  throw new LoopguardError('internal', `no ${phase} decision recorded`);
+}
+
+function stoppedReport(records: readonly RecordedEvent[]) {
+  for (const r of records) if (r.event.type === 'RunStopped') return r.event.report;
+  return null;
+}
