@@ -50,7 +50,10 @@ export class MemoryLog implements EventLog {
         await onRecord(r);
         next = r.offset + 1;
       }
-      if (batch.length === 0) await waitForWake((wake) => this.subscribe(topic, wake), 1000, signal);
+      if (batch.length === 0) {
+        const more = (): boolean => (this.topics.get(topic)?.length ?? 0) > next || this.closed;
+        await waitForWake((wake) => this.subscribe(topic, wake), 1000, signal, more);
+      }
     }
   }
 

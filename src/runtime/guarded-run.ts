@@ -188,6 +188,11 @@ export class GuardedRun {
     return e?.type === 'CheckpointRecorded' ? e.checkpointId : '';
   }
 
+  /** Used by Guard.startRun. */
+  async start(cmd: Extract<CommandInput, { type: 'StartRun' }>): Promise<void> {
+    await this.serial(() => this.record(cmd));
+  }
+
   /** Used by Guard.resume: records the approved precondition change. */
   async resumeWith(change: { preconditionChange: string; approvedBy?: string }): Promise<void> {
     await this.serial(() => this.record({ type: 'Resume', ...change }));

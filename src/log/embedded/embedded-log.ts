@@ -102,7 +102,11 @@ export class EmbeddedLog implements EventLog {
         await onRecord(r);
         next = r.offset + 1;
       }
-      if (batch.length === 0) await waitForWake((wake) => this.subscribe(topic, wake), this.opts.pollMs, signal);
+      if (batch.length === 0) {
+        const t = await this.topic(topic);
+        const more = (): boolean => t.log.end > next || this.closed;
+        await waitForWake((wake) => this.subscribe(topic, wake), this.opts.pollMs, signal, more);
+      }
     }
   }
 

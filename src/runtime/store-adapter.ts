@@ -1,0 +1,18 @@
+import type { RecordedEvent } from '../domain/index.js';
+import type { EventStore } from '../log/index.js';
+import type { RunStore } from './run-store.js';
+
+/**
+ * The runtime's RunStore over the event store. Loading a run scans the runs topic: fine for a
+ * resume now and then, not for a hot path (a per-run index is the fix if resumes get frequent).
+ */
+export function runStoreOf(events: EventStore): RunStore {
+  return {
+    append: (records) => events.append(records),
+    async loadRun(runId: string): Promise<RecordedEvent[]> {
+      const out: RecordedEvent[] = [];
+      for await (const e of events.readRuns(0)) if (e.runId === runId) out.push(e);
+      return out;
+    },
+  };
+}
