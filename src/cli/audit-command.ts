@@ -1,7 +1,11 @@
 import type { AuditEntry } from '../projections/index.js';
 import type { Io } from './io.js';
 
-const fmtEvidence = (e: { fingerprints: readonly string[]; counts: Readonly<Record<string, number>>; thresholds: Readonly<Record<string, number>> }) => {
+const fmtEvidence = (e: {
+  fingerprints: readonly string[];
+  counts: Readonly<Record<string, number>>;
+  thresholds: Readonly<Record<string, number>>;
+}) => {
   const kv = (r: Readonly<Record<string, number>>) => Object.entries(r).map(([k, v]) => `${k}=${v}`);
   const parts = [...kv(e.counts), ...kv(e.thresholds)];
   if (e.fingerprints.length > 0) parts.push(`fp=${e.fingerprints.map((f) => f.slice(0, 8)).join(',')}`);
@@ -19,19 +23,31 @@ export function formatAudit(runId: string, timeline: readonly AuditEntry[]): str
     const args = t.argsJson.length > 70 ? `${t.argsJson.slice(0, 67)}...` : t.argsJson;
     lines.push(`  ${t.callId}  ${t.tool} ${args}`);
     if (t.before !== null) {
-      lines.push(`      before: ${t.before.decision}${t.before.rule ? ` by ${t.before.rule}` : ''}${t.before.decision === 'execute' ? '' : ` (${fmtEvidence(t.before.evidence)})`}`);
+      lines.push(
+        `      before: ${t.before.decision}${t.before.rule ? ` by ${t.before.rule}` : ''}${t.before.decision === 'execute' ? '' : ` (${fmtEvidence(t.before.evidence)})`}`,
+      );
       if (t.before.decision !== 'execute' || t.before.warning) lines.push(`        ${t.before.message}`);
     }
-    if (t.result !== null) lines.push(`      result: ${t.result.kind}${t.result.code ? ` ${t.result.code}` : ''} ${t.result.resultHash.slice(0, 12)}`);
+    if (t.result !== null)
+      lines.push(
+        `      result: ${t.result.kind}${t.result.code ? ` ${t.result.code}` : ''} ${t.result.resultHash.slice(0, 12)}`,
+      );
     if (t.after !== null && (t.after.decision !== 'continue' || t.after.warning)) {
-      lines.push(`      after: ${t.after.decision}${t.after.rule ? ` by ${t.after.rule}` : ''} (${fmtEvidence(t.after.evidence)})`);
+      lines.push(
+        `      after: ${t.after.decision}${t.after.rule ? ` by ${t.after.rule}` : ''} (${fmtEvidence(t.after.evidence)})`,
+      );
       lines.push(`        ${t.after.message}`);
     }
   }
   return `${lines.join('\n')}\n`;
 }
 
-export function auditOutput(runId: string, timeline: readonly AuditEntry[] | undefined, json: boolean, io: Io): number {
+export function auditOutput(
+  runId: string,
+  timeline: readonly AuditEntry[] | undefined,
+  json: boolean,
+  io: Io,
+): number {
   if (timeline === undefined) {
     io.err(`audit: no run ${runId} in this data dir`);
     return 1;

@@ -6,11 +6,18 @@ import { loadPolicy } from './policy-file.js';
 import { readTraceFiles } from './trace-files.js';
 
 /** `loopguard eval FILE.jsonl... [--policy P.json] [--json]`: loopguard and the baselines side by side. */
-export function evalCommand(paths: readonly string[], opts: { policy?: string; json?: boolean }, io: Io): number {
+export function evalCommand(
+  paths: readonly string[],
+  opts: { policy?: string; json?: boolean },
+  io: Io,
+): number {
   const policy = loadPolicy(opts.policy);
   const { files, errors } = readTraceFiles(paths);
   for (const e of errors) io.err(`rejected: ${e.message}`);
-  const detectors = [loopguardDetector(policy, { hashing: nodeHashing(), similarity: diceSimilarity }), ...defaultBaselines()];
+  const detectors = [
+    loopguardDetector(policy, { hashing: nodeHashing(), similarity: diceSimilarity }),
+    ...defaultBaselines(),
+  ];
   const report = evaluate(
     files.map((f) => ({ name: f.name, runs: f.runs })),
     detectors,

@@ -17,6 +17,9 @@ export function loadPolicy(path: string | undefined): Policy {
     throw new LoopguardError('invalid_policy', `--policy ${path}: not JSON (${(e as Error).message})`);
   }
   const parsed = parsePolicy(json);
-  if (!parsed.ok) throw new LoopguardError('invalid_policy', `--policy ${path}: ${parsed.error.message}`, { details: parsed.error.details });
+  if (!parsed.ok)
+    throw new LoopguardError('invalid_policy', `--policy ${path}: ${parsed.error.message}`, {
+      details: parsed.error.details,
+    });
   return parsed.value;
 }

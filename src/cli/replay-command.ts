@@ -26,13 +26,19 @@ export function formatSummaries(summaries: readonly RunSummary[]): string {
   const executed = summaries.reduce((n, s) => n + s.calls_executed, 0);
   const total = summaries.reduce((n, s) => n + s.calls_total, 0);
   const byState = new Map<string, number>();
-  for (const s of summaries) byState.set(s.terminal_state ?? '-', (byState.get(s.terminal_state ?? '-') ?? 0) + 1);
+  for (const s of summaries)
+    byState.set(s.terminal_state ?? '-', (byState.get(s.terminal_state ?? '-') ?? 0) + 1);
   const states = [...byState].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${k}=${v}`);
   return `${table(['run_id', 'terminal_state', 'rule', 'stop_step', 'executed/total', 'cached'], rows)}\n\nruns ${summaries.length}; stopped by the guard ${stopped}; calls executed ${executed} of ${total}; ${states.join(' ')}\n`;
 }
 
 /** `loopguard replay FILE.jsonl... [--policy P.json] [--data-dir D] [--json]`. */
-export async function replayCommand(paths: readonly string[], opts: { policy?: string; json?: boolean }, sink: ReplaySink, io: Io): Promise<number> {
+export async function replayCommand(
+  paths: readonly string[],
+  opts: { policy?: string; json?: boolean },
+  sink: ReplaySink,
+  io: Io,
+): Promise<number> {
   const policy = loadPolicy(opts.policy);
   const deps = { hashing: nodeHashing(), similarity: diceSimilarity };
   const { files, errors } = readTraceFiles(paths);
@@ -41,7 +47,12 @@ export async function replayCommand(paths: readonly string[], opts: { policy?: s
   for (const file of files) {
     for (const run of file.runs) {
       if (seen.has(run.run_id)) {
-        errors.push(new LoopguardError('duplicate_run', `${file.path}: run_id ${run.run_id}: already recorded in this data dir; use another --data-dir`));
+        errors.push(
+          new LoopguardError(
+            'duplicate_run',
+            `${file.path}: run_id ${run.run_id}: already recorded in this data dir; use another --data-dir`,
+          ),
+        );
         continue;
       }
       seen.add(run.run_id);

@@ -104,7 +104,8 @@ function executed(s: RunState, atMs: number): RunState {
   if (call === null) return s;
   const prior = s.asked[call.tool] ?? [];
   // Another call may run during a backoff; only the waited-for call, or the wait running out, ends it.
-  const waitOver = s.status === 'WAITING' && (call.fingerprint === s.waitCallFingerprint || atMs >= (s.waitUntilMs ?? 0));
+  const waitOver =
+    s.status === 'WAITING' && (call.fingerprint === s.waitCallFingerprint || atMs >= (s.waitUntilMs ?? 0));
   return {
     ...s,
     status: waitOver ? 'RUNNING' : s.status,

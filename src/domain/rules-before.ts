@@ -23,11 +23,26 @@ export interface CallRequest {
  */
 function withNews(s: RunState, r: CallRequest): RunState {
   const news = r.afterUserTurn || (r.progressVersion !== null && r.progressVersion > s.progressVersion);
-  return news ? { ...s, window: [], recent: [], asked: {}, nearDuplicates: {}, blocked: {}, ruleWarned: [] } : s;
+  return news
+    ? { ...s, window: [], recent: [], asked: {}, nearDuplicates: {}, blocked: {}, ruleWarned: [] }
+    : s;
 }
 
 /** Fields whose change asks for something new even when the rest of the text is alike (a next page). */
-const PAGING = new Set(['page', 'pagenumber', 'pagetoken', 'nextpagetoken', 'cursor', 'offset', 'start', 'skip', 'after', 'before', 'version', 'id']);
+const PAGING = new Set([
+  'page',
+  'pagenumber',
+  'pagetoken',
+  'nextpagetoken',
+  'cursor',
+  'offset',
+  'start',
+  'skip',
+  'after',
+  'before',
+  'version',
+  'id',
+]);
 
 /** True when two argument sets differ only in paging or identity fields: a new page, not a rephrasing. */
 function onlyPagingDiffers(a: string, b: string): boolean {
@@ -38,12 +53,25 @@ function onlyPagingDiffers(a: string, b: string): boolean {
   } catch {
     return false;
   }
-  if (typeof x !== 'object' || x === null || typeof y !== 'object' || y === null || Array.isArray(x) || Array.isArray(y)) return false;
+  if (
+    typeof x !== 'object' ||
+    x === null ||
+    typeof y !== 'object' ||
+    y === null ||
+    Array.isArray(x) ||
+    Array.isArray(y)
+  )
+    return false;
   const ox = x as Record<string, unknown>;
   const oy = y as Record<string, unknown>;
   const keys = new Set([...Object.keys(ox), ...Object.keys(oy)]);
   const differing = [...keys].filter((k) => JSON.stringify(ox[k]) !== JSON.stringify(oy[k]));
-  return differing.length > 0 && differing.every((k) => PAGING.has(k.toLowerCase().replace(/[^a-z0-9]/g, '')) || /(^|_)id$/i.test(k) || /Id$/.test(k));
+  return (
+    differing.length > 0 &&
+    differing.every(
+      (k) => PAGING.has(k.toLowerCase().replace(/[^a-z0-9]/g, '')) || /(^|_)id$/i.test(k) || /Id$/.test(k),
+    )
+  );
 }
 
 export interface BeforeCheck {
@@ -224,7 +252,12 @@ function nearDuplicate(
 const execute: Verdict = { decision: 'execute', rule: null, message: 'ok', evidence: evidence([], {}, {}) };
 
 /** The guard's answer before a call, rules in order of precedence. */
-export function checkBefore(prior: RunState, p: RunPolicy, r: CallRequest, similarity: Similarity): BeforeCheck {
+export function checkBefore(
+  prior: RunState,
+  p: RunPolicy,
+  r: CallRequest,
+  similarity: Similarity,
+): BeforeCheck {
   const s = withNews(prior, r);
   const plain = (verdict: Verdict): BeforeCheck => ({ verdict, similarTo: null, similarity: null });
   const { call } = r;

@@ -35,7 +35,11 @@ export class EventCodec {
   }
 
   /** Registers the current envelope schema under `subject` (e.g. `loopguard.runs-value`). */
-  static async create(store: SchemaStore, subject: string, opts: EventCodecOptions = {}): Promise<EventCodec> {
+  static async create(
+    store: SchemaStore,
+    subject: string,
+    opts: EventCodecOptions = {},
+  ): Promise<EventCodec> {
     const schemas = loadSchemas(opts.schemasDir);
     const id = await store.register(subject, schemas.json);
     return new EventCodec(store, schemas.envelope, id, opts.upcasters ?? []);
@@ -47,7 +51,9 @@ export class EventCodec {
 
   async decode(buf: Buffer): Promise<RecordedEvent> {
     const { schemaId, body } = unframe(buf);
-    const reading = this.readings.has(schemaId) ? (this.readings.get(schemaId) ?? null) : await this.load(schemaId);
+    const reading = this.readings.has(schemaId)
+      ? (this.readings.get(schemaId) ?? null)
+      : await this.load(schemaId);
     return this.read(body, schemaId, reading);
   }
 
@@ -99,10 +105,14 @@ export class EventCodec {
     try {
       resolver = this.type.createResolver(typeFromJson(text));
     } catch (e) {
-      throw new LoopguardError('incompatible_schema', `schema ${schemaId} cannot be read as current: ${(e as Error).message}`, {
-        cause: e,
-        details: { schemaId },
-      });
+      throw new LoopguardError(
+        'incompatible_schema',
+        `schema ${schemaId} cannot be read as current: ${(e as Error).message}`,
+        {
+          cause: e,
+          details: { schemaId },
+        },
+      );
     }
     this.readings.set(schemaId, resolver);
     return resolver;

@@ -1,6 +1,13 @@
 /** Public face of the events module: codec, wire framing, schema stores, serde and upcasters. */
 export { EventCodec, type EventCodecOptions } from './codec.js';
-export { AVRO_OPTS, ENVELOPE_NAME, type LoadedSchemas, loadSchemas, NAMESPACE, typeFromJson } from './envelope-schema.js';
+export {
+  AVRO_OPTS,
+  ENVELOPE_NAME,
+  type LoadedSchemas,
+  loadSchemas,
+  NAMESPACE,
+  typeFromJson,
+} from './envelope-schema.js';
 export { FileSchemaStore } from './file-schema-store.js';
 export { MemorySchemaStore } from './memory-schema-store.js';
 export { normalizeSchema, type SchemaStore } from './schema-store.js';

@@ -4,7 +4,14 @@
  * fromWire(toWire(x)) deep-equals x, nulls and policy objects included.
  */
 import { LoopguardError } from '../domain/errors.js';
-import type { DomainEvent, EventOf, EventType, Evidence, RecordedEvent, StopReport } from '../domain/events.js';
+import type {
+  DomainEvent,
+  EventOf,
+  EventType,
+  Evidence,
+  RecordedEvent,
+  StopReport,
+} from '../domain/events.js';
 import type { RunPolicy } from '../domain/policy.js';
 import { NAMESPACE } from './envelope-schema.js';
 
@@ -22,9 +29,16 @@ export interface WireEnvelope {
   readonly payload: Readonly<Record<string, WireFields>>;
 }
 
-/** avsc writes a fraction or an unsafe integer into a long silently wrong, so refuse it here. */
+/** avsc reads longs as JS numbers and refuses any above this, to rule out precision loss. */
+export const MAX_LONG = 9_007_199_254_740_990;
+/** avsc 5.7.9 zigzag-encodes negatives below -2^52 wrongly (they come back positive). */
+export const MIN_LONG = -4_503_599_627_370_496;
+
+/** Fails loudly with the field's name instead of writing a long avsc would misread. */
 function long(n: number, field: string): number {
-  if (!Number.isSafeInteger(n)) throw new LoopguardError('bad_event', `${field} must be a safe integer: ${n}`);
+  if (!Number.isInteger(n) || n > MAX_LONG || n < MIN_LONG) {
+    throw new LoopguardError('bad_event', `${field} must be an integer in [${MIN_LONG}, ${MAX_LONG}]: ${n}`);
+  }
   return n;
 }
 const nlong = (n: number | null, field: string): number | null => (n === null ? null : long(n, field));
@@ -83,32 +97,71 @@ type Mapper<T extends EventType> = {
 /** Field lists are spelled out on the way in so nothing the domain does not know leaks into it. */
 const MAPPERS: { readonly [T in EventType]: Mapper<T> } = {
   RunStarted: {
-    out: ({ policy, ...e }) => ({ ...e, policyJson: JSON.stringify(policy), progressVersion: long(e.progressVersion, 'progressVersion') }),
-    in: (w) => ({ runId: w.runId, taskType: w.taskType, tenant: w.tenant, policy: policyIn(w.policyJson), progressVersion: w.progressVersion, meta: { ...w.meta } }),
+    out: ({ policy, ...e }) => ({
+      ...e,
+      policyJson: JSON.stringify(policy),
+      progressVersion: long(e.progressVersion, 'progressVersion'),
+    }),
+    in: (w) => ({
+      runId: w.runId,
+      taskType: w.taskType,
+      tenant: w.tenant,
+      policy: policyIn(w.policyJson),
+      progressVersion: w.progressVersion,
+      meta: { ...w.meta },
+    }),
   },
   ToolCallRequested: {
     out: (e) => ({ ...e, progressVersion: nlong(e.progressVersion, 'progressVersion') }),
     in: (w) => ({
-      callId: w.callId, tool: w.tool, argsJson: w.argsJson, fingerprint: w.fingerprint, operationKey: w.operationKey,
-      sideEffect: w.sideEffect, costEstimateUsd: w.costEstimateUsd, afterUserTurn: w.afterUserTurn,
-      progressVersion: w.progressVersion, similarTo: w.similarTo, similarity: w.similarity,
+      callId: w.callId,
+      tool: w.tool,
+      argsJson: w.argsJson,
+      fingerprint: w.fingerprint,
+      operationKey: w.operationKey,
+      sideEffect: w.sideEffect,
+      costEstimateUsd: w.costEstimateUsd,
+      afterUserTurn: w.afterUserTurn,
+      progressVersion: w.progressVersion,
+      similarTo: w.similarTo,
+      similarity: w.similarity,
     }),
   },
   GuardDecided: {
-    out: (e) => ({ ...e, evidence: evidenceOut(e.evidence), waitUntilMs: nlong(e.waitUntilMs, 'waitUntilMs') }),
+    out: (e) => ({
+      ...e,
+      evidence: evidenceOut(e.evidence),
+      waitUntilMs: nlong(e.waitUntilMs, 'waitUntilMs'),
+    }),
     in: (w) => ({
-      callId: w.callId, phase: w.phase, decision: w.decision, rule: w.rule, message: w.message,
-      evidence: evidenceIn(w.evidence), waitUntilMs: w.waitUntilMs, warning: w.warning,
+      callId: w.callId,
+      phase: w.phase,
+      decision: w.decision,
+      rule: w.rule,
+      message: w.message,
+      evidence: evidenceIn(w.evidence),
+      waitUntilMs: w.waitUntilMs,
+      warning: w.warning,
     }),
   },
   ToolCallCompleted: {
     out: (e) => ({
-      ...e, progressVersion: nlong(e.progressVersion, 'progressVersion'), tokens: long(e.tokens, 'tokens'),
-      retryAfterMs: nlong(e.retryAfterMs, 'retryAfterMs'), durationMs: long(e.durationMs, 'durationMs'),
+      ...e,
+      progressVersion: nlong(e.progressVersion, 'progressVersion'),
+      tokens: long(e.tokens, 'tokens'),
+      retryAfterMs: nlong(e.retryAfterMs, 'retryAfterMs'),
+      durationMs: long(e.durationMs, 'durationMs'),
     }),
     in: (w) => ({
-      callId: w.callId, kind: w.kind, code: w.code, resultHash: w.resultHash, terminal: w.terminal,
-      progressVersion: w.progressVersion, tokens: w.tokens, costUsd: w.costUsd, retryAfterMs: w.retryAfterMs,
+      callId: w.callId,
+      kind: w.kind,
+      code: w.code,
+      resultHash: w.resultHash,
+      terminal: w.terminal,
+      progressVersion: w.progressVersion,
+      tokens: w.tokens,
+      costUsd: w.costUsd,
+      retryAfterMs: w.retryAfterMs,
       durationMs: w.durationMs,
     }),
   },
@@ -130,17 +183,25 @@ const MAPPERS: { readonly [T in EventType]: Mapper<T> } = {
   },
   RunResumed: {
     out: ({ policy, ...e }) => ({
-      ...e, progressVersion: long(e.progressVersion, 'progressVersion'),
+      ...e,
+      progressVersion: long(e.progressVersion, 'progressVersion'),
       policyJson: policy === null ? null : JSON.stringify(policy),
     }),
     in: (w) => ({
-      preconditionChange: w.preconditionChange, approvedBy: w.approvedBy, fromCheckpoint: w.fromCheckpoint,
-      progressVersion: w.progressVersion, policy: w.policyJson === null ? null : policyIn(w.policyJson),
+      preconditionChange: w.preconditionChange,
+      approvedBy: w.approvedBy,
+      fromCheckpoint: w.fromCheckpoint,
+      progressVersion: w.progressVersion,
+      policy: w.policyJson === null ? null : policyIn(w.policyJson),
     }),
   },
   CheckpointRecorded: {
     out: (e) => ({ ...e, progressVersion: long(e.progressVersion, 'progressVersion') }),
-    in: (w) => ({ checkpointId: w.checkpointId, progressVersion: w.progressVersion, completedOperations: [...w.completedOperations] }),
+    in: (w) => ({
+      checkpointId: w.checkpointId,
+      progressVersion: w.progressVersion,
+      completedOperations: [...w.completedOperations],
+    }),
   },
   OperationClaimed: {
     out: (e) => ({ ...e }),
@@ -175,7 +236,12 @@ export function toWire(rec: RecordedEvent): WireEnvelope {
 
 export function fromWire(w: WireEnvelope): RecordedEvent {
   const [branch, fields] = Object.entries(w.payload)[0] ?? [];
-  if (branch === undefined || fields === undefined || branch !== `${NAMESPACE}.${w.type}` || !isEventType(w.type)) {
+  if (
+    branch === undefined ||
+    fields === undefined ||
+    branch !== `${NAMESPACE}.${w.type}` ||
+    !isEventType(w.type)
+  ) {
     throw new LoopguardError('bad_payload', `envelope type ${w.type} does not match payload ${branch}`);
   }
   const event = { type: w.type, ...MAPPERS[w.type].in(fields) } as DomainEvent;

@@ -21,7 +21,9 @@ type Topic = typeof TOPICS.runs | typeof TOPICS.stops | typeof TOPICS.ledger;
 const PAGE = 500;
 
 const isLedgerEvent = (e: RecordedEvent): boolean =>
-  e.event.type === 'OperationClaimed' || e.event.type === 'OperationCompleted' || e.event.type === 'OperationInDoubt';
+  e.event.type === 'OperationClaimed' ||
+  e.event.type === 'OperationCompleted' ||
+  e.event.type === 'OperationInDoubt';
 
 export class EventStore {
   private constructor(
@@ -51,9 +53,17 @@ export class EventStore {
     const stops = records.filter((r) => r.event.type === 'RunStopped');
     const ledger = records.filter(isLedgerEvent);
     await Promise.all([
-      stops.length > 0 ? this.log.append(TOPICS.stops, stops.map((r) => this.record(TOPICS.stops, r.runId, r))) : [],
+      stops.length > 0
+        ? this.log.append(
+            TOPICS.stops,
+            stops.map((r) => this.record(TOPICS.stops, r.runId, r)),
+          )
+        : [],
       ledger.length > 0
-        ? this.log.append(TOPICS.ledger, ledger.map((r) => this.record(TOPICS.ledger, operationKey(r), r)))
+        ? this.log.append(
+            TOPICS.ledger,
+            ledger.map((r) => this.record(TOPICS.ledger, operationKey(r), r)),
+          )
         : [],
     ]);
   }

@@ -1,5 +1,12 @@
 /** Public face of the log module: the EventLog port, its in-memory and embedded adapters, the event store. */
-export { EmbeddedLog, type EmbeddedLogOptions, DEFAULT_DATA_DIR } from './embedded/embedded-log.js';
-export { type EventLog, type LogRecord, type StoredRecord, TOPIC_NAME, TOPICS, type TopicName } from './event-log.js';
+export { DEFAULT_DATA_DIR, EmbeddedLog, type EmbeddedLogOptions } from './embedded/embedded-log.js';
+export {
+  type EventLog,
+  type LogRecord,
+  type StoredRecord,
+  TOPIC_NAME,
+  TOPICS,
+  type TopicName,
+} from './event-log.js';
 export { EventStore, type StoredEvent } from './event-store.js';
 export { MemoryLog } from './memory-log.js';

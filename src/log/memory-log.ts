@@ -1,6 +1,7 @@
 /** In-memory EventLog for tests and evaluation: same contract, no durability. */
-import { checkRead, checkTopic, closedError, waitForWake } from './log-errors.js';
+
 import type { EventLog, LogRecord, StoredRecord } from './event-log.js';
+import { checkRead, checkTopic, closedError, waitForWake } from './log-errors.js';
 
 export class MemoryLog implements EventLog {
   private readonly topics = new Map<string, StoredRecord[]>();

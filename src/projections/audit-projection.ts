@@ -15,7 +15,11 @@ export interface AuditCall {
   readonly argsJson: string;
   readonly fingerprint: string;
   readonly before: AuditDecision | null;
-  readonly result: { readonly kind: ResultKind; readonly code: string | null; readonly resultHash: string } | null;
+  readonly result: {
+    readonly kind: ResultKind;
+    readonly code: string | null;
+    readonly resultHash: string;
+  } | null;
   readonly after: AuditDecision | null;
 }
 
@@ -58,17 +62,31 @@ export class AuditProjection {
     const note = (type: string, text: string) => t.push({ kind: 'note', atMs: rec.atMs, type, text });
     switch (e.type) {
       case 'ToolCallRequested':
-        t.push({ kind: 'call', callId: e.callId, atMs: rec.atMs, tool: e.tool, argsJson: e.argsJson, fingerprint: e.fingerprint, before: null, result: null, after: null });
+        t.push({
+          kind: 'call',
+          callId: e.callId,
+          atMs: rec.atMs,
+          tool: e.tool,
+          argsJson: e.argsJson,
+          fingerprint: e.fingerprint,
+          before: null,
+          result: null,
+          after: null,
+        });
         break;
       case 'GuardDecided':
         if (e.callId === null) note('decision', `${e.decision} ${e.rule ?? ''}: ${e.message}`);
-        else update(call(e.callId), e.phase === 'before' ? { before: decisionOf(e) } : { after: decisionOf(e) });
+        else
+          update(call(e.callId), e.phase === 'before' ? { before: decisionOf(e) } : { after: decisionOf(e) });
         break;
       case 'ToolCallCompleted':
         update(call(e.callId), { result: { kind: e.kind, code: e.code, resultHash: e.resultHash } });
         break;
       case 'RunStarted':
-        note('started', `task type ${e.taskType ?? '-'}, tenant ${e.tenant ?? '-'}, progress version ${e.progressVersion}`);
+        note(
+          'started',
+          `task type ${e.taskType ?? '-'}, tenant ${e.tenant ?? '-'}, progress version ${e.progressVersion}`,
+        );
         break;
       case 'BudgetWarning':
         note('budget_warning', e.message);

@@ -16,18 +16,34 @@ export class LedgerProjection {
 
   apply(rec: RecordedEvent): void {
     const e = rec.event;
-    const put = (status: OperationStatus, resultJson: string | null, reason: string | null, key: string, callId: string) =>
-      this.entries.set(key, { operationKey: key, status, runId: rec.runId, callId, resultJson, reason, atMs: rec.atMs });
+    const put = (
+      status: OperationStatus,
+      resultJson: string | null,
+      reason: string | null,
+      key: string,
+      callId: string,
+    ) =>
+      this.entries.set(key, {
+        operationKey: key,
+        status,
+        runId: rec.runId,
+        callId,
+        resultJson,
+        reason,
+        atMs: rec.atMs,
+      });
     switch (e.type) {
       case 'OperationClaimed':
         // A completion is final: a late or duplicate claim must not hide the cached result.
-        if (this.entries.get(e.operationKey)?.status !== 'completed') put('claimed', null, null, e.operationKey, e.callId);
+        if (this.entries.get(e.operationKey)?.status !== 'completed')
+          put('claimed', null, null, e.operationKey, e.callId);
         break;
       case 'OperationCompleted':
         put('completed', e.resultJson, null, e.operationKey, e.callId);
         break;
       case 'OperationInDoubt':
-        if (this.entries.get(e.operationKey)?.status !== 'completed') put('in_doubt', null, e.reason, e.operationKey, e.callId);
+        if (this.entries.get(e.operationKey)?.status !== 'completed')
+          put('in_doubt', null, e.reason, e.operationKey, e.callId);
         break;
     }
   }

@@ -26,6 +26,10 @@ export class ProgressProjection {
   }
 
   snapshot(): Record<string, ProgressView> {
-    return Object.fromEntries(this.runs.runIds().flatMap((id) => (this.runs.get(id) ? [[id, view(this.runs.get(id) as RunState)]] : [])));
+    return Object.fromEntries(
+      this.runs
+        .runIds()
+        .flatMap((id) => (this.runs.get(id) ? [[id, view(this.runs.get(id) as RunState)]] : [])),
+    );
   }
 }

@@ -58,7 +58,12 @@ export class RunSummaryFold {
         if (e.decision === 'execute') t.executed++;
         else if (e.decision === 'return_cached_success') t.cached++;
         if (ENDS.has(e.decision) && t.rule === null) t.rule = e.rule;
-        if (e.phase === 'before' && e.decision !== 'execute' && e.decision !== 'return_cached_success' && t.stopCallId === null) {
+        if (
+          e.phase === 'before' &&
+          e.decision !== 'execute' &&
+          e.decision !== 'return_cached_success' &&
+          t.stopCallId === null
+        ) {
           t.stopCallId = e.callId;
         }
         break;

@@ -12,10 +12,13 @@ export class StopsProjection {
   private readonly stops: StopEntry[] = [];
 
   apply(rec: RecordedEvent): void {
-    if (rec.event.type === 'RunStopped') this.stops.push({ eventId: rec.eventId, runId: rec.runId, atMs: rec.atMs, report: rec.event.report });
+    if (rec.event.type === 'RunStopped')
+      this.stops.push({ eventId: rec.eventId, runId: rec.runId, atMs: rec.atMs, report: rec.event.report });
   }
 
   newestFirst(): StopEntry[] {
-    return [...this.stops].sort((a, b) => b.atMs - a.atMs || (a.eventId < b.eventId ? 1 : a.eventId > b.eventId ? -1 : 0));
+    return [...this.stops].sort(
+      (a, b) => b.atMs - a.atMs || (a.eventId < b.eventId ? 1 : a.eventId > b.eventId ? -1 : 0),
+    );
   }
 }

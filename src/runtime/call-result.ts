@@ -17,9 +17,24 @@ export type CallResult =
       readonly report: StopReport | null;
     }
   | { readonly status: 'cached'; readonly value: unknown; readonly message: string }
-  | { readonly status: 'refused'; readonly rule: string; readonly message: string; readonly evidence: Evidence }
-  | { readonly status: 'waiting'; readonly rule: string; readonly message: string; readonly waitUntilMs: number | null }
-  | { readonly status: 'stopped'; readonly rule: string; readonly message: string; readonly report: StopReport | null };
+  | {
+      readonly status: 'refused';
+      readonly rule: string;
+      readonly message: string;
+      readonly evidence: Evidence;
+    }
+  | {
+      readonly status: 'waiting';
+      readonly rule: string;
+      readonly message: string;
+      readonly waitUntilMs: number | null;
+    }
+  | {
+      readonly status: 'stopped';
+      readonly rule: string;
+      readonly message: string;
+      readonly report: StopReport | null;
+    };
 
 /**
  * The result as a message for the model. A stop says so plainly and tells what to do instead, so

@@ -34,13 +34,38 @@ class Timeout extends Error {}
  * side-effecting tool that times out or throws an unclassified error is in doubt, never simply
  * retryable: it may have done its work before failing to answer.
  */
-export async function executeTool(fn: ToolFn, timeoutMs: number | null, sideEffect: boolean): Promise<Executed> {
+export async function executeTool(
+  fn: ToolFn,
+  timeoutMs: number | null,
+  sideEffect: boolean,
+): Promise<Executed> {
   const ctl = new AbortController();
   let timer: NodeJS.Timeout | undefined;
-  const base = { terminal: false, retryAfterMs: null, progressVersion: null, tokens: 0, costUsd: 0, inDoubt: false };
-  const failed = (kind: ResultKind, code: string, inDoubt: boolean, retryAfterMs: number | null = null): Executed => {
+  const base = {
+    terminal: false,
+    retryAfterMs: null,
+    progressVersion: null,
+    tokens: 0,
+    costUsd: 0,
+    inDoubt: false,
+  };
+  const failed = (
+    kind: ResultKind,
+    code: string,
+    inDoubt: boolean,
+    retryAfterMs: number | null = null,
+  ): Executed => {
     const resultJson = json({ error: code });
-    return { ...base, kind, code, value: null, resultJson, resultHash: sha(resultJson), inDoubt, retryAfterMs };
+    return {
+      ...base,
+      kind,
+      code,
+      value: null,
+      resultJson,
+      resultHash: sha(resultJson),
+      inDoubt,
+      retryAfterMs,
+    };
   };
   try {
     const timeout = new Promise<never>((_, reject) => {

@@ -58,7 +58,10 @@ export class FileLedger implements Ledger {
   private async owned(key: string, owner: ClaimOwner): Promise<ClaimFile> {
     const f = await this.read(key);
     if (f === undefined || f.owner.runId !== owner.runId || f.owner.callId !== owner.callId) {
-      throw new LoopguardError('not_claim_owner', `ledger: ${key} is not claimed by ${owner.runId}/${owner.callId}`);
+      throw new LoopguardError(
+        'not_claim_owner',
+        `ledger: ${key} is not claimed by ${owner.runId}/${owner.callId}`,
+      );
     }
     return f;
   }
@@ -103,14 +106,16 @@ export class FileLedger implements Ledger {
   async settle(key: string, happened: boolean, resultJson = 'null'): Promise<void> {
     const f = await this.read(key);
     if (f === undefined) return;
-    if (happened) await this.replace(key, { ...f, state: { status: 'completed', owner: f.owner, resultJson } });
+    if (happened)
+      await this.replace(key, { ...f, state: { status: 'completed', owner: f.owner, resultJson } });
     else await unlink(this.path(key));
   }
 
   async get(key: string): Promise<LedgerState | undefined> {
     const f = await this.read(key);
     if (f === undefined) return undefined;
-    if (f.state.status === 'claimed' && !alive(f.pid)) return { status: 'in_doubt', owner: f.owner, reason: 'owner process ended without recording a result' };
+    if (f.state.status === 'claimed' && !alive(f.pid))
+      return { status: 'in_doubt', owner: f.owner, reason: 'owner process ended without recording a result' };
     return f.state;
   }
 

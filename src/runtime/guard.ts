@@ -57,9 +57,16 @@ export class Guard {
   async startRun(opts: StartRun): Promise<GuardedRun> {
     const history = this.runs.has(opts.runId) ? [] : await this.ports.store.loadRun(opts.runId);
     if (this.runs.has(opts.runId) || history.length > 0) {
-      throw new LoopguardError('run_exists', `run ${opts.runId} already exists; use guard.resume(${JSON.stringify(opts.runId)}, ...) to continue it`);
+      throw new LoopguardError(
+        'run_exists',
+        `run ${opts.runId} already exists; use guard.resume(${JSON.stringify(opts.runId)}, ...) to continue it`,
+      );
     }
-    const run = new GuardedRun(new RunActor(opts.runId, this.deps, this.clock()), this.ports.store, this.ports.ledger);
+    const run = new GuardedRun(
+      new RunActor(opts.runId, this.deps, this.clock()),
+      this.ports.store,
+      this.ports.ledger,
+    );
     await run.start({ ...opts, type: 'StartRun', policy: resolvePolicy(this.policy, opts.taskType) });
     this.runs.set(opts.runId, run);
     return run;
@@ -69,12 +76,19 @@ export class Guard {
    * Rebuilds the run from the log and records an approved precondition change. Completed side
    * effects stay in the ledger, so redoing the plan returns them cached instead of running them.
    */
-  async resume(runId: string, change: { preconditionChange: string; approvedBy?: string }): Promise<GuardedRun> {
+  async resume(
+    runId: string,
+    change: { preconditionChange: string; approvedBy?: string },
+  ): Promise<GuardedRun> {
     let run = this.runs.get(runId);
     if (run === undefined) {
       const history = await this.ports.store.loadRun(runId);
       if (history.length === 0) throw new LoopguardError('unknown_run', `run ${runId} is not in the log`);
-      run = new GuardedRun(new RunActor(runId, this.deps, this.clock(), history), this.ports.store, this.ports.ledger);
+      run = new GuardedRun(
+        new RunActor(runId, this.deps, this.clock(), history),
+        this.ports.store,
+        this.ports.ledger,
+      );
       this.runs.set(runId, run);
     }
     await run.resumeWith(change);
@@ -107,7 +121,8 @@ export interface CreateGuard {
   readonly secretKey?: string;
 }
 
-const isPolicy = (p: unknown): p is Policy => typeof p === 'object' && p !== null && 'rules' in p && 'tools' in p && 'taskTypes' in p;
+const isPolicy = (p: unknown): p is Policy =>
+  typeof p === 'object' && p !== null && 'rules' in p && 'tools' in p && 'taskTypes' in p;
 
 /** Opens the adapters (embedded by default) and returns a Guard over them. */
 export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
@@ -122,7 +137,10 @@ export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
   }
   const dataDir = opts.dataDir ?? DEFAULT_DATA_DIR;
   const log = opts.log ?? (await EmbeddedLog.open(dataDir));
-  const events = await EventStore.create(log, opts.schemaStore ?? new FileSchemaStore(join(dataDir, 'schemas')));
+  const events = await EventStore.create(
+    log,
+    opts.schemaStore ?? new FileSchemaStore(join(dataDir, 'schemas')),
+  );
   return new Guard({
     store: runStoreOf(events),
     ledger: opts.ledger ?? FileLedger.open(dataDir),

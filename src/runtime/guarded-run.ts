@@ -1,4 +1,12 @@
-import { type EventOf, isTerminal, type LedgerView, LoopguardError, type RecordedEvent, type RunState, toolPolicy } from '../domain/index.js';
+import {
+  type EventOf,
+  isTerminal,
+  type LedgerView,
+  LoopguardError,
+  type RecordedEvent,
+  type RunState,
+  toolPolicy,
+} from '../domain/index.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
 import type { CallResult } from './call-result.js';
 import { executeTool, type ToolFn } from './execute-tool.js';
@@ -56,7 +64,11 @@ export class GuardedRun {
     try {
       await this.store.append(proposed.value);
     } catch (e) {
-      throw new LoopguardError('log_unavailable', `the event log did not accept the decision; nothing was executed (${(e as Error).message})`, { retriable: true, cause: e });
+      throw new LoopguardError(
+        'log_unavailable',
+        `the event log did not accept the decision; nothing was executed (${(e as Error).message})`,
+        { retriable: true, cause: e },
+      );
     }
     this.actor.commit(proposed.value);
     return proposed.value;
@@ -66,28 +78,41 @@ export class GuardedRun {
     return this.serial(() => this.callNow(req, fn, hooks));
   }
 
-  private async claim(key: string, owner: ClaimOwner, hooks: CallHooks): Promise<{ view: LedgerView; won: boolean }> {
+  private async claim(
+    key: string,
+    owner: ClaimOwner,
+    hooks: CallHooks,
+  ): Promise<{ view: LedgerView; won: boolean }> {
     for (let attempt = 0; attempt < 2; attempt++) {
       const c = await this.ledger.claim(key, owner);
       if (c.status === 'won') return { view: { status: 'none' }, won: true };
-      if (c.status === 'completed') return { view: { status: 'completed', resultJson: c.resultJson }, won: false };
+      if (c.status === 'completed')
+        return { view: { status: 'completed', resultJson: c.resultJson }, won: false };
       if (c.status === 'in_flight') return { view: { status: 'claimed', byRun: c.owner.runId }, won: false };
       if (hooks.reconcile === undefined) return { view: { status: 'in_doubt' }, won: false };
       const settled = await hooks.reconcile(key);
       await this.ledger.settle(key, settled.happened, JSON.stringify(settled.result ?? null));
-      if (settled.happened) return { view: { status: 'completed', resultJson: JSON.stringify(settled.result ?? null) }, won: false };
+      if (settled.happened)
+        return {
+          view: { status: 'completed', resultJson: JSON.stringify(settled.result ?? null) },
+          won: false,
+        };
     }
     return { view: { status: 'in_doubt' }, won: false };
   }
 
   private async callNow(req: CallRequest, fn: ToolFn, hooks: CallHooks): Promise<CallResult> {
     const policy = this.actor.state.policy;
-    if (policy === null) throw new LoopguardError('run_not_started', `run ${this.runId} has not been started`);
+    if (policy === null)
+      throw new LoopguardError('run_not_started', `run ${this.runId} has not been started`);
     const callId = `call-${this.actor.state.seq + 1}-${++this.calls}`;
     const sideEffect = req.sideEffect ?? toolPolicy(policy, req.tool).sideEffect;
     const key = sideEffect && !isTerminal(this.actor.state.status) ? req.operationKey : undefined;
     const owner = { runId: this.runId, callId };
-    const claim = key === undefined ? { view: { status: 'none' } as LedgerView, won: false } : await this.claim(key, owner, hooks);
+    const claim =
+      key === undefined
+        ? { view: { status: 'none' } as LedgerView, won: false }
+        : await this.claim(key, owner, hooks);
     let records: RecordedEvent[];
     try {
       records = await this.record({
@@ -153,13 +178,16 @@ export class GuardedRun {
     switch (d.decision) {
       case 'return_cached_success': {
         const own = this.actor.state.operations;
-        const cached = Object.values(own).find((o) => o.status === 'completed' && o.resultJson !== null)?.resultJson;
+        const cached = Object.values(own).find(
+          (o) => o.status === 'completed' && o.resultJson !== null,
+        )?.resultJson;
         return { status: 'cached', value: parse(cachedResult(d) ?? cached ?? 'null'), message: d.message };
       }
       case 'wait':
         return { status: 'waiting', rule, message: d.message, waitUntilMs: d.waitUntilMs };
       case 'refuse':
-        if (isTerminal(this.actor.state.status)) return { status: 'stopped', rule, message: d.message, report: this.actor.state.report };
+        if (isTerminal(this.actor.state.status))
+          return { status: 'stopped', rule, message: d.message, report: this.actor.state.report };
         return { status: 'refused', rule, message: d.message, evidence: d.evidence };
       default:
         return { status: 'stopped', rule, message: d.message, report: this.actor.state.report };
@@ -172,7 +200,9 @@ export class GuardedRun {
 
   /** Ends the run by a verifier's verdict: COMPLETED when verified, else PARTIAL with its gaps. */
   async finish(r: { verified: boolean; gaps?: readonly string[] }): Promise<RunState> {
-    await this.serial(() => this.record({ type: 'Finish', verified: r.verified, ...(r.gaps ? { gaps: r.gaps } : {}) }));
+    await this.serial(() =>
+      this.record({ type: 'Finish', verified: r.verified, ...(r.gaps ? { gaps: r.gaps } : {}) }),
+    );
     return this.state;
   }
 
@@ -183,7 +213,9 @@ export class GuardedRun {
   }
 
   async checkpoint(checkpointId?: string): Promise<string> {
-    const recs = await this.serial(() => this.record({ type: 'RecordCheckpoint', ...(checkpointId ? { checkpointId } : {}) }));
+    const recs = await this.serial(() =>
+      this.record({ type: 'RecordCheckpoint', ...(checkpointId ? { checkpointId } : {}) }),
+    );
     const e = recs[0]?.event;
     return e?.type === 'CheckpointRecorded' ? e.checkpointId : '';
   }
@@ -199,7 +231,8 @@ export class GuardedRun {
   }
 }
 
-const cachedResult = (d: EventOf<'GuardDecided'>): string | undefined => (d as { resultJson?: string }).resultJson;
+const cachedResult = (d: EventOf<'GuardDecided'>): string | undefined =>
+  (d as { resultJson?: string }).resultJson;
 
 function parse(json: string): unknown {
   try {

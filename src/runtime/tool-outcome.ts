@@ -17,7 +17,12 @@ export interface ToolOutcome {
 }
 
 type Extra = Omit<ToolOutcome, typeof OUTCOME | 'kind' | 'value'>;
-const make = (kind: ResultKind, value: unknown, extra: Extra = {}): ToolOutcome => ({ [OUTCOME]: true, kind, value, ...extra });
+const make = (kind: ResultKind, value: unknown, extra: Extra = {}): ToolOutcome => ({
+  [OUTCOME]: true,
+  kind,
+  value,
+  ...extra,
+});
 
 /** Builders a tool uses to classify its result; a plain return value is SUCCESS. */
 export const outcome = {
@@ -28,7 +33,8 @@ export const outcome = {
   pending: (value: unknown, extra?: Extra) => make('PENDING', value, extra),
 };
 
-export const isToolOutcome = (v: unknown): v is ToolOutcome => typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[OUTCOME] === true;
+export const isToolOutcome = (v: unknown): v is ToolOutcome =>
+  typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[OUTCOME] === true;
 
 /** A thrown error with a result class, for tools that signal failure by throwing. */
 export class ToolError extends Error {

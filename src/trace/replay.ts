@@ -1,4 +1,10 @@
-import { type DeciderDeps, LoopguardError, type Policy, type RecordedEvent, resolvePolicy } from '../domain/index.js';
+import {
+  type DeciderDeps,
+  LoopguardError,
+  type Policy,
+  type RecordedEvent,
+  resolvePolicy,
+} from '../domain/index.js';
 import { type CommandInput, ManualClock, RunActor } from '../machines/index.js';
 import { callIdForStep, type RunSummary, RunSummaryFold } from '../projections/run-summary.js';
 import type { TraceCall, TraceRun } from './trace-run.js';
@@ -19,7 +25,12 @@ const DEFAULT_GAP_MS = 1000;
  * time comes from the record (or a fixed gap), and a wait the guard asked for counts as kept when
  * the record has no times.
  */
-export function replayRun(run: TraceRun, policy: Policy, deps: DeciderDeps, meta: Record<string, string> = {}): ReplayResult {
+export function replayRun(
+  run: TraceRun,
+  policy: Policy,
+  deps: DeciderDeps,
+  meta: Record<string, string> = {},
+): ReplayResult {
   const clock = new ManualClock(run.calls[0]?.at_ms ?? 0);
   const actor = new RunActor(run.run_id, deps, clock);
   const events: RecordedEvent[] = [];
@@ -53,9 +64,11 @@ export function replayRun(run: TraceRun, policy: Policy, deps: DeciderDeps, meta
   if (actor.state.report === null) {
     // A refusal that did not end the run still ends the recording: the agent would have had to change course.
     const refused = stopIndex === null ? undefined : run.calls[stopIndex];
-    if (refused !== undefined) step({ type: 'Cancel', reason: `replay ended: the guard refused step ${refused.step}` });
+    if (refused !== undefined)
+      step({ type: 'Cancel', reason: `replay ended: the guard refused step ${refused.step}` });
     else if (run.outcome.success === true) step({ type: 'Finish', verified: true });
-    else if (run.outcome.success === false) step({ type: 'Fail', reason: run.outcome.detail ?? 'the recorded run failed' });
+    else if (run.outcome.success === false)
+      step({ type: 'Fail', reason: run.outcome.detail ?? 'the recorded run failed' });
     else step({ type: 'Finish', verified: false, gaps: ['outcome unknown'] });
   }
   actor.stop();

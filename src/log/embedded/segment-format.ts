@@ -37,7 +37,11 @@ export function encodeRecord(offset: number, rec: LogRecord): Buffer {
 }
 
 /** Decodes the record at `pos` (already validated by scanRecords); the value shares `buf`'s memory. */
-export function decodeRecord(topic: string, buf: Buffer, pos: number): { record: StoredRecord; next: number } {
+export function decodeRecord(
+  topic: string,
+  buf: Buffer,
+  pos: number,
+): { record: StoredRecord; next: number } {
   const bodyLen = buf.readUInt32BE(pos);
   const end = pos + RECORD_HEADER + bodyLen;
   let p = pos + RECORD_HEADER;
@@ -54,7 +58,8 @@ export function decodeRecord(topic: string, buf: Buffer, pos: number): { record:
     p += headersLen;
   }
   const value = buf.subarray(p, end);
-  const record: StoredRecord = headers === undefined ? { topic, offset, key, value } : { topic, offset, key, value, headers };
+  const record: StoredRecord =
+    headers === undefined ? { topic, offset, key, value } : { topic, offset, key, value, headers };
   return { record, next: end };
 }
 
@@ -86,14 +91,19 @@ export function scanRecords(buf: Buffer, firstOffset: number): ScanResult {
     if (rest < RECORD_HEADER) return stop('torn', 'incomplete record header');
     const bodyLen = buf.readUInt32BE(p);
     if (bodyLen < MIN_BODY || bodyLen > MAX_BODY) {
-      return allZero(buf, p) ? stop('torn', 'zero-filled tail') : stop('corrupt', `invalid record length ${bodyLen}`);
+      return allZero(buf, p)
+        ? stop('torn', 'zero-filled tail')
+        : stop('corrupt', `invalid record length ${bodyLen}`);
     }
     const end = p + RECORD_HEADER + bodyLen;
     if (end > buf.length) return stop('torn', 'incomplete record body');
     if (crc32(buf.subarray(p + RECORD_HEADER, end)) !== buf.readUInt32BE(p + 4)) {
-      return end === buf.length ? stop('torn', 'CRC mismatch in last record') : stop('corrupt', 'CRC mismatch');
+      return end === buf.length
+        ? stop('torn', 'CRC mismatch in last record')
+        : stop('corrupt', 'CRC mismatch');
     }
-    const offset = buf.readUInt32BE(p + RECORD_HEADER) * 0x1_0000_0000 + buf.readUInt32BE(p + RECORD_HEADER + 4);
+    const offset =
+      buf.readUInt32BE(p + RECORD_HEADER) * 0x1_0000_0000 + buf.readUInt32BE(p + RECORD_HEADER + 4);
     const expected = firstOffset + positions.length;
     if (offset !== expected) return stop('corrupt', `record offset ${offset}, expected ${expected}`);
     positions.push(p);

@@ -134,7 +134,8 @@ export class TopicLog {
       seg.reader ??= await open(seg.path, 'r');
       const buf = Buffer.allocUnsafe(stopAt - start);
       const { bytesRead } = await seg.reader.read(buf, 0, buf.length, start);
-      if (bytesRead !== buf.length) throw new LoopguardError('log_corrupt', `${seg.path} shrank under a reader`);
+      if (bytesRead !== buf.length)
+        throw new LoopguardError('log_corrupt', `${seg.path} shrank under a reader`);
       let p = 0;
       for (let k = i; k < j; k++) {
         const { record, next } = decodeRecord(this.name, buf, p);

@@ -33,10 +33,14 @@ export class WriterLock {
       const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
       // An empty file is a lock being written right now; a live pid is a real writer.
       if (Number.isNaN(pid) || alive(pid)) {
-        throw new LoopguardError('log_locked', `${path} is held by process ${Number.isNaN(pid) ? '?' : pid}`, {
-          retriable: true,
-          details: { path, pid },
-        });
+        throw new LoopguardError(
+          'log_locked',
+          `${path} is held by process ${Number.isNaN(pid) ? '?' : pid}`,
+          {
+            retriable: true,
+            details: { path, pid },
+          },
+        );
       }
       await unlink(path).catch((e: unknown) => {
         if (!isCode(e, 'ENOENT')) throw e;

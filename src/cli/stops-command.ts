@@ -1,0 +1,23 @@
+import type { RecordedEvent, StopReport } from '../domain/index.js';
+import type { Io } from './io.js';
+
+export function formatStop(runId: string, atMs: number, r: StopReport): string {
+  const lines = [
+    `${new Date(atMs).toISOString()}  ${runId}  ${r.terminalState}  ${r.guardReason}`,
+    `  ${r.message}`,
+    `  done: ${r.completed.join(', ') || '-'}; operations: ${r.completedOperations.join(', ') || '-'}${r.inDoubtOperations.length ? `; in doubt: ${r.inDoubtOperations.join(', ')}` : ''}`,
+    `  unmet: ${r.unmetPrecondition ?? '-'}; resume: ${r.resumeCondition}; next: ${r.nextAllowedAction}`,
+    `  spend: ${r.spend.steps} steps, ${r.spend.toolCalls} calls, ${r.spend.tokens} tokens, $${r.spend.costUsd}, ${r.spend.elapsedMs} ms`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** Prints one stop event, as text or one JSON line. */
+export function printStop(e: RecordedEvent, json: boolean, io: Io): void {
+  if (e.event.type !== 'RunStopped') return;
+  io.out(
+    json
+      ? `${JSON.stringify({ event_id: e.eventId, run_id: e.runId, at_ms: e.atMs, report: e.event.report })}\n`
+      : formatStop(e.runId, e.atMs, e.event.report),
+  );
+}
