@@ -19,7 +19,13 @@ function judged(
   stuck: { onset: number; end: number } | null = null,
   rule: string | null = stopIndex === null ? null : 'r',
 ): JudgedRun {
-  return { runId: `run-${calls}-${stopIndex}`, calls, success, labels: { stuck, pingPong: null }, verdict: { stopIndex, rule } };
+  return {
+    runId: `run-${calls}-${stopIndex}`,
+    calls,
+    success,
+    labels: { stuck, pingPong: null },
+    verdict: { stopIndex, rule },
+  };
 }
 
 describe('nearest-rank percentiles', () => {

@@ -28,10 +28,8 @@ const runs = fc.array(
   { minLength: 1, maxLength: 6 },
 );
 
-const toTrace = (
-  i: number,
-  r: { calls: fc.RecordValue<typeof call>[]; success: boolean | null },
-): TraceRun => ({
+type GenCall = typeof call extends fc.Arbitrary<infer T> ? T : never;
+const toTrace = (i: number, r: { calls: GenCall[]; success: boolean | null }): TraceRun => ({
   run_id: `run-${i}`,
   outcome: { success: r.success },
   calls: r.calls.map((c, step) => ({

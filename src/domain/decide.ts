@@ -37,6 +37,7 @@ function decided(callId: string | null, phase: 'before' | 'after', v: Verdict): 
     evidence: v.evidence,
     waitUntilMs: v.waitUntilMs ?? null,
     warning: v.warning ?? null,
+    resultJson: v.resultJson ?? null,
   };
 }
 
@@ -173,7 +174,14 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
             callId: call.callId,
             reason: cmd.code ?? 'no answer',
           });
-        else if (cmd.kind === 'SUCCESS')
+        else if (cmd.kind !== 'SUCCESS')
+          events.push({
+            type: 'OperationReleased',
+            operationKey: call.operationKey,
+            callId: call.callId,
+            reason: `${cmd.kind} ${cmd.code ?? ''}`.trim(),
+          });
+        else
           events.push({
             type: 'OperationCompleted',
             operationKey: call.operationKey,

@@ -107,6 +107,8 @@ export type DomainEvent =
       readonly evidence: Evidence;
       readonly waitUntilMs: number | null;
       readonly warning: string | null;
+      /** For return_cached_success: the recorded result handed back instead of running the tool. */
+      readonly resultJson: string | null;
     }
   | {
       readonly type: 'ToolCallCompleted';
@@ -164,6 +166,13 @@ export type DomainEvent =
     }
   | {
       readonly type: 'OperationInDoubt';
+      readonly operationKey: string;
+      readonly callId: string;
+      readonly reason: string;
+    }
+  /** A claim given up because the side effect certainly did not happen (refused, or failed before acting). */
+  | {
+      readonly type: 'OperationReleased';
       readonly operationKey: string;
       readonly callId: string;
       readonly reason: string;

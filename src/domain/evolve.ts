@@ -224,6 +224,8 @@ function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
           [e.operationKey]: { status: 'completed', callId: e.callId, resultJson: e.resultJson },
         },
       };
+    case 'OperationReleased':
+      return { ...s, operations: without(s.operations, e.operationKey) };
     case 'OperationInDoubt':
       return {
         ...s,

@@ -14,3 +14,4 @@ export { normalizeSchema, type SchemaStore } from './schema-store.js';
 export { fromWire, toWire, type WireEnvelope, type WireFields } from './serde.js';
 export { type UpcastContext, type Upcaster, upcast } from './upcast.js';
 export { frame, HEADER_BYTES, MAGIC_BYTE, unframe } from './wire.js';
+export { RegistrySchemaStore, type RegistrySchemaStoreOptions } from './registry-schema-store.js';

@@ -16,7 +16,6 @@ import type { RunPolicy } from '../domain/policy.js';
 import { NAMESPACE } from './envelope-schema.js';
 
 /** A record as avsc reads and writes it (decoded values are untyped). */
-// biome-ignore lint/suspicious/noExplicitAny: avsc values are untyped; this file gives them types
 export type WireFields = Record<string, any>;
 
 export interface WireEnvelope {
@@ -142,6 +141,7 @@ const MAPPERS: { readonly [T in EventType]: Mapper<T> } = {
       evidence: evidenceIn(w.evidence),
       waitUntilMs: w.waitUntilMs,
       warning: w.warning,
+      resultJson: w.resultJson,
     }),
   },
   ToolCallCompleted: {
@@ -212,6 +212,10 @@ const MAPPERS: { readonly [T in EventType]: Mapper<T> } = {
     in: (w) => ({ operationKey: w.operationKey, callId: w.callId, resultJson: w.resultJson }),
   },
   OperationInDoubt: {
+    out: (e) => ({ ...e }),
+    in: (w) => ({ operationKey: w.operationKey, callId: w.callId, reason: w.reason }),
+  },
+  OperationReleased: {
     out: (e) => ({ ...e }),
     in: (w) => ({ operationKey: w.operationKey, callId: w.callId, reason: w.reason }),
   },

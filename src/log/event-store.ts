@@ -23,7 +23,8 @@ const PAGE = 500;
 const isLedgerEvent = (e: RecordedEvent): boolean =>
   e.event.type === 'OperationClaimed' ||
   e.event.type === 'OperationCompleted' ||
-  e.event.type === 'OperationInDoubt';
+  e.event.type === 'OperationInDoubt' ||
+  e.event.type === 'OperationReleased';
 
 export class EventStore {
   private constructor(

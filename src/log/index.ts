@@ -10,3 +10,4 @@ export {
 } from './event-log.js';
 export { EventStore, type StoredEvent } from './event-store.js';
 export { MemoryLog } from './memory-log.js';
+export * from './kafka/index.js';

@@ -109,6 +109,7 @@ export class AuditProjection {
       case 'OperationClaimed':
       case 'OperationCompleted':
       case 'OperationInDoubt':
+      case 'OperationReleased':
         note(e.type, `${e.operationKey} (call ${e.callId})`);
         break;
     }

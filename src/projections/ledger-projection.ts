@@ -41,6 +41,9 @@ export class LedgerProjection {
       case 'OperationCompleted':
         put('completed', e.resultJson, null, e.operationKey, e.callId);
         break;
+      case 'OperationReleased':
+        if (this.entries.get(e.operationKey)?.status !== 'completed') this.entries.delete(e.operationKey);
+        break;
       case 'OperationInDoubt':
         if (this.entries.get(e.operationKey)?.status !== 'completed')
           put('in_doubt', null, e.reason, e.operationKey, e.callId);

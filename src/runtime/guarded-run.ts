@@ -181,7 +181,7 @@ export class GuardedRun {
         const cached = Object.values(own).find(
           (o) => o.status === 'completed' && o.resultJson !== null,
         )?.resultJson;
-        return { status: 'cached', value: parse(cachedResult(d) ?? cached ?? 'null'), message: d.message };
+        return { status: 'cached', value: parse(d.resultJson ?? cached ?? 'null'), message: d.message };
       }
       case 'wait':
         return { status: 'waiting', rule, message: d.message, waitUntilMs: d.waitUntilMs };
@@ -230,9 +230,6 @@ export class GuardedRun {
     await this.serial(() => this.record({ type: 'Resume', ...change }));
   }
 }
-
-const cachedResult = (d: EventOf<'GuardDecided'>): string | undefined =>
-  (d as { resultJson?: string }).resultJson;
 
 function parse(json: string): unknown {
   try {

@@ -66,16 +66,15 @@ export class EmbeddedLog implements EventLog {
     return log;
   }
 
-  append(topic: string, records: readonly LogRecord[]): Promise<number[]> {
+  async append(topic: string, records: readonly LogRecord[]): Promise<number[]> {
     checkTopic(topic);
-    if (this.closed) return Promise.reject(closedError());
-    if (records.length === 0) return Promise.resolve([]);
+    if (this.closed) throw closedError();
+    if (records.length === 0) return [];
+    const t = await this.topic(topic);
+    if (this.closed) throw closedError();
     return new Promise((resolve, reject) => {
-      this.topic(topic).then((t) => {
-        if (this.closed) return reject(closedError());
-        t.queue.push({ records, resolve, reject });
-        t.flushing ??= this.flushSoon(t);
-      }, reject);
+      t.queue.push({ records, resolve, reject });
+      t.flushing ??= this.flushSoon(t);
     });
   }
 

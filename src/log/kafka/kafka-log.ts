@@ -116,6 +116,7 @@ export class KafkaLog implements EventLog {
     checkTopic(topic);
     this.assertOpen();
     await this.topics.ensure(topic);
+    this.assertOpen(); // close() may have flushed while the topic was being created
     return this.batcher.append(topic, records);
   }
 

@@ -1,0 +1,128 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { LoopguardError } from '../src/domain/errors.js';
+import type { RecordedEvent } from '../src/domain/events.js';
+import { EventCodec } from '../src/events/codec.js';
+import { loadSchemas, typeFromJson } from '../src/events/envelope-schema.js';
+import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
+import { toWire } from '../src/events/serde.js';
+import type { Upcaster } from '../src/events/upcast.js';
+import { frame, unframe } from '../src/events/wire.js';
+import { recordedEventArb } from './log-event-arbitraries.js';
+import { SAMPLE_RECORDS } from './log-sample-events.js';
+
+const SUBJECT = 'loopguard.runs-value';
+
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    expect(e).toBeInstanceOf(LoopguardError);
+    return (e as LoopguardError).code;
+  }
+  throw new Error('expected a rejection');
+}
+
+/** The current envelope schema with some fields of one record removed: an "older" writer. */
+function olderSchema(record: string, drop: readonly string[]): string {
+  const schema = JSON.parse(loadSchemas().json);
+  const payload = schema.fields.find((f: { name: string }) => f.name === 'payload');
+  const rec = payload.type.find((t: { name: string }) => t.name === record);
+  rec.fields = rec.fields.filter((f: { name: string }) => !drop.includes(f.name));
+  return JSON.stringify(schema);
+}
+
+const sample = (type: string): RecordedEvent =>
+  SAMPLE_RECORDS.find((r) => r.event.type === type) as RecordedEvent;
+
+describe('EventCodec', () => {
+  it('round-trips every generated event exactly (nulls, maps, policies, doubles)', async () => {
+    const codec = await EventCodec.create(new MemorySchemaStore(), SUBJECT);
+    await fc.assert(
+      fc.asyncProperty(recordedEventArb, async (rec) => {
+        const bytes = codec.encode(rec);
+        // structuredClone turns fast-check's null-prototype records into plain objects, which is
+        // what decode must return; toStrictEqual then also checks prototypes, NaN and -0.
+        const expected = structuredClone(rec);
+        expect(await codec.decode(bytes)).toStrictEqual(expected);
+        expect(codec.decodeSync(bytes)).toStrictEqual(expected);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('frames with magic byte 0 and a big-endian schema id', () => {
+    const buf = frame(0x01020304, Buffer.from([9, 8]));
+    expect([...buf]).toEqual([0, 1, 2, 3, 4, 9, 8]);
+    expect(unframe(buf)).toEqual({ schemaId: 0x01020304, body: Buffer.from([9, 8]) });
+  });
+
+  it('rejects bad magic, short headers, truncated bodies and unknown schema ids with codes', async () => {
+    const codec = await EventCodec.create(new MemorySchemaStore(), SUBJECT);
+    const good = codec.encode(sample('RunStopped'));
+    expect(await codeOf(codec.decode(Buffer.from([1, ...good.subarray(1)])))).toBe('bad_magic');
+    expect(await codeOf(codec.decode(Buffer.alloc(0)))).toBe('truncated');
+    expect(await codeOf(codec.decode(good.subarray(0, 3)))).toBe('truncated');
+    expect(await codeOf(codec.decode(good.subarray(0, good.length - 4)))).toBe('truncated');
+    expect(await codeOf(codec.decode(frame(99, good.subarray(5))))).toBe('unknown_schema');
+    expect(() => codec.decodeSync(frame(99, good.subarray(5)))).toThrow(LoopguardError);
+    expect(await codeOf(codec.decode(Buffer.concat([good, Buffer.from([0])])))).toBe('bad_payload');
+  });
+
+  it('refuses to encode a fractional or unsafe value into a long', async () => {
+    const codec = await EventCodec.create(new MemorySchemaStore(), SUBJECT);
+    expect(() => codec.encode({ ...sample('RunWaiting'), seq: 1.5 })).toThrow(/seq must be an integer/);
+    expect(() => codec.encode({ ...sample('RunWaiting'), atMs: -(2 ** 52) - 1 })).toThrow(/atMs must be/);
+    expect(() => codec.encode({ ...sample('RunWaiting'), atMs: 2 ** 53 })).toThrow(/atMs must be/);
+  });
+
+  it('reads a record written with an older schema (fields since added with defaults)', async () => {
+    const store = new MemorySchemaStore();
+    const old = olderSchema('io.loopguard.events.ToolCallRequested', ['similarTo', 'similarity']);
+    const oldId = await store.register(SUBJECT, old);
+    const codec = await EventCodec.create(store, SUBJECT);
+    expect(codec.schemaId).not.toBe(oldId);
+
+    const rec = sample('ToolCallRequested');
+    const bytes = frame(oldId, typeFromJson(old).toBuffer(toWire(rec)));
+    expect(await codec.decode(bytes)).toEqual({
+      ...rec,
+      event: { ...rec.event, similarTo: null, similarity: null },
+    });
+    // The resolver is cached: the same old record now decodes without I/O.
+    expect(codec.decodeSync(bytes).event).toMatchObject({ type: 'ToolCallRequested', similarTo: null });
+  });
+
+  it('applies upcasters to records of older writers', async () => {
+    const store = new MemorySchemaStore();
+    const old = olderSchema('io.loopguard.events.RunStarted', ['meta']);
+    const oldId = await store.register(SUBJECT, old);
+    const fromOld: Upcaster = {
+      type: 'RunStarted',
+      applies: (_f, ctx) => ctx.writerSchemaId === oldId,
+      up: (f) => ({ type: 'RunStarted', fields: { ...f, meta: { upcastFrom: String(oldId) } } }),
+    };
+    const codec = await EventCodec.create(store, SUBJECT, { upcasters: [fromOld] });
+    const rec = sample('RunStarted');
+    const decoded = await codec.decode(frame(oldId, typeFromJson(old).toBuffer(toWire(rec))));
+    expect(decoded.event).toEqual({ ...rec.event, meta: { upcastFrom: String(oldId) } });
+    expect(await codec.decode(codec.encode(rec))).toEqual(rec);
+  });
+
+  it('reports a writer schema that cannot be resolved to the current one', async () => {
+    const store = new MemorySchemaStore();
+    const id = await store.register(
+      SUBJECT,
+      JSON.stringify({ type: 'record', name: 'Other', fields: [{ name: 'x', type: 'int' }] }),
+    );
+    const codec = await EventCodec.create(store, SUBJECT);
+    expect(await codeOf(codec.decode(frame(id, Buffer.from([2]))))).toBe('incompatible_schema');
+  });
+
+  it('gives the same id to the same schema under every subject', async () => {
+    const store = new MemorySchemaStore();
+    const a = await EventCodec.create(store, 'loopguard.runs-value');
+    const b = await EventCodec.create(store, 'loopguard.stops-value');
+    expect(a.schemaId).toBe(b.schemaId);
+  });
+});

@@ -1,0 +1,97 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LoopguardError } from '../src/domain/errors.js';
+import { FileSchemaStore } from '../src/events/file-schema-store.js';
+import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
+import type { SchemaStore } from '../src/events/schema-store.js';
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const schema = (n: number): string =>
+  JSON.stringify({ type: 'record', name: `R${n}`, fields: [{ name: 'x', type: 'int' }] });
+
+function storeSuite(name: string, make: (dir: string) => SchemaStore): void {
+  describe(`${name}: SchemaStore`, () => {
+    let dir: string;
+    beforeEach(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'lg-schemas-'));
+    });
+    afterEach(async () => {
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    it('assigns ids from 1, one per distinct schema text, whatever the subject or layout', async () => {
+      const s = make(dir);
+      expect(await s.register('a-value', schema(1))).toBe(1);
+      expect(await s.register('b-value', schema(2))).toBe(2);
+      expect(await s.register('b-value', `  ${schema(1)}\n`)).toBe(1);
+      expect(await s.schemaById(2)).toBe(schema(2));
+    });
+
+    it('rejects unknown ids with unknown_schema and non-JSON schemas with bad_schema', async () => {
+      const s = make(dir);
+      await expect(s.schemaById(7)).rejects.toMatchObject({ code: 'unknown_schema' });
+      await expect(s.register('a', '{nope')).rejects.toBeInstanceOf(LoopguardError);
+    });
+  });
+}
+
+storeSuite('memory', () => new MemorySchemaStore());
+storeSuite('file', (dir) => new FileSchemaStore(dir));
+
+describe('FileSchemaStore across instances and processes', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'lg-schemas-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('keeps ids when reopened', async () => {
+    const id = await new FileSchemaStore(dir).register('s', schema(1));
+    const again = new FileSchemaStore(dir);
+    expect(await again.schemaById(id)).toBe(schema(1));
+    expect(await again.register('t', schema(1))).toBe(id);
+    expect(await again.versions('s')).toEqual([id]);
+  });
+
+  it('gives one id per schema when many instances race', async () => {
+    const stores = Array.from({ length: 12 }, () => new FileSchemaStore(dir));
+    const ids = await Promise.all(
+      stores.flatMap((s, i) => [1, 2, 3].map((n) => s.register(`s${i}`, schema(n)))),
+    );
+    const byText = new Map<number, Set<number>>();
+    ids.forEach((id, k) => {
+      const n = (k % 3) + 1;
+      byText.set(n, (byText.get(n) ?? new Set()).add(id));
+    });
+    for (const set of byText.values()) expect(set.size).toBe(1);
+    expect(new Set(ids).size).toBe(3);
+    for (const n of [1, 2, 3])
+      expect(await stores[0]?.schemaById([...(byText.get(n) ?? [])][0] as number)).toBe(schema(n));
+  });
+
+  it('gives one id per schema when separate processes race', async () => {
+    const script = `
+      import { FileSchemaStore } from './src/events/file-schema-store.js';
+      const s = new FileSchemaStore(process.argv[1]);
+      const ids = await Promise.all([1, 2, 3, 4].map((n) =>
+        s.register('p', JSON.stringify({ type: 'record', name: 'R' + n, fields: [{ name: 'x', type: 'int' }] }))));
+      console.log(JSON.stringify(ids));`;
+    const outs = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, dir], { cwd: ROOT }),
+      ),
+    );
+    const results = outs.map((o) => JSON.parse(o.stdout) as number[]);
+    for (const r of results) expect(r).toEqual(results[0]);
+    expect(new Set(results[0]).size).toBe(4);
+    expect((await readdir(join(dir, 'tmp'))).length).toBe(0);
+  }, 30_000);
+});
