@@ -10,8 +10,8 @@ export {
 } from './envelope-schema.js';
 export { FileSchemaStore } from './file-schema-store.js';
 export { MemorySchemaStore } from './memory-schema-store.js';
+export { RegistrySchemaStore, type RegistrySchemaStoreOptions } from './registry-schema-store.js';
 export { normalizeSchema, type SchemaStore } from './schema-store.js';
 export { fromWire, toWire, type WireEnvelope, type WireFields } from './serde.js';
 export { type UpcastContext, type Upcaster, upcast } from './upcast.js';
 export { frame, HEADER_BYTES, MAGIC_BYTE, unframe } from './wire.js';
-export { RegistrySchemaStore, type RegistrySchemaStoreOptions } from './registry-schema-store.js';

@@ -9,5 +9,5 @@ export {
   type TopicName,
 } from './event-log.js';
 export { EventStore, type StoredEvent } from './event-store.js';
-export { MemoryLog } from './memory-log.js';
 export * from './kafka/index.js';
+export { MemoryLog } from './memory-log.js';
