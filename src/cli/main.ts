@@ -5,24 +5,30 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { LoopguardError } from '../domain/index.js';
+import { alertCommand } from './alert-command.js';
 import { auditOutput } from './audit-command.js';
 import { evalCommand } from './eval-command.js';
 import { type Io, processIo } from './io.js';
+import { type Env, type KafkaFlags, kafkaConfig, openKafkaStore } from './open-kafka-store.js';
 import { type OpenStore, openEmbeddedStore } from './open-store.js';
-import { rebuildCommand, rebuildProjections } from './rebuild-command.js';
+import { rebuildCommand } from './rebuild-command.js';
 import { replayCommand } from './replay-command.js';
 import { printStop } from './stops-command.js';
 
 const USAGE = `loopguard: a runtime guard for AI-agent tool calls
 
-  loopguard replay FILE.jsonl... [--policy P.json] [--data-dir D] [--json]
-  loopguard rebuild [--data-dir D] [--json]
-  loopguard audit RUN_ID [--data-dir D] [--json]
-  loopguard stops [--follow] [--data-dir D] [--json]
+  loopguard replay FILE.jsonl... [--policy P.json] [--data-dir D | --kafka] [--json]
+  loopguard rebuild [--data-dir D | --kafka] [--json]
+  loopguard audit RUN_ID [--data-dir D | --kafka] [--json]
+  loopguard stops [--follow] [--data-dir D | --kafka] [--json]
+  loopguard alert --kafka [--webhook URL] [--group G]
   loopguard eval FILE.jsonl... [--policy P.json] [--json]
   loopguard demo [--data-dir D]
 
-The data dir defaults to ./.loopguard (the embedded, file-backed log).
+The data dir defaults to ./.loopguard (the embedded, file-backed log). --kafka uses Kafka and a
+schema registry: --brokers host:port[,...] and --registry URL, or KAFKA_BROKERS and
+SCHEMA_REGISTRY_URL (with both set, Kafka is the default unless --data-dir is given);
+--topic-prefix P prefixes every topic. alert: --retry-base-ms, --retry-max-ms, --session-timeout-ms.
 `;
 
 const OPTIONS = {
@@ -30,13 +36,30 @@ const OPTIONS = {
   'data-dir': { type: 'string' },
   json: { type: 'boolean' },
   follow: { type: 'boolean' },
+  kafka: { type: 'boolean' },
+  brokers: { type: 'string' },
+  registry: { type: 'string' },
+  'topic-prefix': { type: 'string' },
+  webhook: { type: 'string' },
+  group: { type: 'string' },
+  'retry-base-ms': { type: 'string' },
+  'retry-max-ms': { type: 'string' },
+  'session-timeout-ms': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
 const examples = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'examples');
 
-async function withStore<T>(dataDir: string | undefined, work: (s: OpenStore) => Promise<T>): Promise<T> {
-  const store = await openEmbeddedStore(dataDir);
+export interface MainOptions {
+  /** Where KAFKA_BROKERS / SCHEMA_REGISTRY_URL are read; process.env by default. */
+  readonly env?: Env;
+  /** Ends `alert` and `stops --follow`; SIGINT/SIGTERM by default. */
+  readonly signal?: AbortSignal;
+}
+
+async function withStore<T>(flags: KafkaFlags, env: Env, work: (s: OpenStore) => Promise<T>): Promise<T> {
+  const kafka = kafkaConfig(flags, env);
+  const store = kafka ? await openKafkaStore(kafka) : await openEmbeddedStore(flags['data-dir']);
   try {
     return await work(store);
   } finally {
@@ -44,16 +67,22 @@ async function withStore<T>(dataDir: string | undefined, work: (s: OpenStore) =>
   }
 }
 
-async function knownRunIds(store: OpenStore): Promise<Set<string>> {
-  const ids = new Set<string>();
-  for await (const e of store.events.readRuns(0)) ids.add(e.runId);
-  return ids;
+function shutdownSignal(given: AbortSignal | undefined): AbortSignal {
+  if (given) return given;
+  const ctl = new AbortController();
+  process.once('SIGINT', () => ctl.abort());
+  process.once('SIGTERM', () => ctl.abort());
+  return ctl.signal;
 }
 
-export async function main(argv: readonly string[], io: Io = processIo): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  io: Io = processIo,
+  opts: MainOptions = {},
+): Promise<number> {
   const { values, positionals } = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true });
   const [command, ...rest] = positionals;
-  const dataDir = values['data-dir'];
+  const env = opts.env ?? process.env;
   const json = values.json ?? false;
   if (values.help || command === undefined) {
     io.out(USAGE);
@@ -62,11 +91,11 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
   switch (command) {
     case 'replay':
       if (rest.length === 0) throw new LoopguardError('usage', 'replay: give at least one FILE.jsonl');
-      return withStore(dataDir, async (s) =>
+      return withStore(values, env, async (s) =>
         replayCommand(
           rest,
           { ...(values.policy ? { policy: values.policy } : {}), json },
-          { knownRunIds: await knownRunIds(s), append: (r) => s.events.append(r) },
+          { knownRunIds: await s.knownRunIds(), where: s.where, append: (r) => s.events.append(r) },
           io,
         ),
       );
@@ -74,28 +103,30 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
       if (rest.length === 0) throw new LoopguardError('usage', 'eval: give at least one FILE.jsonl');
       return evalCommand(rest, { ...(values.policy ? { policy: values.policy } : {}), json }, io);
     case 'rebuild':
-      return withStore(dataDir, (s) => rebuildCommand(s.events.readRuns(0), { json }, io));
+      return withStore(values, env, (s) => rebuildCommand((p) => s.rebuild(p), { json }, io));
     case 'audit': {
       const runId = rest[0];
       if (runId === undefined) throw new LoopguardError('usage', 'audit: give a RUN_ID');
-      return withStore(dataDir, async (s) =>
-        auditOutput(runId, (await rebuildProjections(s.events.readRuns(0))).audit.timeline(runId), json, io),
+      return withStore(values, env, async (s) =>
+        auditOutput(runId, (await s.rebuild()).audit.timeline(runId), json, io),
       );
     }
     case 'stops':
-      return withStore(dataDir, async (s) => {
+      return withStore(values, env, async (s) => {
         if (!values.follow) {
           for await (const e of s.events.readStops(0)) printStop(e, json, io);
           return 0;
         }
-        const ctl = new AbortController();
-        process.once('SIGINT', () => ctl.abort());
-        process.once('SIGTERM', () => ctl.abort());
-        await s.events.followStops(0, (e) => printStop(e, json, io), ctl.signal);
+        await s.events.followStops(0, (e) => printStop(e, json, io), shutdownSignal(opts.signal));
         return 0;
       });
+    case 'alert': {
+      const kafka = kafkaConfig({ ...values, kafka: true }, env);
+      if (kafka === null) throw new LoopguardError('usage', 'alert: needs Kafka (--kafka)');
+      return alertCommand(kafka, values, io, shutdownSignal(opts.signal));
+    }
     case 'demo':
-      return demo(dataDir, io);
+      return demo(values['data-dir'], io);
     default:
       throw new LoopguardError('usage', `unknown command ${command}\n\n${USAGE}`);
   }

@@ -1,10 +1,18 @@
 import { join } from 'node:path';
 import { FileSchemaStore } from '../events/index.js';
 import { DEFAULT_DATA_DIR, EmbeddedLog, type EventLog, EventStore } from '../log/index.js';
+import type { Projections } from '../projections/index.js';
+import { rebuildProjections } from './rebuild-command.js';
 
+/** A log the commands read and write, whichever adapter is behind it. */
 export interface OpenStore {
   readonly events: EventStore;
+  /** Where the events live, for messages: a data dir, or brokers and topics. */
   readonly where: string;
+  /** Every projection, folded from the runs topic from its first record. */
+  rebuild(onProgress?: (n: number) => void): Promise<Projections>;
+  /** Run ids already in the log: a second recording of one run would corrupt its history. */
+  knownRunIds(): Promise<Set<string>>;
   close(): Promise<void>;
 }
 
@@ -12,5 +20,15 @@ export interface OpenStore {
 export async function openEmbeddedStore(dataDir: string = DEFAULT_DATA_DIR): Promise<OpenStore> {
   const log: EventLog = await EmbeddedLog.open(dataDir);
   const events = await EventStore.create(log, new FileSchemaStore(join(dataDir, 'schemas')));
-  return { events, where: dataDir, close: () => log.close() };
+  return {
+    events,
+    where: `data dir ${dataDir}`,
+    rebuild: (onProgress) => rebuildProjections(events.readRuns(0), onProgress),
+    knownRunIds: async () => {
+      const ids = new Set<string>();
+      for await (const e of events.readRuns(0)) ids.add(e.runId);
+      return ids;
+    },
+    close: () => log.close(),
+  };
 }

@@ -16,15 +16,18 @@ export async function rebuildProjections(
   return p;
 }
 
-/** `loopguard rebuild [--json]`: the runs projection, per run, in the same shape replay printed. */
+/**
+ * `loopguard rebuild [--json]`: the runs projection, per run, in the same shape replay printed.
+ * `rebuild` folds the log the command was pointed at (embedded or Kafka).
+ */
 export async function rebuildCommand(
-  events: AsyncIterable<RecordedEvent>,
+  rebuild: (onProgress?: (n: number) => void) => Promise<Projections>,
   opts: { json?: boolean },
   io: Io,
 ): Promise<number> {
   const started = performance.now();
   const progress = io.isTty && !opts.json ? (n: number) => io.err(`\rrebuilding: ${n} events`) : undefined;
-  const p = await rebuildProjections(events, progress);
+  const p = await rebuild(progress);
   const seconds = (performance.now() - started) / 1000;
   const summaries = p.runs.allSummaries();
   if (opts.json) {

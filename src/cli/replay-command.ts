@@ -10,6 +10,8 @@ import { readTraceFiles } from './trace-files.js';
 export interface ReplaySink {
   /** Run ids already in the log: a second recording of one run would corrupt its history. */
   readonly knownRunIds: ReadonlySet<string>;
+  /** Where the log is, for the rejection message. */
+  readonly where?: string;
   append(records: readonly RecordedEvent[]): Promise<void>;
 }
 
@@ -50,7 +52,7 @@ export async function replayCommand(
         errors.push(
           new LoopguardError(
             'duplicate_run',
-            `${file.path}: run_id ${run.run_id}: already recorded in this data dir; use another --data-dir`,
+            `${file.path}: run_id ${run.run_id}: already recorded in ${sink.where ?? 'this log'}; use another ${sink.where?.startsWith('kafka') ? '--topic-prefix' : '--data-dir'}`,
           ),
         );
         continue;

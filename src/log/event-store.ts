@@ -12,6 +12,15 @@ import { EventCodec } from '../events/codec.js';
 import type { SchemaStore } from '../events/schema-store.js';
 import { type EventLog, type LogRecord, TOPICS } from './event-log.js';
 
+export interface EventStoreOptions {
+  /**
+   * The schema-registry subject of a logical topic. `<topic>-value` by default; an adapter that
+   * renames topics (a Kafka prefix) passes the physical name, so the subject follows the real
+   * topic as Confluent's TopicNameStrategy expects.
+   */
+  readonly subjectFor?: (topic: string) => string;
+}
+
 export interface StoredEvent {
   readonly offset: number;
   readonly event: RecordedEvent;
@@ -33,9 +42,10 @@ export class EventStore {
   ) {}
 
   /** Registers the envelope schema under `<topic>-value` for the runs, stops and ledger topics. */
-  static async create(log: EventLog, store: SchemaStore): Promise<EventStore> {
+  static async create(log: EventLog, store: SchemaStore, opts: EventStoreOptions = {}): Promise<EventStore> {
+    const subject = opts.subjectFor ?? ((t: string) => `${t}-value`);
     const [runs, stops, ledger] = await Promise.all(
-      [TOPICS.runs, TOPICS.stops, TOPICS.ledger].map((t) => EventCodec.create(store, `${t}-value`)),
+      [TOPICS.runs, TOPICS.stops, TOPICS.ledger].map((t) => EventCodec.create(store, subject(t))),
     );
     return new EventStore(log, {
       [TOPICS.runs]: runs as EventCodec,
@@ -67,6 +77,11 @@ export class EventStore {
           )
         : [],
     ]);
+  }
+
+  /** Decodes one record value of a topic, for readers that fetch records themselves. */
+  decode(topic: Topic, value: Buffer): Promise<RecordedEvent> {
+    return this.codecs[topic].decode(value);
   }
 
   readRuns(fromOffset = 0): AsyncIterable<RecordedEvent> {

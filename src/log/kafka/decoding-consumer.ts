@@ -24,13 +24,26 @@ export interface DecodingConsumerOptions<T> {
   /** Consumer group; committed offsets belong to it. */
   readonly groupId: string;
   readonly decode: (value: Buffer) => Promise<T> | T;
-  readonly handle: (event: T, record: PartitionedRecord) => Promise<void> | void;
+  /** `heartbeat` keeps the group membership alive while a slow handler (a retrying delivery) works. */
+  readonly handle: (
+    event: T,
+    record: PartitionedRecord,
+    heartbeat: () => Promise<void>,
+  ) => Promise<void> | void;
   /** Logical dead-letter topic; TOPICS.dlq by default. */
   readonly dlqTopic?: string;
   /** Where a group without committed offsets starts; the beginning by default (rebuilds). */
   readonly fromBeginning?: boolean;
   /** Told about every failure that made kafkajs retry or restart the consumer. */
   readonly onError?: (e: LoopguardError) => void;
+  /**
+   * Commit after every handled record rather than after each batch: for handlers with effects
+   * outside Kafka (alerts), so a crash re-delivers at most the record in flight.
+   */
+  readonly commitEach?: boolean;
+  /** How long the broker waits for a silent member before handing its partitions to another
+   *  (kafkajs default 30 s); a restarted subscriber resumes only after that. */
+  readonly sessionTimeoutMs?: number;
 }
 
 /** Header names of a dead letter. */
@@ -61,7 +74,16 @@ export class DecodingConsumer<T> {
   static async start<T>(log: KafkaLog, opts: DecodingConsumerOptions<T>): Promise<DecodingConsumer<T>> {
     const source = await log.prepare(opts.topic);
     await log.prepare(opts.dlqTopic ?? TOPICS.dlq);
-    const consumer = log.consumer({ groupId: opts.groupId, maxWaitTimeInMs: 250 });
+    const consumer = log.consumer({
+      groupId: opts.groupId,
+      maxWaitTimeInMs: 250,
+      ...(opts.sessionTimeoutMs === undefined
+        ? {}
+        : {
+            sessionTimeout: opts.sessionTimeoutMs,
+            heartbeatInterval: Math.max(100, Math.floor(opts.sessionTimeoutMs / 3)),
+          }),
+    });
     const self = new DecodingConsumer(log, consumer, opts);
     try {
       await consumer.connect();
@@ -78,6 +100,7 @@ export class DecodingConsumer<T> {
           commitOffsetsIfNecessary,
           isRunning,
           isStale,
+          uncommittedOffsets,
         }) => {
           for (const message of batch.messages) {
             if (!isRunning() || isStale()) break;
@@ -90,8 +113,9 @@ export class DecodingConsumer<T> {
               value: message.value ?? Buffer.alloc(0),
               ...(headers ? { headers } : {}),
             };
-            await self.process(record);
+            await self.process(record, heartbeat);
             resolveOffset(message.offset);
+            if (opts.commitEach) await commitOffsetsIfNecessary(uncommittedOffsets());
             await heartbeat();
           }
           await commitOffsetsIfNecessary();
@@ -119,7 +143,7 @@ export class DecodingConsumer<T> {
     await this.consumer.disconnect();
   }
 
-  private async process(record: PartitionedRecord): Promise<void> {
+  private async process(record: PartitionedRecord, heartbeat: () => Promise<void>): Promise<void> {
     let event: T;
     try {
       event = await this.opts.decode(record.value);
@@ -132,7 +156,7 @@ export class DecodingConsumer<T> {
       await this.deadLetter(record, cause);
       return;
     }
-    await this.opts.handle(event, record);
+    await this.opts.handle(event, record, heartbeat);
     this.handledCount++;
   }
 

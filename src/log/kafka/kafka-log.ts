@@ -56,6 +56,7 @@ export class KafkaLog implements EventLog {
   private readonly topics: TopicRegistry;
   private readonly partitioner = Partitioners.DefaultPartitioner();
   private readonly timeoutMs: number;
+  private readonly layout: TopicLayout;
   private closed = false;
   /** Aborts running follows on close, as the other adapters end theirs. */
   private readonly closing = new AbortController();
@@ -67,6 +68,7 @@ export class KafkaLog implements EventLog {
     layout: TopicLayout,
     opts: KafkaLogOptions,
   ) {
+    this.layout = layout;
     this.topics = new TopicRegistry(admin, layout);
     this.timeoutMs = opts.requestTimeoutMs ?? 30_000;
     this.batcher = new AppendBatcher((appends) => this.send(appends), {
@@ -105,6 +107,11 @@ export class KafkaLog implements EventLog {
     checkTopic(topic);
     this.assertOpen();
     return this.topics.ensure(topic);
+  }
+
+  /** The Kafka topic a logical topic maps to (prefix/suffix applied), e.g. for its registry subject. */
+  physicalName(topic: string): string {
+    return this.layout.physicalName(topic);
   }
 
   /** A kafkajs consumer on this log's connection, for consumer-group readers. */
@@ -146,6 +153,32 @@ export class KafkaLog implements EventLog {
     }));
     const got = await readRanges(this.kafka, info.name, ranges, this.timeoutMs);
     return got.map((m) => ({ ...this.stored(topic, m), partition: m.partition }));
+  }
+
+  /**
+   * Hands every record of every partition, up to the end at the time of the call, to onRecord
+   * (in offset order within a partition) with one consumer and without holding them in memory:
+   * the rebuild path, where readAll's copy of a whole topic would be too much.
+   */
+  async scan(
+    topic: string,
+    onRecord: (r: PartitionedRecord) => Promise<void> | void,
+    timeoutMs = 10 * 60_000,
+  ): Promise<number> {
+    checkTopic(topic);
+    this.assertOpen();
+    const info = await this.topics.ensure(topic);
+    const ranges = (await this.topics.endOffsets(info)).map((o) => ({
+      partition: o.partition,
+      from: o.low,
+      to: o.high,
+    }));
+    let n = 0;
+    await readRanges(this.kafka, info.name, ranges, timeoutMs, async (m) => {
+      n++;
+      await onRecord({ ...this.stored(topic, m), partition: m.partition });
+    });
+    return n;
   }
 
   async follow(

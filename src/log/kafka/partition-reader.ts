@@ -36,12 +36,17 @@ async function throwawayConsumer(kafka: Kafka, topic: string): Promise<Consumer>
   return consumer;
 }
 
-/** Reads every range (in offset order per partition) and stops; ranges with from >= to are skipped. */
+/**
+ * Reads every range (in offset order per partition) and stops; ranges with from >= to are skipped.
+ * With onMessage, each record is handed over as it arrives instead of collected (the result is
+ * then empty), so a whole topic can be folded without holding it in memory.
+ */
 export async function readRanges(
   kafka: Kafka,
   topic: string,
   ranges: readonly OffsetRange[],
   timeoutMs: number,
+  onMessage?: (m: PartitionMessage) => Promise<void> | void,
 ): Promise<PartitionMessage[]> {
   const open = new Map<number, { next: number; to: number }>();
   for (const r of ranges) if (r.from < r.to) open.set(r.partition, { next: r.from, to: r.to });
@@ -61,7 +66,17 @@ export async function readRanges(
             const offset = Number(message.offset);
             if (offset < pos.next) continue;
             if (offset >= pos.to) break;
-            out.push({ partition: batch.partition, offset, message });
+            if (onMessage) {
+              // A failing handler ends the read; thrown from eachBatch it would make kafkajs retry
+              // the batch until the timeout.
+              try {
+                await onMessage({ partition: batch.partition, offset, message });
+              } catch (e) {
+                open.clear();
+                reject(e);
+                return;
+              }
+            } else out.push({ partition: batch.partition, offset, message });
             pos.next = offset + 1;
           }
           if (pos.next >= pos.to || Number(batch.lastOffset()) >= pos.to - 1) open.delete(batch.partition);

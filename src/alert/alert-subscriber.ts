@@ -1,0 +1,74 @@
+/**
+ * The stops topic, read by a consumer group, delivered to a sink. Exactly once from the
+ * receiver's point of view, built from two halves: the sender is at-least-once (a stop's offset
+ * is committed only after its delivery succeeded, one commit per stop, so a crash re-delivers at
+ * most the stop in flight) and the receiver dedupes on the event id it gets with every alert.
+ */
+import type { LoopguardError } from '../domain/errors.js';
+import { TOPICS } from '../log/event-log.js';
+import type { EventStore } from '../log/event-store.js';
+import { DecodingConsumer } from '../log/kafka/decoding-consumer.js';
+import type { KafkaLog } from '../log/kafka/kafka-log.js';
+import type { AlertSink } from './alert-sinks.js';
+import { DEFAULT_RETRY, deliverWithRetry, type RetryPolicy, type Sleep } from './deliver-with-retry.js';
+import { toStopAlert } from './stop-alert.js';
+
+export const DEFAULT_ALERT_GROUP = 'loopguard-alert';
+
+export interface AlertSubscriberOptions {
+  readonly log: KafkaLog;
+  readonly events: EventStore;
+  readonly sink: AlertSink;
+  readonly groupId?: string;
+  readonly retry?: RetryPolicy;
+  readonly sleep?: Sleep;
+  /** Ends the subscription; a delivery in flight is abandoned uncommitted. */
+  readonly signal: AbortSignal;
+  /** A restarted subscriber waits up to this long for the broker to drop its dead predecessor. */
+  readonly sessionTimeoutMs?: number;
+  readonly onDelivered?: (eventId: string, attempts: number) => void;
+  readonly onRetry?: (eventId: string, failures: number, error: LoopguardError, waitMs: number) => void;
+  readonly onError?: (error: LoopguardError) => void;
+}
+
+export interface AlertSubscription {
+  /** Alerts delivered by this process (a re-delivery after a restart counts again). */
+  readonly delivered: number;
+  /** Resolves after the signal aborted and the group was left. */
+  readonly done: Promise<void>;
+}
+
+export async function startAlertSubscriber(opts: AlertSubscriberOptions): Promise<AlertSubscription> {
+  let delivered = 0;
+  const consumer = await DecodingConsumer.start(opts.log, {
+    topic: TOPICS.stops,
+    groupId: opts.groupId ?? DEFAULT_ALERT_GROUP,
+    decode: (value) => opts.events.decode(TOPICS.stops, value),
+    commitEach: true,
+    sessionTimeoutMs: opts.sessionTimeoutMs ?? 15_000,
+    ...(opts.onError ? { onError: opts.onError } : {}),
+    handle: async (event, _record, heartbeat) => {
+      const alert = toStopAlert(event);
+      if (alert === null) return;
+      const attempts = await deliverWithRetry(() => opts.sink.deliver(alert, opts.signal), {
+        retry: opts.retry ?? DEFAULT_RETRY,
+        signal: opts.signal,
+        heartbeat,
+        ...(opts.sleep ? { sleep: opts.sleep } : {}),
+        onRetry: (failures, error, waitMs) => opts.onRetry?.(alert.event_id, failures, error, waitMs),
+      });
+      delivered++;
+      opts.onDelivered?.(alert.event_id, attempts);
+    },
+  });
+  const done = new Promise<void>((resolve) => {
+    if (opts.signal.aborted) resolve();
+    else opts.signal.addEventListener('abort', () => resolve(), { once: true });
+  }).then(() => consumer.stop());
+  return {
+    get delivered() {
+      return delivered;
+    },
+    done,
+  };
+}

@@ -1,0 +1,78 @@
+import { LoopguardError, toLoopguardError } from '../domain/errors.js';
+
+export interface RetryPolicy {
+  /** Wait after the first failure; doubled after each further one. */
+  readonly baseMs: number;
+  /** The waits stop growing here; delivery goes on being retried at this pace, never given up. */
+  readonly maxMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { baseMs: 250, maxMs: 30_000 };
+
+/** Sleeps ms, or rejects as soon as the signal aborts. */
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+export const realSleep: Sleep = (ms, signal) =>
+  new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(aborted());
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(aborted());
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+const aborted = () =>
+  new LoopguardError('alert_aborted', 'delivery abandoned: the subscriber is shutting down', {
+    retriable: true,
+  });
+
+/** The wait after the n-th failed attempt (n from 1): exponential, capped. */
+export function backoffMs(failures: number, p: RetryPolicy): number {
+  return Math.min(p.maxMs, p.baseMs * 2 ** Math.max(0, failures - 1));
+}
+
+export interface DeliverOptions {
+  readonly retry?: RetryPolicy;
+  readonly sleep?: Sleep;
+  readonly signal?: AbortSignal;
+  /** Called between slices of a long wait, so a consumer group keeps this member. */
+  readonly heartbeat?: () => Promise<void>;
+  /** Longest sleep between two heartbeats. */
+  readonly heartbeatEveryMs?: number;
+  readonly onRetry?: (failures: number, error: LoopguardError, waitMs: number) => void;
+}
+
+/**
+ * Runs `attempt` until it succeeds; how many attempts that took. It never gives up on its own: an
+ * alert that is skipped is an alert lost, and the caller must not commit past it. Only the
+ * signal (shutdown) ends it, with `alert_aborted`, leaving the record uncommitted for the next run.
+ */
+export async function deliverWithRetry(
+  attempt: () => Promise<void>,
+  opts: DeliverOptions = {},
+): Promise<number> {
+  const retry = opts.retry ?? DEFAULT_RETRY;
+  const sleep = opts.sleep ?? realSleep;
+  const slice = opts.heartbeatEveryMs ?? 1000;
+  for (let failures = 0; ; ) {
+    if (opts.signal?.aborted) throw aborted();
+    try {
+      await attempt();
+      return failures + 1;
+    } catch (e) {
+      if (opts.signal?.aborted) throw aborted();
+      failures++;
+      const wait = backoffMs(failures, retry);
+      opts.onRetry?.(failures, toLoopguardError(e, 'alert_delivery_failed', true), wait);
+      for (let left = wait; left > 0; left -= slice) {
+        await sleep(Math.min(slice, left), opts.signal);
+        await opts.heartbeat?.();
+      }
+    }
+  }
+}

@@ -1,0 +1,85 @@
+import {
+  type AlertSink,
+  DEFAULT_ALERT_GROUP,
+  DEFAULT_RETRY,
+  type RetryPolicy,
+  startAlertSubscriber,
+  stdoutSink,
+  webhookSink,
+} from '../alert/index.js';
+import { LoopguardError } from '../domain/index.js';
+import type { Io } from './io.js';
+import { type KafkaConfig, openKafkaStore } from './open-kafka-store.js';
+
+export interface AlertFlags {
+  readonly webhook?: string;
+  readonly group?: string;
+  readonly 'retry-base-ms'?: string;
+  readonly 'retry-max-ms'?: string;
+  readonly 'session-timeout-ms'?: string;
+}
+
+function positiveInt(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new LoopguardError('usage', `--${flag} must be a positive integer, got ${value}`);
+  return n;
+}
+
+function sinkFor(flags: AlertFlags, io: Io): AlertSink {
+  if (flags.webhook === undefined) return stdoutSink((t) => io.out(t));
+  let url: URL;
+  try {
+    url = new URL(flags.webhook);
+  } catch {
+    throw new LoopguardError('usage', `--webhook must be an http(s) URL, got ${flags.webhook}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new LoopguardError('usage', `--webhook must be an http(s) URL, got ${flags.webhook}`);
+  return webhookSink(url.toString());
+}
+
+/**
+ * `loopguard alert --kafka [--webhook URL] [--group G]`: runs until the signal aborts (SIGINT,
+ * SIGTERM). Progress and failed attempts go to stderr, so stdout carries only alerts.
+ */
+export async function alertCommand(
+  cfg: KafkaConfig,
+  flags: AlertFlags,
+  io: Io,
+  signal: AbortSignal,
+): Promise<number> {
+  const retry: RetryPolicy = {
+    baseMs: positiveInt('retry-base-ms', flags['retry-base-ms'], DEFAULT_RETRY.baseMs),
+    maxMs: positiveInt('retry-max-ms', flags['retry-max-ms'], DEFAULT_RETRY.maxMs),
+  };
+  const sessionTimeoutMs = positiveInt('session-timeout-ms', flags['session-timeout-ms'], 15_000);
+  const sink = sinkFor(flags, io);
+  const groupId = flags.group ?? DEFAULT_ALERT_GROUP;
+  const store = await openKafkaStore(cfg);
+  try {
+    const sub = await startAlertSubscriber({
+      log: store.log,
+      events: store.events,
+      sink,
+      groupId,
+      retry,
+      signal,
+      sessionTimeoutMs,
+      onRetry: (id, failures, e, waitMs) =>
+        io.err(
+          `alert: ${id}: attempt ${failures} failed (${e.code}: ${e.message}); retrying in ${waitMs} ms`,
+        ),
+      onError: (e) => io.err(`alert: consumer: ${e.code}: ${e.message}`),
+    });
+    io.err(
+      `alert: group ${groupId} on ${store.log.physicalName('loopguard.stops')} at ${cfg.brokers.join(',')}, delivering to ${sink.name}`,
+    );
+    await sub.done;
+    io.err(`alert: stopped after ${sub.delivered} deliveries`);
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
