@@ -72,4 +72,16 @@ export type Command =
       readonly policy?: RunPolicy;
       readonly atMs: number;
     }
-  | { readonly type: 'RecordCheckpoint'; readonly checkpointId?: string; readonly atMs: number };
+  | { readonly type: 'RecordCheckpoint'; readonly checkpointId?: string; readonly atMs: number }
+  /**
+   * An in-doubt (or cut-off) operation of this run settled by reconcile or a person: it happened
+   * (its result is kept) or it certainly did not (the key is free again).
+   */
+  | {
+      readonly type: 'SettleOperation';
+      readonly operationKey: string;
+      readonly happened: boolean;
+      readonly resultJson?: string;
+      readonly settledBy: string;
+      readonly atMs: number;
+    };

@@ -277,6 +277,28 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
         );
       return ok([resumed]);
     }
+    case 'SettleOperation': {
+      const own = s.operations[cmd.operationKey];
+      // Only this run's own open entries are settled here; the shared ledger is settled by the runtime.
+      if (own === undefined || own.status === 'completed') return ok([]);
+      if (cmd.happened)
+        return ok([
+          {
+            type: 'OperationCompleted',
+            operationKey: cmd.operationKey,
+            callId: own.callId,
+            resultJson: cmd.resultJson ?? 'null',
+          },
+        ]);
+      return ok([
+        {
+          type: 'OperationReleased',
+          operationKey: cmd.operationKey,
+          callId: own.callId,
+          reason: `settled by ${cmd.settledBy}: it did not happen`,
+        },
+      ]);
+    }
     case 'RecordCheckpoint': {
       const completed = Object.entries(s.operations)
         .filter(([, o]) => o.status === 'completed')

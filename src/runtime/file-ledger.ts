@@ -3,7 +3,14 @@ import { mkdirSync } from 'node:fs';
 import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LoopguardError } from '../domain/index.js';
-import type { ClaimOutcome, ClaimOwner, Ledger, LedgerState } from './ledger.js';
+import {
+  type ClaimOutcome,
+  type ClaimOwner,
+  type Ledger,
+  type LedgerState,
+  type ReissueNote,
+  reissueRefusal,
+} from './ledger.js';
 
 interface ClaimFile {
   readonly key: string;
@@ -57,7 +64,9 @@ export class FileLedger implements Ledger {
 
   private async owned(key: string, owner: ClaimOwner): Promise<ClaimFile> {
     const f = await this.read(key);
-    if (f === undefined || f.owner.runId !== owner.runId || f.owner.callId !== owner.callId) {
+    // A completion is final: not even its own claimant may turn it back into in doubt or free.
+    const done = f?.state.status === 'completed';
+    if (f === undefined || done || f.owner.runId !== owner.runId || f.owner.callId !== owner.callId) {
       throw new LoopguardError(
         'not_claim_owner',
         `ledger: ${key} is not claimed by ${owner.runId}/${owner.callId}`,
@@ -105,7 +114,8 @@ export class FileLedger implements Ledger {
 
   async settle(key: string, happened: boolean, resultJson = 'null'): Promise<void> {
     const f = await this.read(key);
-    if (f === undefined) return;
+    // A completion is final: settling never frees a side effect that is known to have happened.
+    if (f === undefined || f.state.status === 'completed') return;
     if (happened)
       await this.replace(key, { ...f, state: { status: 'completed', owner: f.owner, resultJson } });
     else await unlink(this.path(key));
@@ -117,6 +127,39 @@ export class FileLedger implements Ledger {
     if (f.state.status === 'claimed' && !alive(f.pid))
       return { status: 'in_doubt', owner: f.owner, reason: 'owner process ended without recording a result' };
     return f.state;
+  }
+
+  async reissue(note: ReissueNote): Promise<void> {
+    const refused = reissueRefusal(
+      note,
+      await this.get(note.oldKey),
+      (await this.get(note.newKey)) ?? (await this.reissuedFrom(note.newKey)),
+    );
+    if (refused !== null) throw new LoopguardError('reissue_refused', `reissue: ${refused}`);
+    // Linked into place like a claim, so two operators cannot both reissue onto one key.
+    const tmp = `${this.notePath(note.newKey)}.${process.pid}.tmp`;
+    await writeFile(tmp, JSON.stringify(note), { flush: true });
+    try {
+      await link(tmp, this.notePath(note.newKey));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      throw new LoopguardError('reissue_refused', `reissue: operation key ${note.newKey} is already in use`);
+    } finally {
+      await unlink(tmp);
+    }
+  }
+
+  async reissuedFrom(newKey: string): Promise<ReissueNote | undefined> {
+    try {
+      return JSON.parse(await readFile(this.notePath(newKey), 'utf8')) as ReissueNote;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw e;
+    }
+  }
+
+  private notePath(key: string): string {
+    return this.path(key).replace(/\.json$/, '.reissue.json');
   }
 
   async close(): Promise<void> {}

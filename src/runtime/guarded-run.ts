@@ -9,8 +9,10 @@ import {
 } from '../domain/index.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
 import type { CallResult } from './call-result.js';
+import { claimOperation, ledgerCall, type OperationClaim } from './claim-operation.js';
 import { executeTool, type ToolFn } from './execute-tool.js';
-import type { ClaimOwner, Ledger } from './ledger.js';
+import { interruptedCompletion } from './interrupted-call.js';
+import type { Ledger, ReissueNote } from './ledger.js';
 import type { RunStore } from './run-store.js';
 
 export interface CallRequest {
@@ -78,29 +80,6 @@ export class GuardedRun {
     return this.serial(() => this.callNow(req, fn, hooks));
   }
 
-  private async claim(
-    key: string,
-    owner: ClaimOwner,
-    hooks: CallHooks,
-  ): Promise<{ view: LedgerView; won: boolean }> {
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const c = await this.ledger.claim(key, owner);
-      if (c.status === 'won') return { view: { status: 'none' }, won: true };
-      if (c.status === 'completed')
-        return { view: { status: 'completed', resultJson: c.resultJson }, won: false };
-      if (c.status === 'in_flight') return { view: { status: 'claimed', byRun: c.owner.runId }, won: false };
-      if (hooks.reconcile === undefined) return { view: { status: 'in_doubt' }, won: false };
-      const settled = await hooks.reconcile(key);
-      await this.ledger.settle(key, settled.happened, JSON.stringify(settled.result ?? null));
-      if (settled.happened)
-        return {
-          view: { status: 'completed', resultJson: JSON.stringify(settled.result ?? null) },
-          won: false,
-        };
-    }
-    return { view: { status: 'in_doubt' }, won: false };
-  }
-
   private async callNow(req: CallRequest, fn: ToolFn, hooks: CallHooks): Promise<CallResult> {
     const policy = this.actor.state.policy;
     if (policy === null)
@@ -109,10 +88,17 @@ export class GuardedRun {
     const sideEffect = req.sideEffect ?? toolPolicy(policy, req.tool).sideEffect;
     const key = sideEffect && !isTerminal(this.actor.state.status) ? req.operationKey : undefined;
     const owner = { runId: this.runId, callId };
-    const claim =
+    const claim: OperationClaim =
       key === undefined
-        ? { view: { status: 'none' } as LedgerView, won: false }
-        : await this.claim(key, owner, hooks);
+        ? { view: { status: 'none' } as LedgerView, won: false, settled: null }
+        : await claimOperation(this.ledger, key, owner, hooks);
+    if (key !== undefined && claim.settled !== null)
+      await this.record({
+        type: 'SettleOperation',
+        operationKey: key,
+        ...claim.settled,
+        settledBy: 'reconcile',
+      });
     let records: RecordedEvent[];
     try {
       records = await this.record({
@@ -139,10 +125,15 @@ export class GuardedRun {
     const ran = await executeTool(fn, policy.stepTimeoutMs, sideEffect);
     const inDoubt = ran.inDoubt && key !== undefined;
     if (key !== undefined && claim.won) {
-      // The ledger learns the outcome before the run does: another worker must never see a completed side effect as free.
-      if (inDoubt) await this.ledger.markInDoubt(key, owner, ran.code ?? 'no answer');
-      else if (ran.kind === 'SUCCESS') await this.ledger.complete(key, owner, ran.resultJson);
-      else await this.ledger.release(key, owner);
+      // The ledger learns the outcome before the run does: another worker must never see a
+      // completed side effect as free. If the ledger cannot take it, the claim stays (and turns
+      // in doubt), and the run's own record below still carries the outcome to the log.
+      await (inDoubt
+        ? this.ledger.markInDoubt(key, owner, ran.code ?? 'no answer')
+        : ran.kind === 'SUCCESS'
+          ? this.ledger.complete(key, owner, ran.resultJson)
+          : this.ledger.release(key, owner)
+      ).catch(() => undefined);
     }
     const done = await this.record({
       type: 'CompleteToolCall',
@@ -220,6 +211,49 @@ export class GuardedRun {
     return e?.type === 'CheckpointRecorded' ? e.checkpointId : '';
   }
 
+  /**
+   * A person's verdict on an in-doubt operation of this run: it happened (with its result, which
+   * later calls get back cached) or it certainly did not (the key is free to run again).
+   */
+  async settle(
+    operationKey: string,
+    verdict: { happened: boolean; result?: unknown; settledBy: string },
+  ): Promise<void> {
+    const resultJson = JSON.stringify(verdict.result ?? null);
+    await this.serial(async () => {
+      await ledgerCall(`settle ${operationKey}`, () =>
+        this.ledger.settle(operationKey, verdict.happened, resultJson),
+      );
+      await this.record({
+        type: 'SettleOperation',
+        operationKey,
+        happened: verdict.happened,
+        resultJson,
+        settledBy: verdict.settledBy,
+      });
+    });
+  }
+
+  /**
+   * A deliberate second execution: `newKey` may run although `oldKey` is done or in doubt. The
+   * reason and approver are recorded in the ledger; the old entry stays untouched.
+   */
+  async reissue(
+    oldKey: string,
+    newKey: string,
+    why: { reason: string; approvedBy?: string },
+  ): Promise<ReissueNote> {
+    const note: ReissueNote = {
+      oldKey,
+      newKey,
+      reason: why.reason.trim(),
+      approvedBy: why.approvedBy ?? null,
+      by: { runId: this.runId, callId: `reissue-${this.actor.state.seq}` },
+    };
+    await this.serial(() => ledgerCall(`reissue ${oldKey}`, () => this.ledger.reissue(note)));
+    return note;
+  }
+
   /** Used by Guard.startRun. */
   async start(cmd: Extract<CommandInput, { type: 'StartRun' }>): Promise<void> {
     await this.serial(() => this.record(cmd));
@@ -227,7 +261,11 @@ export class GuardedRun {
 
   /** Used by Guard.resume: records the approved precondition change. */
   async resumeWith(change: { preconditionChange: string; approvedBy?: string }): Promise<void> {
-    await this.serial(() => this.record({ type: 'Resume', ...change }));
+    await this.serial(async () => {
+      const cutOff = await interruptedCompletion(this.actor.state, this.ledger);
+      if (cutOff !== null) await this.record(cutOff);
+      await this.record({ type: 'Resume', ...change });
+    });
   }
 }
 

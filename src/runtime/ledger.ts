@@ -19,6 +19,18 @@ export type LedgerState =
   | { readonly status: 'completed'; readonly owner: ClaimOwner; readonly resultJson: string }
   | { readonly status: 'in_doubt'; readonly owner: ClaimOwner; readonly reason: string };
 
+/**
+ * An operator's decision to run an operation a second time: a new key, with the reason and the
+ * approver recorded. The old key's entry stays as it was, so its history is never rewritten.
+ */
+export interface ReissueNote {
+  readonly oldKey: string;
+  readonly newKey: string;
+  readonly reason: string;
+  readonly approvedBy: string | null;
+  readonly by: ClaimOwner;
+}
+
 export interface Ledger {
   /** Atomically claims `key`; only a `won` claim may run the side effect. */
   claim(key: string, owner: ClaimOwner): Promise<ClaimOutcome>;
@@ -31,5 +43,23 @@ export interface Ledger {
   /** An in-doubt operation settled by reconcile or a person: done (with its result) or free to run again. */
   settle(key: string, happened: boolean, resultJson?: string): Promise<void>;
   get(key: string): Promise<LedgerState | undefined>;
+  /** Records a reissue; refused when the old key has no entry or the new key is already in use. */
+  reissue(note: ReissueNote): Promise<void>;
+  /** The reissue that made `newKey`, if it was made by one. */
+  reissuedFrom(newKey: string): Promise<ReissueNote | undefined>;
   close(): Promise<void>;
+}
+
+/** Why a reissue is refused, or null: shared by the adapters so they refuse alike. */
+export function reissueRefusal(
+  note: ReissueNote,
+  old: LedgerState | undefined,
+  taken: LedgerState | ReissueNote | undefined,
+): string | null {
+  if (note.reason.trim() === '') return 'a reissue needs a recorded reason';
+  if (note.oldKey === note.newKey) return 'the new operation key must differ from the old one';
+  if (old === undefined) return `operation ${note.oldKey} is not in the ledger; there is nothing to reissue`;
+  if (old.status === 'claimed') return `operation ${note.oldKey} is still in flight; wait for its outcome`;
+  if (taken !== undefined) return `operation key ${note.newKey} is already in use`;
+  return null;
 }

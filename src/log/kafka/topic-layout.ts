@@ -34,7 +34,9 @@ const KEEP_FOREVER = { 'cleanup.policy': 'delete', 'retention.ms': '-1' } as con
 export const DEFAULT_TOPIC_CONFIGS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   [TOPICS.runs]: KEEP_FOREVER,
   [TOPICS.stops]: KEEP_FOREVER,
-  [TOPICS.ledger]: { 'cleanup.policy': 'compact' },
+  // A claim must outlive compaction while its call is in flight (a completion or release may
+  // follow much later); a week is far above any lease, and compaction still bounds the topic.
+  [TOPICS.ledger]: { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': String(7 * 24 * 3_600_000) },
   [TOPICS.dlq]: KEEP_FOREVER,
 };
 

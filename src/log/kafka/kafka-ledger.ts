@@ -1,0 +1,262 @@
+/**
+ * The idempotency ledger on Kafka: claims are serialised through the ledger topic partition of
+ * their operation key. A claimant appends its claim, waits until its follower has folded that
+ * partition up to the claim's own offset, and reads the verdict off the fold: the first
+ * unreleased claim wins, a completion is final, a claim older than the lease with no outcome is
+ * in doubt (its owner may have died mid-call; nobody re-runs it blindly).
+ *
+ * Records are the event store's Avro RecordedEvents (OperationClaimed/Completed/InDoubt/Released,
+ * runId/callId = owner), keyed by operation key, so the topic holds one record format and the
+ * runs' own copies fold into the same claims. Reissue notes are keyed `reissue:<newKey>` so that
+ * compaction of the new key never removes them.
+ */
+import { randomUUID } from 'node:crypto';
+import { type Admin, Partitioners } from 'kafkajs';
+import { LoopguardError } from '../../domain/errors.js';
+import type { DomainEvent, RecordedEvent } from '../../domain/events.js';
+import { EventCodec } from '../../events/codec.js';
+import type { SchemaStore } from '../../events/schema-store.js';
+import type { ClaimOutcome, ClaimOwner, Ledger, LedgerState, ReissueNote } from '../../runtime/ledger.js';
+import { reissueRefusal } from '../../runtime/ledger.js';
+import { TOPICS } from '../event-log.js';
+import { withTimeout } from './kafka-error.js';
+import type { KafkaLog } from './kafka-log.js';
+import { foldLedger, type KeyEntry, operationKeyOf, sameOwner } from './ledger-fold.js';
+import { type LedgerFollower as Follower, LedgerFollower, type LedgerMessage } from './ledger-follower.js';
+
+export interface KafkaLedgerOptions {
+  /** The log whose ledger topic (same prefix/suffix) holds the claims. */
+  readonly log: KafkaLog;
+  readonly schemaStore: SchemaStore;
+  /** Registry subject for the ledger records; default `loopguard.ledger-value`. */
+  readonly subject?: string;
+  /** A claim with no outcome this long after it was made is in doubt. Default 240 s (2 x the default step timeout). */
+  readonly leaseMs?: number;
+  /** How long a claim or read waits for the fold. Default 30 s. */
+  readonly timeoutMs?: number;
+  readonly clock?: { now(): number };
+}
+
+const NOTE_HEADER = 'loopguard.reissue';
+
+export class KafkaLedger implements Ledger {
+  private readonly entries = new Map<string, KeyEntry>();
+  private readonly notes = new Map<string, ReissueNote>();
+  private readonly partitioner = Partitioners.DefaultPartitioner();
+  private readonly leaseMs: number;
+  private readonly timeoutMs: number;
+  private readonly clock: { now(): number };
+  private follower: Follower | undefined;
+  private readonly admin: Admin;
+
+  private constructor(
+    private readonly log: KafkaLog,
+    private readonly codec: EventCodec,
+    private readonly topic: { name: string; partitions: number },
+    opts: KafkaLedgerOptions,
+  ) {
+    this.leaseMs = opts.leaseMs ?? 240_000;
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.clock = opts.clock ?? { now: () => Date.now() };
+    this.admin = log.kafka.admin();
+  }
+
+  static async open(opts: KafkaLedgerOptions): Promise<KafkaLedger> {
+    const topic = await opts.log.prepare(TOPICS.ledger);
+    const codec = await EventCodec.create(opts.schemaStore, opts.subject ?? `${TOPICS.ledger}-value`);
+    const ledger = new KafkaLedger(opts.log, codec, topic, opts);
+    await ledger.admin.connect();
+    ledger.follower = new LedgerFollower(opts.log.kafka, topic.name, topic.partitions, (m) => ledger.fold(m));
+    return ledger;
+  }
+
+  async claim(key: string, owner: ClaimOwner): Promise<ClaimOutcome> {
+    // A claim that lost to a holder who released after it is simply made again.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      await this.write(key, owner, { type: 'OperationClaimed', operationKey: key, callId: owner.callId });
+      const e = this.entries.get(key);
+      if (e === undefined) continue;
+      if (e.status === 'completed') return { status: 'completed', resultJson: e.resultJson };
+      if (e.status === 'in_doubt' || this.expired(e)) return { status: 'in_doubt', owner: e.owner };
+      return sameOwner(e.owner, owner) ? { status: 'won' } : { status: 'in_flight', owner: e.owner };
+    }
+    throw new LoopguardError('ledger_contended', `ledger: ${key} kept changing hands; try again`, {
+      retriable: true,
+    });
+  }
+
+  async complete(key: string, owner: ClaimOwner, resultJson: string): Promise<void> {
+    await this.owned(key, owner);
+    await this.write(key, owner, {
+      type: 'OperationCompleted',
+      operationKey: key,
+      callId: owner.callId,
+      resultJson,
+    });
+  }
+
+  async markInDoubt(key: string, owner: ClaimOwner, reason: string): Promise<void> {
+    await this.owned(key, owner);
+    await this.write(key, owner, {
+      type: 'OperationInDoubt',
+      operationKey: key,
+      callId: owner.callId,
+      reason,
+    });
+  }
+
+  async release(key: string, owner: ClaimOwner): Promise<void> {
+    await this.owned(key, owner);
+    await this.write(key, owner, {
+      type: 'OperationReleased',
+      operationKey: key,
+      callId: owner.callId,
+      reason: 'released by its claimant: the side effect did not run',
+    });
+  }
+
+  async settle(key: string, happened: boolean, resultJson = 'null'): Promise<void> {
+    await this.caughtUp();
+    const e = this.entries.get(key);
+    if (e === undefined || e.status === 'completed') return;
+    const { owner } = e;
+    await this.write(
+      key,
+      owner,
+      happened
+        ? { type: 'OperationCompleted', operationKey: key, callId: owner.callId, resultJson }
+        : {
+            type: 'OperationReleased',
+            operationKey: key,
+            callId: owner.callId,
+            reason: 'settled: it did not happen',
+          },
+    );
+  }
+
+  async get(key: string): Promise<LedgerState | undefined> {
+    await this.caughtUp();
+    const e = this.entries.get(key);
+    if (e === undefined) return undefined;
+    if (e.status === 'claimed') {
+      return this.expired(e)
+        ? { status: 'in_doubt', owner: e.owner, reason: 'no outcome within the lease' }
+        : { status: 'claimed', owner: e.owner };
+    }
+    return e.status === 'completed'
+      ? { status: 'completed', owner: e.owner, resultJson: e.resultJson }
+      : { status: 'in_doubt', owner: e.owner, reason: e.reason };
+  }
+
+  async reissue(note: ReissueNote): Promise<void> {
+    const refused = reissueRefusal(
+      note,
+      await this.get(note.oldKey),
+      (await this.get(note.newKey)) ?? this.notes.get(note.newKey),
+    );
+    if (refused !== null) throw new LoopguardError('reissue_refused', `reissue: ${refused}`);
+    const event: DomainEvent = {
+      type: 'OperationReleased',
+      operationKey: note.newKey,
+      callId: note.by.callId,
+      reason: `reissue of ${note.oldKey}: ${note.reason}`,
+    };
+    await this.write(`reissue:${note.newKey}`, note.by, event, { [NOTE_HEADER]: JSON.stringify(note) });
+  }
+
+  async reissuedFrom(newKey: string): Promise<ReissueNote | undefined> {
+    await this.caughtUp();
+    return this.notes.get(newKey);
+  }
+
+  async close(): Promise<void> {
+    await this.follower?.close();
+    await this.admin.disconnect().catch(() => undefined);
+  }
+
+  private expired(e: KeyEntry): boolean {
+    return e.status === 'claimed' && this.clock.now() - e.atMs >= this.leaseMs;
+  }
+
+  private async owned(key: string, owner: ClaimOwner): Promise<void> {
+    const e = this.entries.get(key) ?? (await this.caughtUp(), this.entries.get(key));
+    if (e === undefined || e.status === 'completed' || !sameOwner(e.owner, owner))
+      throw new LoopguardError(
+        'not_claim_owner',
+        `ledger: ${key} is not claimed by ${owner.runId}/${owner.callId}`,
+      );
+  }
+
+  /** Appends one record and waits until the fold has taken it: read-your-writes for this key. */
+  private async write(
+    key: string,
+    owner: ClaimOwner,
+    event: DomainEvent,
+    headers: Record<string, string> = {},
+  ): Promise<void> {
+    const rec: RecordedEvent = {
+      eventId: `ledger/${randomUUID()}`,
+      runId: owner.runId,
+      seq: 0,
+      atMs: this.clock.now(),
+      event,
+    };
+    const [offset] = await this.log.append(TOPICS.ledger, [
+      { key, value: this.codec.encode(rec), headers: { 'loopguard.type': event.type, ...headers } },
+    ]);
+    await this.waitFor(this.partitionOf(key), (offset ?? 0) + 1);
+  }
+
+  private async caughtUp(): Promise<void> {
+    const admin = this.log.kafka.admin();
+    await admin.connect();
+    try {
+      const ends = await withTimeout(
+        admin.fetchTopicOffsets(this.topic.name),
+        this.timeoutMs,
+        'ledger offsets',
+      );
+      await Promise.all(ends.map((o) => this.waitFor(o.partition, Number(o.high))));
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+  }
+
+  private waitFor(partition: number, offset: number): Promise<void> {
+    if (this.follower === undefined) throw new LoopguardError('ledger_closed', 'ledger: not open');
+    return withTimeout(this.follower.foldedTo(partition, offset), this.timeoutMs, 'ledger fold');
+  }
+
+  private async fold(m: LedgerMessage): Promise<void> {
+    let rec: RecordedEvent;
+    try {
+      rec = await this.codec.decode(m.value);
+    } catch {
+      return; // not a ledger record; the DLQ consumer reports those
+    }
+    const note = m.headers[NOTE_HEADER];
+    if (note !== undefined) {
+      const parsed = JSON.parse(note) as ReissueNote;
+      this.notes.set(parsed.newKey, parsed);
+      return;
+    }
+    const key = operationKeyOf(rec);
+    if (key === null) return;
+    const next = foldLedger(this.entries.get(key), rec);
+    if (next === undefined) this.entries.delete(key);
+    else this.entries.set(key, next);
+  }
+
+  /** The partition KafkaLog's default partitioner puts `key` on. */
+  private partitionOf(key: string): number {
+    if (this.topic.partitions === 1) return 0;
+    const partitionMetadata = Array.from({ length: this.topic.partitions }, (_, partitionId) => ({
+      partitionId,
+      leader: 0,
+      replicas: [],
+      isr: [],
+      partitionErrorCode: 0,
+    }));
+    return this.partitioner({ topic: this.topic.name, partitionMetadata, message: { key, value: null } });
+  }
+}

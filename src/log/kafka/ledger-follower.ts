@@ -1,0 +1,91 @@
+/**
+ * Keeps a fold of every partition of the ledger topic up to date with one long-lived follow per
+ * partition, so a claim waits only for its own record to come round instead of re-reading the
+ * topic. A follow that fails (broker restart) is restarted from the next unfolded offset; until
+ * then waiters simply wait, and their callers' timeouts turn that into "ledger unavailable".
+ */
+import type { Kafka } from 'kafkajs';
+import { headersToStrings } from './kafka-error.js';
+import { followPartition } from './partition-reader.js';
+
+export interface LedgerMessage {
+  readonly partition: number;
+  readonly offset: number;
+  readonly key: string;
+  readonly value: Buffer;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+interface Waiter {
+  readonly partition: number;
+  readonly offset: number;
+  readonly resolve: () => void;
+}
+
+const RESTART_DELAY_MS = 250;
+
+export class LedgerFollower {
+  private readonly next: number[];
+  private waiters: Waiter[] = [];
+  private readonly stop = new AbortController();
+  private readonly loops: Promise<void>[];
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly topic: string,
+    partitions: number,
+    private readonly onMessage: (m: LedgerMessage) => Promise<void>,
+  ) {
+    this.next = Array.from({ length: partitions }, () => 0);
+    this.loops = this.next.map((_, p) => this.loop(p));
+  }
+
+  /** Resolves once every record of `partition` below `offset` (exclusive) has been folded. */
+  foldedTo(partition: number, offset: number): Promise<void> {
+    if ((this.next[partition] ?? 0) >= offset) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ partition, offset, resolve }));
+  }
+
+  async close(): Promise<void> {
+    this.stop.abort();
+    await Promise.allSettled(this.loops);
+  }
+
+  private async loop(partition: number): Promise<void> {
+    while (!this.stop.signal.aborted) {
+      try {
+        await followPartition(
+          this.kafka,
+          this.topic,
+          partition,
+          this.next[partition] ?? 0,
+          (m) => this.take(partition, m.offset, m.message),
+          this.stop.signal,
+        );
+      } catch {
+        // The broker went away; the fold keeps its place and picks up where it stopped.
+        await new Promise((r) => setTimeout(r, RESTART_DELAY_MS));
+      }
+    }
+  }
+
+  private async take(
+    partition: number,
+    offset: number,
+    message: Parameters<Parameters<typeof followPartition>[4]>[0]['message'],
+  ): Promise<void> {
+    if (offset < (this.next[partition] ?? 0)) return;
+    await this.onMessage({
+      partition,
+      offset,
+      key: message.key?.toString() ?? '',
+      value: message.value ?? Buffer.alloc(0),
+      headers: headersToStrings(message.headers) ?? {},
+    });
+    this.next[partition] = offset + 1;
+    const ready = this.waiters.filter((w) => w.partition === partition && w.offset <= offset + 1);
+    if (ready.length === 0) return;
+    this.waiters = this.waiters.filter((w) => !ready.includes(w));
+    for (const w of ready) w.resolve();
+  }
+}

@@ -1,0 +1,62 @@
+import { type LedgerView, LoopguardError } from '../domain/index.js';
+import type { CallHooks } from './guarded-run.js';
+import type { ClaimOwner, Ledger } from './ledger.js';
+
+export interface Settlement {
+  readonly happened: boolean;
+  readonly resultJson: string;
+}
+
+export interface OperationClaim {
+  readonly view: LedgerView;
+  readonly won: boolean;
+  /** What reconcile said about an in-doubt operation; the run records it before deciding. */
+  readonly settled: Settlement | null;
+}
+
+/** Refusals of the ledger's own rules, as opposed to a ledger that cannot be reached. */
+const LEDGER_RULES: ReadonlySet<string> = new Set(['not_claim_owner', 'reissue_refused']);
+
+/** A ledger that cannot answer is treated like a log that cannot record: nothing runs. */
+export async function ledgerCall<T>(what: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (e) {
+    if (e instanceof LoopguardError && LEDGER_RULES.has(e.code)) throw e;
+    throw new LoopguardError(
+      'log_unavailable',
+      `the ledger did not answer (${what}); nothing was executed (${(e as Error).message})`,
+      { retriable: true, cause: e },
+    );
+  }
+}
+
+/**
+ * Claims `key` for one call. Exactly one claimant wins; the others see the operation completed (its
+ * result comes back cached), in flight (wait), or in doubt. In doubt is settled by `reconcile`
+ * when the tool has one; a "did not happen" frees the key and the claim is tried once more.
+ */
+export async function claimOperation(
+  ledger: Ledger,
+  key: string,
+  owner: ClaimOwner,
+  hooks: CallHooks,
+): Promise<OperationClaim> {
+  let settled: Settlement | null = null;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const c = await ledgerCall(`claim ${key}`, () => ledger.claim(key, owner));
+    if (c.status === 'won') return { view: { status: 'none' }, won: true, settled };
+    if (c.status === 'completed')
+      return { view: { status: 'completed', resultJson: c.resultJson }, won: false, settled };
+    if (c.status === 'in_flight')
+      return { view: { status: 'claimed', byRun: c.owner.runId }, won: false, settled };
+    if (hooks.reconcile === undefined || settled !== null)
+      return { view: { status: 'in_doubt' }, won: false, settled };
+    const answer = await hooks.reconcile(key);
+    settled = { happened: answer.happened, resultJson: JSON.stringify(answer.result ?? null) };
+    const s = settled;
+    await ledgerCall(`settle ${key}`, () => ledger.settle(key, s.happened, s.resultJson));
+    if (s.happened) return { view: { status: 'completed', resultJson: s.resultJson }, won: false, settled };
+  }
+  return { view: { status: 'in_doubt' }, won: false, settled };
+}

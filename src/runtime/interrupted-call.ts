@@ -1,0 +1,48 @@
+import { createHash } from 'node:crypto';
+import type { RunState } from '../domain/index.js';
+import type { CommandInput } from '../machines/index.js';
+import { ledgerCall } from './claim-operation.js';
+import type { Ledger } from './ledger.js';
+
+/**
+ * A run rebuilt from the log may end on a call that has a decision but no result: the process
+ * died while the tool ran. Its result is recorded now, from the ledger when the ledger learned it
+ * (the tool's success reached the ledger before the crash), else as interrupted, and in doubt if
+ * it was a side effect: nobody knows whether it happened, so it is never simply run again.
+ */
+export async function interruptedCompletion(
+  state: RunState,
+  ledger: Ledger,
+): Promise<Extract<CommandInput, { type: 'CompleteToolCall' }> | null> {
+  const call = state.inFlight;
+  if (call === null) return null;
+  const key = call.sideEffect ? call.operationKey : null;
+  const owner = { runId: state.runId, callId: call.callId };
+  if (key !== null) {
+    const known = await ledgerCall(`get ${key}`, () => ledger.get(key));
+    const ours = known?.owner.runId === owner.runId && known.owner.callId === owner.callId;
+    if (known?.status === 'completed' && ours) {
+      return {
+        type: 'CompleteToolCall',
+        callId: call.callId,
+        kind: 'SUCCESS',
+        resultJson: known.resultJson,
+        resultHash: createHash('sha256').update(known.resultJson).digest('hex'),
+      };
+    }
+    if (known?.status === 'claimed' && ours)
+      await ledgerCall(`mark ${key} in doubt`, () =>
+        ledger.markInDoubt(key, owner, 'the process ended while the tool ran'),
+      );
+  }
+  const resultJson = JSON.stringify({ error: 'interrupted' });
+  return {
+    type: 'CompleteToolCall',
+    callId: call.callId,
+    kind: 'RETRYABLE',
+    code: 'interrupted',
+    resultJson,
+    resultHash: createHash('sha256').update(resultJson).digest('hex'),
+    inDoubt: key !== null,
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * The Ledger port's contract, run against every adapter: FileLedger (unit) and KafkaLedger (int).
+ * `make` returns two ledger instances over one store, as two workers would have.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Ledger } from '../src/runtime/ledger.js';
+
+export interface LedgerPair {
+  readonly a: Ledger;
+  readonly b: Ledger;
+  readonly close: () => Promise<void>;
+}
+
+const own = (callId: string, runId = 'run-1') => ({ runId, callId });
+
+export function ledgerContract(name: string, make: () => Promise<LedgerPair>, timeout = 30_000): void {
+  describe(`Ledger contract: ${name}`, () => {
+    const open: LedgerPair[] = [];
+    const pair = async () => {
+      const p = await make();
+      open.push(p);
+      return p;
+    };
+    afterEach(async () => {
+      for (const p of open.splice(0)) await p.close();
+    });
+
+    it('lets exactly one of many concurrent claimants win', { timeout }, async () => {
+      const { a, b } = await pair();
+      const got = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).claim('k-race', own(`c${i}`))),
+      );
+      expect(got.filter((g) => g.status === 'won')).toHaveLength(1);
+      expect(got.filter((g) => g.status === 'in_flight')).toHaveLength(7);
+    });
+
+    it('returns a completed result to every later claimant, on any instance', { timeout }, async () => {
+      const { a, b } = await pair();
+      expect(await a.claim('k-done', own('c1'))).toEqual({ status: 'won' });
+      await a.complete('k-done', own('c1'), '{"paid":30}');
+      expect(await b.claim('k-done', own('c2'))).toEqual({ status: 'completed', resultJson: '{"paid":30}' });
+      expect(await b.get('k-done')).toMatchObject({ status: 'completed', owner: own('c1') });
+    });
+
+    it('frees a released key for the next claimant', { timeout }, async () => {
+      const { a, b } = await pair();
+      await a.claim('k-rel', own('c1'));
+      await a.release('k-rel', own('c1'));
+      expect(await a.get('k-rel')).toBeUndefined();
+      expect(await b.claim('k-rel', own('c2', 'run-2'))).toEqual({ status: 'won' });
+    });
+
+    it('keeps an in-doubt key from running until it is settled', { timeout }, async () => {
+      const { a, b } = await pair();
+      await a.claim('k-doubt', own('c1'));
+      await a.markInDoubt('k-doubt', own('c1'), 'timeout');
+      expect(await b.claim('k-doubt', own('c2'))).toMatchObject({ status: 'in_doubt', owner: own('c1') });
+      await b.settle('k-doubt', false);
+      expect(await a.claim('k-doubt', own('c3'))).toEqual({ status: 'won' });
+      await a.markInDoubt('k-doubt', own('c3'), 'timeout');
+      await b.settle('k-doubt', true, '"done"');
+      expect(await a.claim('k-doubt', own('c4'))).toEqual({ status: 'completed', resultJson: '"done"' });
+    });
+
+    it('never frees a completed key, whoever settles or releases it', { timeout }, async () => {
+      const { a, b } = await pair();
+      await a.claim('k-final', own('c1'));
+      await a.complete('k-final', own('c1'), '1');
+      await b.settle('k-final', false);
+      await expect(b.release('k-final', own('c1'))).rejects.toMatchObject({ code: 'not_claim_owner' });
+      expect(await b.get('k-final')).toMatchObject({ status: 'completed', resultJson: '1' });
+    });
+
+    it('refuses an outcome from anyone but the claimant', { timeout }, async () => {
+      const { a, b } = await pair();
+      await a.claim('k-own', own('c1'));
+      await expect(b.complete('k-own', own('c9'), '1')).rejects.toMatchObject({ code: 'not_claim_owner' });
+      expect(await a.get('k-own')).toMatchObject({ status: 'claimed', owner: own('c1') });
+    });
+
+    it('records a reissue with its reason and keeps the old entry', { timeout }, async () => {
+      const { a, b } = await pair();
+      const note = {
+        oldKey: 'k-old',
+        newKey: 'k-new',
+        reason: 'customer asked twice',
+        approvedBy: 'ops',
+        by: own('r'),
+      };
+      await expect(a.reissue(note)).rejects.toMatchObject({ code: 'reissue_refused' });
+      await a.claim('k-old', own('c1'));
+      await a.complete('k-old', own('c1'), '"p-1"');
+      await expect(a.reissue({ ...note, reason: ' ' })).rejects.toMatchObject({ code: 'reissue_refused' });
+      await a.reissue(note);
+      await expect(b.reissue(note)).rejects.toMatchObject({ code: 'reissue_refused' });
+      expect(await b.reissuedFrom('k-new')).toEqual(note);
+      expect(await b.get('k-old')).toMatchObject({ status: 'completed', resultJson: '"p-1"' });
+      expect(await b.claim('k-new', own('c2'))).toEqual({ status: 'won' });
+    });
+  });
+}
