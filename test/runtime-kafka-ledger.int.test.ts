@@ -1,0 +1,45 @@
+import { randomUUID } from 'node:crypto';
+import { expect, it } from 'vitest';
+import { RegistrySchemaStore } from '../src/events/registry-schema-store.js';
+import { KafkaLedger } from '../src/log/kafka/kafka-ledger.js';
+import { KafkaLog } from '../src/log/kafka/kafka-log.js';
+import { ledgerContract } from './runtime-ledger-contract.js';
+import { kafkaEnv } from './setup/kafka-env.js';
+
+async function pair(clock?: { now(): number }) {
+  const { brokers, registryUrl } = kafkaEnv();
+  const topicPrefix = `t-${randomUUID()}-`;
+  const schemaStore = new RegistrySchemaStore({ url: registryUrl });
+  const logs = await Promise.all([0, 1].map(() => KafkaLog.connect({ brokers, topicPrefix })));
+  const [la, lb] = logs as [KafkaLog, KafkaLog];
+  const opts = { schemaStore, leaseMs: 60_000, ...(clock ? { clock } : {}) };
+  const a = await KafkaLedger.open({ log: la, ...opts });
+  const b = await KafkaLedger.open({ log: lb, ...opts });
+  return {
+    a,
+    b,
+    close: async () => {
+      await Promise.all([a.close(), b.close()]);
+      await Promise.all(logs.map((l) => l.close()));
+    },
+  };
+}
+
+ledgerContract('KafkaLedger', () => pair(), 60_000);
+
+it('turns a claim with no outcome within the lease into in doubt', { timeout: 60_000 }, async () => {
+  let now = 1_000_000;
+  const p = await pair({ now: () => now });
+  try {
+    expect(await p.a.claim('k-lease', { runId: 'r', callId: 'c1' })).toEqual({ status: 'won' });
+    expect(await p.b.claim('k-lease', { runId: 'r', callId: 'c2' })).toMatchObject({ status: 'in_flight' });
+    now += 60_000;
+    expect(await p.b.claim('k-lease', { runId: 'r', callId: 'c3' })).toMatchObject({
+      status: 'in_doubt',
+      owner: { callId: 'c1' },
+    });
+    expect(await p.b.get('k-lease')).toMatchObject({ status: 'in_doubt' });
+  } finally {
+    await p.close();
+  }
+});
