@@ -1,13 +1,13 @@
 import type { DomainEvent, EventOf, RecordedEvent } from './events.js';
+import { intentOf } from './intent.js';
 import {
   ASKED_CAP,
   initialState,
   RECENT_CAP,
   type RunState,
   SEEN_CAP,
-  SEEN_PER_CALL_CAP,
   SUCCEEDED_CAP,
-  seenResults,
+  seenPair,
   WINDOW_CAP,
   type WindowEntry,
 } from './run-state.js';
@@ -22,30 +22,6 @@ const without = <V>(rec: Readonly<Record<string, V>>, key: string): Record<strin
   return rest;
 };
 
-/** Records a result hash for a call; the least recently added call is forgotten past the cap. */
-function remember(seen: RunState['seen'], fp: string, hash: string): RunState['seen'] {
-  const prior = seen.find(([f]) => f === fp)?.[1] ?? [];
-  if (prior.includes(hash)) return seen;
-  const rest = seen.filter(([f]) => f !== fp);
-  const next = [...rest, [fp, capped(prior, hash, SEEN_PER_CALL_CAP)] as const];
-  return next.length > SEEN_CAP ? next.slice(next.length - SEEN_CAP) : next;
-}
-
-/**
- * New information, the only thing that opens a new window: a higher progress version from the
- * caller, a user turn since the last call, or a result this exact call has never returned.
- */
-export function isProgress(s: RunState, e: EventOf<'ToolCallCompleted'>): boolean {
-  const call = s.inFlight;
-  if (call === null) return false;
-  const version = Math.max(e.progressVersion ?? -Infinity, call.progressVersion ?? -Infinity);
-  return (
-    version > s.progressVersion ||
-    call.afterUserTurn ||
-    !seenResults(s, call.fingerprint).includes(e.resultHash)
-  );
-}
-
 function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   const call = s.inFlight;
   if (call === null || call.callId !== e.callId) return s;
@@ -58,7 +34,9 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
     progressVersion: version,
     tokens: s.tokens + e.tokens,
     costUsd: s.costUsd + e.costUsd,
-    ...(outsideNews ? { asked: { [call.tool]: [call.argsJson] }, nearDuplicates: {}, blocked: {} } : {}),
+    ...(outsideNews
+      ? { asked: { [call.tool]: [intentOf(call.argsJson)] }, nearDuplicates: {}, blocked: {} }
+      : {}),
   };
   if (e.kind === 'RETRYABLE') {
     const entry: WindowEntry = {
@@ -75,13 +53,17 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
       recent: capped(s.recent, entry, RECENT_CAP),
     };
   }
-  const progressed = isProgress(s, e);
+  // New information, the only thing that opens a new window: a higher progress version, a user
+  // turn since the last call, or a result this exact call has never returned.
+  const pair = seenPair(fp, e.resultHash);
+  const known = s.seen.includes(pair);
+  const progressed = version > s.progressVersion || call.afterUserTurn || !known;
   const entry: WindowEntry = { callId: e.callId, fingerprint: fp, tool: call.tool, kind: e.kind, progressed };
   // Polls are bounded by maxPolls and retries by maxRetries: neither counts as spinning here.
   const spins = !progressed && e.kind !== 'PENDING';
   return {
     ...base,
-    seen: remember(s.seen, fp, e.resultHash),
+    seen: known ? s.seen : capped(s.seen, pair, SEEN_CAP),
     window: progressed ? [entry] : capped(s.window, entry, WINDOW_CAP),
     ruleWarned: progressed ? [] : s.ruleWarned,
     recent: capped(s.recent, entry, RECENT_CAP),
@@ -103,6 +85,7 @@ function executed(s: RunState, atMs: number): RunState {
   const call = s.inFlight;
   if (call === null) return s;
   const prior = s.asked[call.tool] ?? [];
+  const intent = intentOf(call.argsJson);
   // Another call may run during a backoff; only the waited-for call, or the wait running out, ends it.
   const waitOver =
     s.status === 'WAITING' && (call.fingerprint === s.waitCallFingerprint || atMs >= (s.waitUntilMs ?? 0));
@@ -121,9 +104,7 @@ function executed(s: RunState, atMs: number): RunState {
       call.similarTo === null
         ? s.nearDuplicates
         : { ...s.nearDuplicates, [call.tool]: (s.nearDuplicates[call.tool] ?? 0) + 1 },
-    asked: prior.includes(call.argsJson)
-      ? s.asked
-      : { ...s.asked, [call.tool]: capped(prior, call.argsJson, ASKED_CAP) },
+    asked: prior.includes(intent) ? s.asked : { ...s.asked, [call.tool]: capped(prior, intent, ASKED_CAP) },
   };
 }
 
@@ -239,7 +220,14 @@ function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
 
 /** The pure fold: the same events always give the same state, bit for bit. */
 export function evolve(s: RunState, rec: RecordedEvent): RunState {
-  return { ...apply(s, rec.event, rec.atMs), seq: rec.seq, lastAtMs: rec.atMs };
+  const next = apply(s, rec.event, rec.atMs);
+  // `apply` returns either `s` itself or an object it just made and nobody else holds: stamping
+  // that one in place saves a copy of the whole state per event, and nothing observable mutates.
+  if (next === s) return { ...s, seq: rec.seq, lastAtMs: rec.atMs };
+  const fresh = next as { seq: number; lastAtMs: number };
+  fresh.seq = rec.seq;
+  fresh.lastAtMs = rec.atMs;
+  return next;
 }
 
 export function fold(runId: string, events: Iterable<RecordedEvent>): RunState {

@@ -1,6 +1,7 @@
 import type { LedgerView } from './commands.js';
 import { type Evidence, isTerminal } from './events.js';
 import type { CanonicalCall } from './fingerprint.js';
+import { intentOf } from './intent.js';
 import { type LoopRule, type RunPolicy, toolPolicy } from './policy.js';
 import type { RunState } from './run-state.js';
 import type { Similarity } from './similarity.js';
@@ -26,52 +27,6 @@ function withNews(s: RunState, r: CallRequest): RunState {
   return news
     ? { ...s, window: [], recent: [], asked: {}, nearDuplicates: {}, blocked: {}, ruleWarned: [] }
     : s;
-}
-
-/** Fields whose change asks for something new even when the rest of the text is alike (a next page). */
-const PAGING = new Set([
-  'page',
-  'pagenumber',
-  'pagetoken',
-  'nextpagetoken',
-  'cursor',
-  'offset',
-  'start',
-  'skip',
-  'after',
-  'before',
-  'version',
-  'id',
-]);
-
-/** True when two argument sets differ only in paging or identity fields: a new page, not a rephrasing. */
-function onlyPagingDiffers(a: string, b: string): boolean {
-  let x: unknown;
-  let y: unknown;
-  try {
-    [x, y] = [JSON.parse(a), JSON.parse(b)];
-  } catch {
-    return false;
-  }
-  if (
-    typeof x !== 'object' ||
-    x === null ||
-    typeof y !== 'object' ||
-    y === null ||
-    Array.isArray(x) ||
-    Array.isArray(y)
-  )
-    return false;
-  const ox = x as Record<string, unknown>;
-  const oy = y as Record<string, unknown>;
-  const keys = new Set([...Object.keys(ox), ...Object.keys(oy)]);
-  const differing = [...keys].filter((k) => JSON.stringify(ox[k]) !== JSON.stringify(oy[k]));
-  return (
-    differing.length > 0 &&
-    differing.every(
-      (k) => PAGING.has(k.toLowerCase().replace(/[^a-z0-9]/g, '')) || /(^|_)id$/i.test(k) || /Id$/.test(k),
-    )
-  );
 }
 
 export interface BeforeCheck {
@@ -222,12 +177,14 @@ function nearDuplicate(
   similarity: Similarity,
 ): BeforeCheck | null {
   const asked = s.asked[call.tool] ?? [];
-  if (asked.includes(call.argsJson)) return null;
+  if (asked.length === 0) return null;
+  // The same intent is a repeat or a next page: the exact-repeat rule's business, not this one's.
+  const intent = intentOf(call.argsJson);
+  if (asked.includes(intent)) return null;
   let best = 0;
   let bestText: string | null = null;
   for (const text of asked) {
-    if (onlyPagingDiffers(text, call.argsJson)) continue;
-    const sim = similarity(text, call.argsJson);
+    const sim = similarity(text, intent);
     if (sim > best) [best, bestText] = [sim, text];
   }
   if (bestText === null || best < p.nearDuplicate.threshold) return null;

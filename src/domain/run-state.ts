@@ -53,10 +53,10 @@ export interface RunState {
   readonly progressVersion: number;
   readonly window: readonly WindowEntry[];
   readonly recent: readonly WindowEntry[];
-  /** fingerprint -> result hashes seen for it, oldest fingerprint first. */
-  readonly seen: readonly (readonly [string, readonly string[]])[];
+  /** (call fingerprint, result hash) pairs seen, oldest first: flat strings, cheap to search and copy. */
+  readonly seen: readonly string[];
   readonly noProgress: number;
-  /** Per tool, the argument texts asked since the last outside news (user turn, progress version). */
+  /** Per tool, the intents (args without paging and id fields) asked since the last outside news. */
   readonly asked: Readonly<Record<string, readonly string[]>>;
   readonly nearDuplicates: Readonly<Record<string, number>>;
   readonly retries: Readonly<Record<string, number>>;
@@ -77,8 +77,8 @@ export interface RunState {
 
 export const WINDOW_CAP = 32;
 export const RECENT_CAP = 6;
-export const SEEN_CAP = 256;
-export const SEEN_PER_CALL_CAP = 16;
+/** Enough to tell a loop from new information over the last few dozen distinct calls, cheap to search. */
+export const SEEN_CAP = 64;
 export const ASKED_CAP = 8;
 export const SUCCEEDED_CAP = 32;
 
@@ -121,5 +121,6 @@ export function initialState(runId: string): RunState {
   };
 }
 
-export const seenResults = (s: RunState, fingerprint: string): readonly string[] =>
-  s.seen.find(([fp]) => fp === fingerprint)?.[1] ?? [];
+/** A short key: 128 bits of the call's fingerprint and 64 of the result hash tell pairs apart. */
+export const seenPair = (fingerprint: string, resultHash: string): string =>
+  `${fingerprint}${resultHash.slice(0, 16)}`;

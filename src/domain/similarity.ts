@@ -34,17 +34,32 @@ function bigrams(text: string): Map<string, number> {
 }
 
 /**
+ * Bigram counts of recently compared texts. A run compares each new call with the same few earlier
+ * ones, so a small cache saves most of the work; it changes no result, only how fast it comes.
+ */
+const cache = new Map<string, { text: string; grams: Map<string, number> }>();
+const CACHE_CAP = 256;
+function prepared(argsJson: string): { text: string; grams: Map<string, number> } {
+  let hit = cache.get(argsJson);
+  if (hit === undefined) {
+    const text = valuesText(argsJson);
+    hit = { text, grams: bigrams(text) };
+    if (cache.size >= CACHE_CAP) cache.delete(cache.keys().next().value as string);
+    cache.set(argsJson, hit);
+  }
+  return hit;
+}
+
+/**
  * Sørensen–Dice over character bigrams of the argument values: robust to reworded, reordered
  * and inflected queries ("refund policy" / "refund policies"), and works for scripts without
  * spaces. 1 means the same text, 0 nothing in common.
  */
 export const diceSimilarity: Similarity = (a, b) => {
-  const ta = valuesText(a);
-  const tb = valuesText(b);
+  const { text: ta, grams: ga } = prepared(a);
+  const { text: tb, grams: gb } = prepared(b);
   if (ta === tb) return 1;
   if (ta.length < 2 || tb.length < 2) return 0;
-  const ga = bigrams(ta);
-  const gb = bigrams(tb);
   let shared = 0;
   for (const [g, n] of ga) shared += Math.min(n, gb.get(g) ?? 0);
   return (2 * shared) / (ta.length - 1 + (tb.length - 1));

@@ -3,12 +3,15 @@ import {
   type Command,
   type DeciderDeps,
   decide,
+  evolve,
+  initialState,
+  LoopguardError,
   type RecordedEvent,
   type Result,
   type RunState,
   type RunStatus,
 } from '../domain/index.js';
-import { runMachine } from './run-machine.js';
+import { lifecycleEvent, runMachine } from './run-machine.js';
 
 export interface Clock {
   now(): number;
@@ -20,13 +23,37 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 /** A command as a caller gives it: the actor's clock stamps the time. */
 export type CommandInput = DistributiveOmit<Command, 'atMs'>;
 
+interface Fold {
+  readonly next: RunState;
+  /** Each status the run passes through, in order (empty when it stays where it was). */
+  readonly statuses: readonly RunStatus[];
+}
+
+function foldTracking(from: RunState, records: readonly RecordedEvent[]): Fold {
+  let s = from;
+  const statuses: RunStatus[] = [];
+  for (const r of records) {
+    s = evolve(s, r);
+    if (s.status !== (statuses.at(-1) ?? from.status)) statuses.push(s.status);
+  }
+  return { next: s, statuses };
+}
+
 /**
- * A run's actor plus the two-step protocol that keeps "record first, then act": `propose` runs the
- * pure decider and returns the events with their envelopes, the caller makes them durable, and
- * only then `commit` moves the actor. A proposal that is never committed leaves no trace.
+ * A run's actor: the XState lifecycle machine plus the domain state folded from recorded events,
+ * and the two-step protocol that keeps "record first, then act": `propose` runs the pure decider
+ * and returns the events with their envelopes, the caller makes them durable, and only then
+ * `commit` moves the run. A proposal that is never committed leaves no trace.
  */
 export class RunActor {
   private readonly actor: Actor<typeof runMachine>;
+  private folded: RunState;
+  /** The last proposal and the state it folds to, so a commit of it does not fold twice. */
+  private proposed: {
+    readonly records: readonly RecordedEvent[];
+    readonly from: RunState;
+    readonly fold: Fold;
+  } | null = null;
 
   constructor(
     readonly runId: string,
@@ -34,39 +61,56 @@ export class RunActor {
     private readonly clock: Clock,
     history: readonly RecordedEvent[] = [],
   ) {
-    this.actor = createActor(runMachine, { input: { runId } });
+    this.folded = initialState(runId);
+    this.actor = createActor(runMachine);
     this.actor.start();
     if (history.length > 0) this.commit(history);
   }
 
   get state(): RunState {
-    return this.actor.getSnapshot().context;
+    return this.folded;
   }
 
-  /** The machine's state value: RUNNING, WAITING or a terminal state (NEW before the start). */
+  /** The machine's state: RUNNING, WAITING or a terminal state (NEW before the start). */
   get status(): RunStatus {
     return this.actor.getSnapshot().value as RunStatus;
   }
 
   propose(input: CommandInput): Result<RecordedEvent[]> {
     const atMs = this.clock.now();
-    const state = this.state;
+    const state = this.folded;
     const decided = decide(state, { ...input, atMs } as Command, this.deps);
     if (!decided.ok) return decided;
-    return {
-      ok: true,
-      value: decided.value.map((event, i) => ({
-        eventId: `${this.runId}/${state.seq + i + 1}`,
-        runId: this.runId,
-        seq: state.seq + i + 1,
-        atMs,
-        event,
-      })),
-    };
+    const records = decided.value.map((event, i) => ({
+      eventId: `${this.runId}/${state.seq + i + 1}`,
+      runId: this.runId,
+      seq: state.seq + i + 1,
+      atMs,
+      event,
+    }));
+    this.proposed = { records, from: state, fold: foldTracking(state, records) };
+    return { ok: true, value: records };
   }
 
   commit(records: readonly RecordedEvent[]): void {
-    this.actor.send({ type: 'apply', events: records });
+    const p = this.proposed;
+    this.proposed = null;
+    const from = this.folded;
+    const { next, statuses } =
+      p !== null && p.records === records && p.from === from ? p.fold : foldTracking(from, records);
+    // Events of one commit may pass through several statuses (a resume then a stop); the machine
+    // follows each change, in order, so its history is the run's.
+    for (const to of statuses) {
+      const at = this.status;
+      this.actor.send(lifecycleEvent(at, to));
+      if (this.status !== to) {
+        throw new LoopguardError(
+          'illegal_transition',
+          `run ${this.runId}: the lifecycle does not allow ${at} -> ${to}`,
+        );
+      }
+    }
+    this.folded = next;
   }
 
   stop(): void {

@@ -1,53 +1,47 @@
-import { assign, setup } from 'xstate';
-import { evolve, initialState, type RecordedEvent, type RunState, type RunStatus } from '../domain/index.js';
-
-export type RunMachineEvent = { readonly type: 'apply'; readonly events: readonly RecordedEvent[] };
-
-const STATUSES: readonly RunStatus[] = [
-  'NEW',
-  'RUNNING',
-  'WAITING',
-  'COMPLETED',
-  'STOPPED_LOOP_GUARD',
-  'NEEDS_HUMAN',
-  'FAILED',
-  'PARTIAL',
-];
-
-/** Every state leaves for whichever state the folded context now says; terminal ones too, for resume. */
-const follow = (self: RunStatus) => ({
-  always: STATUSES.filter((s) => s !== self).map((target) => ({
-    target,
-    guard: ({ context }: { context: RunState }) => context.status === target,
-  })),
-});
+import { setup } from 'xstate';
+import type { RunStatus, TerminalState } from '../domain/index.js';
 
 /**
- * One actor per run. Its context is the domain's RunState and its only input is recorded events:
- * the decision was already made by the pure decider and made durable in the log, so replaying a
- * run's events through a fresh actor gives the same snapshot as the live one.
+ * A run's lifecycle. The domain's RunState (counters, windows, ledger view) is folded by the actor
+ * from recorded events; this machine holds what the lifecycle allows: a run starts, waits and
+ * runs again, ends in one terminal state, and leaves it only by an approved resume (never once
+ * COMPLETED). A fold that asks for a transition the machine does not allow is a bug, and is caught.
  */
-export const runMachine = setup({
-  types: {
-    context: {} as RunState,
-    events: {} as RunMachineEvent,
-    input: {} as { runId: string; state?: RunState },
-  },
-}).createMachine({
+export type LifecycleEvent =
+  | { readonly type: 'START' }
+  | { readonly type: 'WAIT' }
+  | { readonly type: 'RUN' }
+  | { readonly type: 'STOP'; readonly terminal: TerminalState }
+  | { readonly type: 'RESUME' };
+
+const stopTo = (terminal: TerminalState) => ({
+  target: terminal,
+  guard: ({ event }: { event: LifecycleEvent }) => event.type === 'STOP' && event.terminal === terminal,
+});
+const STOP = ['COMPLETED', 'STOPPED_LOOP_GUARD', 'NEEDS_HUMAN', 'FAILED', 'PARTIAL'].map((t) =>
+  stopTo(t as TerminalState),
+);
+const ended = { on: { RESUME: 'RUNNING' } };
+
+export const runMachine = setup({ types: { events: {} as LifecycleEvent } }).createMachine({
   id: 'loopguard-run',
-  context: ({ input }) => input.state ?? initialState(input.runId),
   initial: 'NEW',
-  on: {
-    apply: { actions: assign(({ context, event }) => event.events.reduce(evolve, context)) },
-  },
   states: {
-    NEW: follow('NEW'),
-    RUNNING: follow('RUNNING'),
-    WAITING: follow('WAITING'),
-    COMPLETED: follow('COMPLETED'),
-    STOPPED_LOOP_GUARD: follow('STOPPED_LOOP_GUARD'),
-    NEEDS_HUMAN: follow('NEEDS_HUMAN'),
-    FAILED: follow('FAILED'),
-    PARTIAL: follow('PARTIAL'),
+    NEW: { on: { START: 'RUNNING' } },
+    RUNNING: { on: { WAIT: 'WAITING', STOP } },
+    WAITING: { on: { RUN: 'RUNNING', STOP } },
+    COMPLETED: {},
+    STOPPED_LOOP_GUARD: ended,
+    NEEDS_HUMAN: ended,
+    FAILED: ended,
+    PARTIAL: ended,
   },
 });
+
+/** The lifecycle event that takes a run from one status to the next. */
+export function lifecycleEvent(from: RunStatus, to: RunStatus): LifecycleEvent {
+  if (from === 'NEW') return { type: 'START' };
+  if (to === 'WAITING') return { type: 'WAIT' };
+  if (to === 'RUNNING') return from === 'WAITING' ? { type: 'RUN' } : { type: 'RESUME' };
+  return { type: 'STOP', terminal: to as TerminalState };
+}

@@ -1,0 +1,148 @@
+import { closeSync, fsyncSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RecordedEvent } from '../src/domain/index.js';
+import { EventCodec, MemorySchemaStore } from '../src/events/index.js';
+import { EmbeddedLog, TOPICS } from '../src/log/index.js';
+import { Projections } from '../src/projections/index.js';
+import { replayRun } from '../src/trace/replay.js';
+import type { TraceRun } from '../src/trace/trace-run.js';
+import { type Bench, result } from './bench-result.js';
+import { argsOf, defaults, deps, resultHashOf } from './synthetic.js';
+
+const WAVE = 256;
+
+/** Realistic events: synthetic runs of 12 calls replayed through the guard. */
+export function sampleEvents(minEvents: number): RecordedEvent[] {
+  const out: RecordedEvent[] = [];
+  for (let r = 0; out.length < minEvents; r++) {
+    const run: TraceRun = {
+      run_id: `bench/${r}`,
+      outcome: { success: true },
+      calls: Array.from({ length: 12 }, (_, i) => ({
+        step: i,
+        tool: 'search',
+        args: argsOf(i),
+        result: `r${i}`,
+        result_sha256: resultHashOf(i),
+        after_user_turn: i === 0,
+      })),
+    };
+    out.push(...replayRun(run, defaults, deps).events);
+  }
+  return out;
+}
+
+async function encoded(events: readonly RecordedEvent[]) {
+  const codec = await EventCodec.create(new MemorySchemaStore(), `${TOPICS.runs}-value`);
+  return { codec, records: events.map((e) => ({ key: e.runId, value: codec.encode(e) })) };
+}
+
+/** Appending: loopguard's embedded log (many concurrent single-record appends, group commit) against plain fs writes of the same bytes, one fsync per wave. */
+async function appendBench(dir: string, records: { key: string; value: Buffer }[]) {
+  const log = await EmbeddedLog.open(join(dir, 'log'));
+  const t0 = performance.now();
+  for (let i = 0; i < records.length; i += WAVE) {
+    await Promise.all(records.slice(i, i + WAVE).map((r) => log.append(TOPICS.runs, [r])));
+  }
+  const ours = records.length / ((performance.now() - t0) / 1000);
+  await log.close();
+  const file = join(dir, 'plain.bin');
+  const fd = openSync(file, 'w');
+  const t1 = performance.now();
+  for (let i = 0; i < records.length; i += WAVE) {
+    const parts: Buffer[] = [];
+    for (const r of records.slice(i, i + WAVE)) {
+      const len = Buffer.alloc(4);
+      len.writeUInt32BE(r.value.length);
+      parts.push(len, r.value);
+    }
+    writeSync(fd, Buffer.concat(parts));
+    fsyncSync(fd);
+  }
+  const plain = records.length / ((performance.now() - t1) / 1000);
+  closeSync(fd);
+  return { ours, plain, file };
+}
+
+/** Reading back: the log's records, and a full rebuild (decode + every projection), against plain fs reads of the same bytes. */
+async function readBenches(dir: string, codec: EventCodec, file: string, count: number) {
+  const log = await EmbeddedLog.open(join(dir, 'log'));
+  const t0 = performance.now();
+  let n = 0;
+  for (let from = 0; ; ) {
+    const page = await log.read(TOPICS.runs, from, 4096);
+    if (page.length === 0) break;
+    n += page.length;
+    from = (page.at(-1)?.offset ?? from) + 1;
+  }
+  const read = n / ((performance.now() - t0) / 1000);
+  const t1 = performance.now();
+  const p = new Projections();
+  for (let from = 0; ; ) {
+    const page = await log.read(TOPICS.runs, from, 4096);
+    if (page.length === 0) break;
+    for (const r of page) p.apply(codec.decodeSync(r.value));
+    from = (page.at(-1)?.offset ?? from) + 1;
+  }
+  const rebuild = p.events / ((performance.now() - t1) / 1000);
+  await log.close();
+  if (n !== count || p.events !== count) throw new Error(`read ${n}, rebuilt ${p.events}, expected ${count}`);
+  const t2 = performance.now();
+  const fd = openSync(file, 'r');
+  const chunk = Buffer.alloc(1 << 20);
+  let carry = Buffer.alloc(0);
+  let plainCount = 0;
+  for (;;) {
+    const got = readSync(fd, chunk, 0, chunk.length, null);
+    if (got === 0) break;
+    let buf = Buffer.concat([carry, chunk.subarray(0, got)]);
+    while (buf.length >= 4 && buf.length >= 4 + buf.readUInt32BE(0)) {
+      buf.subarray(4, 4 + buf.readUInt32BE(0));
+      buf = buf.subarray(4 + buf.readUInt32BE(0));
+      plainCount++;
+    }
+    carry = Buffer.from(buf);
+  }
+  closeSync(fd);
+  const plain = plainCount / ((performance.now() - t2) / 1000);
+  return { read, rebuild, plain };
+}
+
+let shared: { dir: string; codec: EventCodec; file: string; count: number } | undefined;
+
+export const embeddedBenches: Bench[] = [
+  {
+    name: 'embedded-append',
+    async run(ctx) {
+      const dir = mkdtempSync(join(tmpdir(), 'lg-bench-embedded-'));
+      const { codec, records } = await encoded(sampleEvents(100_000));
+      const { ours, plain, file } = await appendBench(dir, records);
+      ctx.log(
+        `  ${records.length} events, mean ${Math.round(records.reduce((s, r) => s + r.value.length, 0) / records.length)} bytes`,
+      );
+      shared = { dir, codec, file, count: records.length };
+      return [
+        result('embedded-append', 'events/s', ours, 'fs write + fsync per wave of 256, same bytes', plain),
+      ];
+    },
+  },
+  {
+    name: 'embedded-rebuild',
+    async run(ctx) {
+      if (shared === undefined) await embeddedBenches[0]?.run(ctx);
+      const s = shared;
+      if (s === undefined) throw new Error('embedded-append did not leave a log to read');
+      try {
+        const { read, rebuild, plain } = await readBenches(s.dir, s.codec, s.file, s.count);
+        return [
+          result('embedded-read', 'events/s', read, 'fs read of the same bytes', plain),
+          result('embedded-rebuild', 'events/s', rebuild, 'fs read of the same bytes', plain),
+        ];
+      } finally {
+        rmSync(s.dir, { recursive: true, force: true });
+        shared = undefined;
+      }
+    },
+  },
+];

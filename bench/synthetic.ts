@@ -1,0 +1,22 @@
+import { createHash } from 'node:crypto';
+import { DEFAULT_POLICY, diceSimilarity, type Policy, parsePolicy } from '../src/domain/index.js';
+import { nodeHashing } from '../src/runtime/node-hashing.js';
+
+export const deps = { hashing: nodeHashing('bench'), similarity: diceSimilarity };
+
+/** A policy with no step or call budget, so a run can be as long as the benchmark needs. */
+export const unbounded: Policy = (() => {
+  const p = parsePolicy({ maxSteps: null, maxToolCalls: null, maxWallClockMs: null });
+  if (!p.ok) throw p.error;
+  return p.value;
+})();
+
+export const defaults = DEFAULT_POLICY;
+
+/** Arguments of the i-th call: small and realistic, new each time (a next page), so no loop rule fires. */
+export const argsOf = (i: number) => ({
+  query: 'refund policy for enterprise customers',
+  page: i,
+  limit: 20,
+});
+export const resultHashOf = (i: number) => createHash('sha256').update(`result ${i}`).digest('hex');

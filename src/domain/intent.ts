@@ -1,0 +1,35 @@
+/**
+ * What a call asks, apart from which page or which item: its canonical arguments without paging
+ * and identity fields. Two calls with one intent are a next page or another item, never a
+ * rephrasing; near-duplicate detection compares intents.
+ */
+const PAGING = new Set([
+  'page',
+  'pagenumber',
+  'pagetoken',
+  'nextpagetoken',
+  'cursor',
+  'offset',
+  'start',
+  'skip',
+  'after',
+  'before',
+  'version',
+  'id',
+]);
+
+const isPagingKey = (k: string): boolean =>
+  PAGING.has(k.toLowerCase().replace(/[^a-z0-9]/g, '')) || /(^|_)id$/i.test(k) || /Id$/.test(k);
+
+export function intentOf(argsJson: string): string {
+  let v: unknown;
+  try {
+    v = JSON.parse(argsJson);
+  } catch {
+    return argsJson;
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return argsJson;
+  const kept: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) if (!isPagingKey(k)) kept[k] = x;
+  return JSON.stringify(kept);
+}
