@@ -6,10 +6,11 @@ import { RegistrySchemaStore } from '../../../src/events/registry-schema-store.j
 import { KafkaLedger } from '../../../src/log/kafka/kafka-ledger.js';
 import { KafkaLog } from '../../../src/log/kafka/kafka-log.js';
 import type { Clock } from '../../../src/machines/index.js';
-import { createGuard, type Guard } from '../../../src/runtime/index.js';
+import { createGuard, FileLedger, type Guard } from '../../../src/runtime/index.js';
 
 export type Backend =
-  | { readonly kind: 'embedded'; readonly dataDir: string }
+  /** `ledgerDir`: a ledger shared by several processes, each with a data dir (and log) of its own. */
+  | { readonly kind: 'embedded'; readonly dataDir: string; readonly ledgerDir?: string }
   | {
       readonly kind: 'kafka';
       readonly dataDir: string;
@@ -27,7 +28,12 @@ export interface Opened {
 
 export async function openGuard(backend: Backend, policy: unknown, clock?: Clock): Promise<Opened> {
   if (backend.kind === 'embedded') {
-    const guard = await createGuard({ policy, dataDir: backend.dataDir, ...(clock ? { clock } : {}) });
+    const guard = await createGuard({
+      policy,
+      dataDir: backend.dataDir,
+      ...(backend.ledgerDir ? { ledger: FileLedger.open(backend.ledgerDir) } : {}),
+      ...(clock ? { clock } : {}),
+    });
     return { guard, close: () => guard.close() };
   }
   const timeoutMs = backend.requestTimeoutMs ?? 30_000;
@@ -59,4 +65,10 @@ export async function openGuard(backend: Backend, policy: unknown, clock?: Clock
       await log.close();
     },
   };
+}
+
+/** The same backend seen from another process: its own data dir, the shared ledger and topics. */
+export function forWorker(backend: Backend, dataDir: string): Backend {
+  if (backend.kind === 'kafka') return { ...backend, dataDir };
+  return { kind: 'embedded', dataDir, ledgerDir: backend.ledgerDir ?? backend.dataDir };
 }
