@@ -17,7 +17,11 @@ const capped = <T>(list: readonly T[], item: T, cap: number): readonly T[] => {
   return next.length > cap ? next.slice(next.length - cap) : next;
 };
 
-const without = <V>(rec: Readonly<Record<string, V>>, key: string): Record<string, V> => {
+const EMPTY: Readonly<Record<string, never>> = Object.freeze({});
+
+/** A record without `key`; the same record when it has no such key (the usual case, and free). */
+const without = <V>(rec: Readonly<Record<string, V>>, key: string): Readonly<Record<string, V>> => {
+  if (!Object.hasOwn(rec, key)) return rec;
   const { [key]: _, ...rest } = rec;
   return rest;
 };
@@ -28,16 +32,9 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   const fp = call.fingerprint;
   const version = Math.max(s.progressVersion, e.progressVersion ?? 0, call.progressVersion ?? 0);
   const outsideNews = version > s.progressVersion || call.afterUserTurn;
-  const base: RunState = {
-    ...s,
-    inFlight: null,
-    progressVersion: version,
-    tokens: s.tokens + e.tokens,
-    costUsd: s.costUsd + e.costUsd,
-    ...(outsideNews
-      ? { asked: { [call.tool]: [intentOf(call.argsJson)] }, nearDuplicates: {}, blocked: {} }
-      : {}),
-  };
+  const asked = outsideNews ? { [call.tool]: [intentOf(call.argsJson)] } : s.asked;
+  const nearDuplicates = outsideNews ? {} : s.nearDuplicates;
+  const blocked = outsideNews ? {} : s.blocked;
   if (e.kind === 'RETRYABLE') {
     const entry: WindowEntry = {
       callId: e.callId,
@@ -47,7 +44,14 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
       progressed: false,
     };
     return {
-      ...base,
+      ...s,
+      inFlight: null,
+      progressVersion: version,
+      tokens: s.tokens + e.tokens,
+      costUsd: s.costUsd + e.costUsd,
+      asked,
+      nearDuplicates,
+      blocked,
       retries: { ...s.retries, [fp]: (s.retries[fp] ?? 0) + 1 },
       window: capped(s.window, entry, WINDOW_CAP),
       recent: capped(s.recent, entry, RECENT_CAP),
@@ -57,23 +61,29 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   // turn since the last call, or a result this exact call has never returned.
   const pair = seenPair(fp, e.resultHash);
   const known = s.seen.includes(pair);
-  const progressed = version > s.progressVersion || call.afterUserTurn || !known;
+  const progressed = outsideNews || !known;
   const entry: WindowEntry = { callId: e.callId, fingerprint: fp, tool: call.tool, kind: e.kind, progressed };
   // Polls are bounded by maxPolls and retries by maxRetries: neither counts as spinning here.
   const spins = !progressed && e.kind !== 'PENDING';
   return {
-    ...base,
+    ...s,
+    inFlight: null,
+    progressVersion: version,
+    tokens: s.tokens + e.tokens,
+    costUsd: s.costUsd + e.costUsd,
+    asked,
+    nearDuplicates,
     seen: known ? s.seen : capped(s.seen, pair, SEEN_CAP),
     window: progressed ? [entry] : capped(s.window, entry, WINDOW_CAP),
-    ruleWarned: progressed ? [] : s.ruleWarned,
+    ruleWarned: progressed && s.ruleWarned.length > 0 ? [] : s.ruleWarned,
     recent: capped(s.recent, entry, RECENT_CAP),
     noProgress: progressed ? 0 : spins ? s.noProgress + 1 : s.noProgress,
-    retries: progressed ? {} : without(s.retries, fp),
+    retries: progressed ? EMPTY : without(s.retries, fp),
     polls:
       e.kind === 'PENDING'
         ? { ...s.polls, [fp]: progressed ? 0 : (s.polls[fp] ?? 0) + 1 }
         : without(s.polls, fp),
-    blocked: e.kind === 'PRECONDITION' ? { ...base.blocked, [fp]: e.code ?? 'precondition' } : base.blocked,
+    blocked: e.kind === 'PRECONDITION' ? { ...blocked, [fp]: e.code ?? 'precondition' } : blocked,
     succeededTools:
       e.kind === 'SUCCESS' && !s.succeededTools.includes(call.tool)
         ? capped(s.succeededTools, call.tool, SUCCEEDED_CAP)
@@ -219,8 +229,23 @@ function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
 }
 
 /** The pure fold: the same events always give the same state, bit for bit. */
+/**
+ * The decider folds a call's result to judge it, and the actor then folds the same event onto the
+ * same state: remembering the last fold (by identity of state and event) does that work once.
+ */
+let last: { s: RunState; event: DomainEvent; atMs: number; next: RunState } | null = null;
+
+function applyOnce(s: RunState, event: DomainEvent, atMs: number): RunState {
+  if (last !== null && last.s === s && last.event === event && last.atMs === atMs) {
+    return last.next === s ? s : { ...last.next };
+  }
+  const next = apply(s, event, atMs);
+  if (event.type === 'ToolCallCompleted') last = { s, event, atMs, next: next === s ? s : { ...next } };
+  return next;
+}
+
 export function evolve(s: RunState, rec: RecordedEvent): RunState {
-  const next = apply(s, rec.event, rec.atMs);
+  const next = applyOnce(s, rec.event, rec.atMs);
   // `apply` returns either `s` itself or an object it just made and nobody else holds: stamping
   // that one in place saves a copy of the whole state per event, and nothing observable mutates.
   if (next === s) return { ...s, seq: rec.seq, lastAtMs: rec.atMs };

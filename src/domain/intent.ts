@@ -21,7 +21,23 @@ const PAGING = new Set([
 const isPagingKey = (k: string): boolean =>
   PAGING.has(k.toLowerCase().replace(/[^a-z0-9]/g, '')) || /(^|_)id$/i.test(k) || /Id$/.test(k);
 
+/**
+ * Each call's intent is needed twice (the check before it, the fold after it) and usually again
+ * for the next calls of its tool: a small memo of this pure function saves the parsing.
+ */
+const memo = new Map<string, string>();
+const MEMO_CAP = 256;
+
 export function intentOf(argsJson: string): string {
+  const hit = memo.get(argsJson);
+  if (hit !== undefined) return hit;
+  const intent = computeIntent(argsJson);
+  if (memo.size >= MEMO_CAP) memo.delete(memo.keys().next().value as string);
+  memo.set(argsJson, intent);
+  return intent;
+}
+
+function computeIntent(argsJson: string): string {
   let v: unknown;
   try {
     v = JSON.parse(argsJson);
