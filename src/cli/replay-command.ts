@@ -15,6 +15,8 @@ export interface ReplaySink {
   append(records: readonly RecordedEvent[]): Promise<void>;
 }
 
+const APPENDS_IN_FLIGHT = 64;
+
 export function formatSummaries(summaries: readonly RunSummary[]): string {
   const rows = summaries.map((s) => [
     s.run_id,
@@ -46,6 +48,17 @@ export async function replayCommand(
   const { files, errors } = readTraceFiles(paths);
   const seen = new Set(sink.knownRunIds);
   const summaries: RunSummary[] = [];
+  // Runs are independent, so their appends may overlap and share the log's group commit (one
+  // produce request on Kafka instead of one round trip per run); a run is printed only once its
+  // events are durable, in input order.
+  const inFlight: { done: Promise<void>; summary: RunSummary }[] = [];
+  const settleOldest = async (): Promise<void> => {
+    const oldest = inFlight.shift();
+    if (oldest === undefined) return;
+    await oldest.done;
+    summaries.push(oldest.summary);
+    if (opts.json) io.out(`${JSON.stringify(oldest.summary)}\n`);
+  };
   for (const file of files) {
     for (const run of file.runs) {
       if (seen.has(run.run_id)) {
@@ -59,11 +72,14 @@ export async function replayCommand(
       }
       seen.add(run.run_id);
       const { summary, events } = replayRun(run, policy, deps, { trace_file: file.name });
-      await sink.append(events);
-      summaries.push(summary);
-      if (opts.json) io.out(`${JSON.stringify(summary)}\n`);
+      const done = sink.append(events);
+      // Awaited in settleOldest; this only keeps a failure that comes before then from being unhandled.
+      done.catch(() => undefined);
+      inFlight.push({ done, summary });
+      if (inFlight.length >= APPENDS_IN_FLIGHT) await settleOldest();
     }
   }
+  while (inFlight.length > 0) await settleOldest();
   if (!opts.json) io.out(formatSummaries(summaries));
   for (const e of errors) io.err(`rejected: ${e.message}`);
   return errors.length > 0 ? 1 : 0;
