@@ -185,7 +185,7 @@ describe('near_duplicate', () => {
     'refund policy for enterprise customers?',
   ];
 
-  it('refuses the (limit+1)th rephrased query of one tool in a row', () => {
+  it('refuses a rephrased query once `limit` rephrasings in a row got the same answer as before', () => {
     const s = given(
       start({ nearDuplicate: { threshold: 0.7, limit: 2 } }),
       step('c0', 'search', { q: queries[0] }, 'r0'),
@@ -194,13 +194,31 @@ describe('near_duplicate', () => {
     expect(o1.before.decision).toBe('execute');
     expect(o1.of('ToolCallRequested')[0]?.similarTo).toBe(JSON.stringify({ q: queries[0] }));
     expect(o1.of('ToolCallRequested')[0]?.similarity).toBeGreaterThanOrEqual(0.7);
-    s.given(result('c1', 'r1'), step('c2', 'search', { q: queries[3] }, 'r2'));
+    s.given(result('c1', 'r0'), step('c2', 'search', { q: queries[3] }, 'r0'));
     const o = s.when(call('c3', 'search', { q: queries[4] }));
     expect(o.before).toMatchObject({ decision: 'stop_partial', rule: 'near_duplicate' });
     expect(o.before.evidence.counts).toEqual({ nearDuplicates: 2 });
     expect(o.before.evidence.thresholds).toMatchObject({ threshold: 0.7, limit: 2 });
     expect(o.before.evidence.thresholds.similarity).toBeGreaterThanOrEqual(0.7);
     expect(o.report?.guardReason).toBe('near_duplicate');
+  });
+
+  it('rephrasings that each bring a different answer are new information, never refused', () => {
+    const s = given(start({ nearDuplicate: { threshold: 0.7, limit: 1 } }));
+    for (const [i, q] of queries.entries()) {
+      const o = s.when(call(`c${i}`, 'search', { q }));
+      expect(o.before.decision).toBe('execute');
+      s.given(result(`c${i}`, `answer-${i}`));
+    }
+  });
+
+  it('equal answers that say nothing ("ok") are no evidence: similar edits go on', () => {
+    const s = given(start({ nearDuplicate: { threshold: 0.7, limit: 1 } }));
+    for (let i = 0; i < 6; i++) {
+      const o = s.when(call(`c${i}`, 'edit_file', { path: `src/m${i}.ts`, patch: `try ${i}` }));
+      expect(o.before.decision).toBe('execute');
+      s.given(result(`c${i}`, 'h-ok', { resultJson: '"ok"' }));
+    }
   });
 
   it('dissimilar queries are not near-duplicates', () => {
@@ -222,9 +240,9 @@ describe('near_duplicate', () => {
     const s = given(
       start({ nearDuplicate: { threshold: 0.7, limit: 2 } }),
       step('c0', 'search', { q: queries[0] }, 'r0'),
-      step('c1', 'search', { q: queries[1] }, 'r1'),
-      step('c2', 'search', { q: queries[2] }, 'r2', {}, { afterUserTurn: true }),
-      step('c3', 'search', { q: queries[3] }, 'r3'),
+      step('c1', 'search', { q: queries[1] }, 'r0'),
+      step('c2', 'search', { q: queries[2] }, 'r0', {}, { afterUserTurn: true }),
+      step('c3', 'search', { q: queries[3] }, 'r0'),
     );
     expect(s.when(call('c4', 'search', { q: queries[4] })).before.decision).toBe('execute');
   });
@@ -233,10 +251,17 @@ describe('near_duplicate', () => {
     const s = given(
       start({ nearDuplicate: { threshold: 0.7, limit: 2 } }),
       step('c0', 'search', { q: queries[0] }, 'r0'),
-      step('c1', 'search', { q: queries[1] }, 'r1'),
-      step('c2', 'search', { q: queries[2] }, 'r2'),
+      step('c1', 'search', { q: queries[1] }, 'r0'),
+      step('c2', 'search', { q: queries[2] }, 'r0'),
     );
     const o = s.when(call('c3', 'search', { q: queries[3] }, { afterUserTurn: true }));
+    const without = given(
+      start({ nearDuplicate: { threshold: 0.7, limit: 2 } }),
+      step('c0', 'search', { q: queries[0] }, 'r0'),
+      step('c1', 'search', { q: queries[1] }, 'r0'),
+      step('c2', 'search', { q: queries[2] }, 'r0'),
+    );
+    expect(without.when(call('c3', 'search', { q: queries[3] })).before.rule).toBe('near_duplicate');
     expect(o.before.decision).toBe('execute');
   });
 

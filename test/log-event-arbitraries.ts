@@ -123,6 +123,7 @@ export const domainEventArb: fc.Arbitrary<DomainEvent> = fc.oneof(
       costUsd: dbl,
       retryAfterMs: nlong,
       durationMs: long,
+      informative: fc.boolean(),
     }),
   ),
   ev('ModelUsageRecorded', fc.record({ tokensIn: long, tokensOut: long, costUsd: dbl })),

@@ -74,6 +74,7 @@ export const SAMPLE_EVENTS: readonly DomainEvent[] = [
     costUsd: 0.002,
     retryAfterMs: 1500,
     durationMs: 830,
+    informative: true,
   },
   { type: 'ModelUsageRecorded', tokensIn: 1000, tokensOut: 250, costUsd: 0.0125 },
   {

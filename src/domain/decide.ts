@@ -3,6 +3,7 @@ import { err, LoopguardError, ok, type Result } from './errors.js';
 import { type DomainEvent, type EventOf, emptyEvidence, isTerminal, type RecordedEvent } from './events.js';
 import { evolve } from './evolve.js';
 import { canonicalCall, type Hashing } from './fingerprint.js';
+import { isInformative } from './informative.js';
 import { type RunPolicy, toolPolicy } from './policy.js';
 import { checkAfter } from './rules-after.js';
 import { checkBefore } from './rules-before.js';
@@ -163,6 +164,7 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
         costUsd: cmd.costUsd ?? 0,
         retryAfterMs: cmd.retryAfterMs ?? null,
         durationMs: Math.max(0, cmd.atMs - call.startedAtMs),
+        informative: cmd.resultJson === undefined || isInformative(cmd.resultJson),
       };
       const events: DomainEvent[] = [done];
       const inDoubt = (cmd.inDoubt ?? false) && call.operationKey !== null;

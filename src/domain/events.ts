@@ -122,6 +122,8 @@ export type DomainEvent =
       readonly costUsd: number;
       readonly retryAfterMs: number | null;
       readonly durationMs: number;
+      /** False for an answer that says nothing ("", "ok", "done", {}): it cannot show a rephrasing got nowhere. */
+      readonly informative: boolean;
     }
   | {
       readonly type: 'ModelUsageRecorded';

@@ -32,8 +32,28 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   const fp = call.fingerprint;
   const version = Math.max(s.progressVersion, e.progressVersion ?? 0, call.progressVersion ?? 0);
   const outsideNews = version > s.progressVersion || call.afterUserTurn;
-  const asked = outsideNews ? { [call.tool]: [intentOf(call.argsJson)] } : s.asked;
-  const nearDuplicates = outsideNews ? {} : s.nearDuplicates;
+  const intent = intentOf(call.argsJson);
+  const prior = outsideNews ? [] : (s.asked[call.tool] ?? []);
+  // A near-duplicate that got the very answer of the ask it resembles brought nothing new; one
+  // that got a different answer did, and the chain starts over.
+  const resembled = call.similarTo === null ? undefined : prior.find((a) => a.intent === call.similarTo);
+  const sameAnswer = resembled !== undefined && resembled.resultHash === e.resultHash && e.informative;
+  const chain = sameAnswer ? (s.nearDuplicates[call.tool] ?? 0) + 1 : 0;
+  const nearBase = outsideNews ? {} : s.nearDuplicates;
+  const nearDuplicates =
+    e.kind === 'RETRYABLE' || (chain === 0 && nearBase[call.tool] === undefined)
+      ? nearBase
+      : { ...nearBase, [call.tool]: chain };
+  const askedNow = [...prior.filter((a) => a.intent !== intent), { intent, resultHash: e.resultHash }];
+  const asked =
+    e.kind === 'RETRYABLE'
+      ? outsideNews
+        ? {}
+        : s.asked
+      : {
+          ...(outsideNews ? {} : s.asked),
+          [call.tool]: askedNow.length > ASKED_CAP ? askedNow.slice(-ASKED_CAP) : askedNow,
+        };
   const blocked = outsideNews ? {} : s.blocked;
   if (e.kind === 'RETRYABLE') {
     const entry: WindowEntry = {
@@ -94,8 +114,6 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
 function executed(s: RunState, atMs: number): RunState {
   const call = s.inFlight;
   if (call === null) return s;
-  const prior = s.asked[call.tool] ?? [];
-  const intent = intentOf(call.argsJson);
   // Another call may run during a backoff; only the waited-for call, or the wait running out, ends it.
   const waitOver =
     s.status === 'WAITING' && (call.fingerprint === s.waitCallFingerprint || atMs >= (s.waitUntilMs ?? 0));
@@ -110,11 +128,6 @@ function executed(s: RunState, atMs: number): RunState {
       s.sameTool?.tool === call.tool
         ? { tool: call.tool, count: s.sameTool.count + 1 }
         : { tool: call.tool, count: 1 },
-    nearDuplicates:
-      call.similarTo === null
-        ? s.nearDuplicates
-        : { ...s.nearDuplicates, [call.tool]: (s.nearDuplicates[call.tool] ?? 0) + 1 },
-    asked: prior.includes(intent) ? s.asked : { ...s.asked, [call.tool]: capped(prior, intent, ASKED_CAP) },
   };
 }
 

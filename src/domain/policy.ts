@@ -18,7 +18,11 @@ export interface ToolPolicy {
 export interface NearDuplicatePolicy {
   /** Similarity in [0, 1] at or above which two argument sets of one tool count as the same ask. */
   readonly threshold: number;
-  /** Near-duplicate calls in a row (without new information from outside) allowed; the next is refused. */
+  /**
+   * Near-duplicates in a row that got the very answer of the ask they resemble (an informative
+   * answer: "ok" proves nothing); the next near-duplicate is refused. A different answer or news
+   * from outside starts the count over.
+   */
   readonly limit: number;
 }
 
@@ -65,7 +69,7 @@ export const DEFAULT_LIMITS: Limits = {
   noProgressLimit: 3,
   maxRetries: 3,
   maxPolls: 20,
-  nearDuplicate: { threshold: 0.85, limit: 4 },
+  nearDuplicate: { threshold: 0.85, limit: 2 },
   warnAt: 0.8,
   rules: { exact_repeat: 'stop', short_cycle: 'stop', near_duplicate: 'stop', no_progress: 'stop' },
 };

@@ -180,10 +180,10 @@ function nearDuplicate(
   if (asked.length === 0) return null;
   // The same intent is a repeat or a next page: the exact-repeat rule's business, not this one's.
   const intent = intentOf(call.argsJson);
-  if (asked.includes(intent)) return null;
+  if (asked.some((a) => a.intent === intent)) return null;
   let best = 0;
   let bestText: string | null = null;
-  for (const text of asked) {
+  for (const { intent: text } of asked) {
     const sim = similarity(text, intent);
     if (sim > best) [best, bestText] = [sim, text];
   }
@@ -195,7 +195,7 @@ function nearDuplicate(
   const stop = stopVerdict(
     'before',
     'near_duplicate',
-    `Stopped: ${call.tool} was asked ${n + 1} near-identical things in a row (similarity ${rounded}) with nothing new from outside. Rephrasing again will not help: try a different source or give your final answer.`,
+    `Stopped: ${call.tool} was asked near-identical things ${n} times in a row and each time got the same answer as before (similarity ${rounded}). Rephrasing again will not help: try a different source or give your final answer.`,
     evidence(
       [call.fingerprint],
       { nearDuplicates: n },

@@ -23,6 +23,11 @@ export interface InFlightCall {
   readonly similarTo: string | null;
 }
 
+export interface AskedEntry {
+  readonly intent: string;
+  readonly resultHash: string;
+}
+
 export type OperationStatus = 'claimed' | 'completed' | 'in_doubt';
 export interface OperationEntry {
   readonly status: OperationStatus;
@@ -56,8 +61,9 @@ export interface RunState {
   /** (call fingerprint, result hash) pairs seen, oldest first: flat strings, cheap to search and copy. */
   readonly seen: readonly string[];
   readonly noProgress: number;
-  /** Per tool, the intents (args without paging and id fields) asked since the last outside news. */
-  readonly asked: Readonly<Record<string, readonly string[]>>;
+  /** Per tool, the intents (args without paging and id fields) asked since the last outside news, with the answer each got. */
+  readonly asked: Readonly<Record<string, readonly AskedEntry[]>>;
+  /** Per tool, near-duplicate asks in a row that got the very answer of the ask they resemble. */
   readonly nearDuplicates: Readonly<Record<string, number>>;
   readonly retries: Readonly<Record<string, number>>;
   readonly polls: Readonly<Record<string, number>>;

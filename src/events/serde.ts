@@ -163,6 +163,7 @@ const MAPPERS: { readonly [T in EventType]: Mapper<T> } = {
       costUsd: w.costUsd,
       retryAfterMs: w.retryAfterMs,
       durationMs: w.durationMs,
+      informative: w.informative,
     }),
   },
   ModelUsageRecorded: {
