@@ -55,6 +55,14 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
           [call.tool]: askedNow.length > ASKED_CAP ? askedNow.slice(-ASKED_CAP) : askedNow,
         };
   const blocked = outsideNews ? {} : s.blocked;
+  const settled = {
+    inFlight: null,
+    progressVersion: version,
+    tokens: s.tokens + e.tokens,
+    costUsd: s.costUsd + e.costUsd,
+    asked,
+    nearDuplicates,
+  };
   if (e.kind === 'RETRYABLE') {
     const entry: WindowEntry = {
       callId: e.callId,
@@ -65,12 +73,7 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
     };
     return {
       ...s,
-      inFlight: null,
-      progressVersion: version,
-      tokens: s.tokens + e.tokens,
-      costUsd: s.costUsd + e.costUsd,
-      asked,
-      nearDuplicates,
+      ...settled,
       blocked,
       retries: { ...s.retries, [fp]: (s.retries[fp] ?? 0) + 1 },
       window: capped(s.window, entry, WINDOW_CAP),
@@ -87,12 +90,7 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   const spins = !progressed && e.kind !== 'PENDING';
   return {
     ...s,
-    inFlight: null,
-    progressVersion: version,
-    tokens: s.tokens + e.tokens,
-    costUsd: s.costUsd + e.costUsd,
-    asked,
-    nearDuplicates,
+    ...settled,
     seen: known ? s.seen : capped(s.seen, pair, SEEN_CAP),
     window: progressed ? [entry] : capped(s.window, entry, WINDOW_CAP),
     ruleWarned: progressed && s.ruleWarned.length > 0 ? [] : s.ruleWarned,
