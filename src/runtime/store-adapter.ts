@@ -11,7 +11,10 @@ export function runStoreOf(events: EventStore): RunStore {
     append: (records) => events.append(records),
     async loadRun(runId: string): Promise<RecordedEvent[]> {
       const out: RecordedEvent[] = [];
-      for await (const e of events.readRuns(0)) if (e.runId === runId) out.push(e);
+      // A log may hold a batch twice (a producer retry whose first attempt did land, e.g. across a
+      // broker restart); a run's events come in seq order, so a seq already seen is such a copy.
+      for await (const e of events.readRuns(0))
+        if (e.runId === runId && e.seq > (out.at(-1)?.seq ?? 0)) out.push(e);
       return out;
     },
   };

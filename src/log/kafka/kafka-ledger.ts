@@ -73,7 +73,20 @@ export class KafkaLedger implements Ledger {
   async claim(key: string, owner: ClaimOwner): Promise<ClaimOutcome> {
     // A claim that lost to a holder who released after it is simply made again.
     for (let attempt = 0; attempt < 3; attempt++) {
-      await this.write(key, owner, { type: 'OperationClaimed', operationKey: key, callId: owner.callId });
+      try {
+        await this.write(key, owner, { type: 'OperationClaimed', operationKey: key, callId: owner.callId });
+      } catch (err) {
+        // The claim may be in the topic without an answer to its caller, who will not run the
+        // tool; withdraw it, or it would hold the key until the lease runs out. A release from a
+        // claim that lost is ignored by the fold, so this cannot free someone else's claim.
+        await this.append(key, owner, {
+          type: 'OperationReleased',
+          operationKey: key,
+          callId: owner.callId,
+          reason: 'claim withdrawn: the ledger did not answer in time',
+        }).catch(() => undefined);
+        throw err;
+      }
       const e = this.entries.get(key);
       if (e === undefined) continue;
       if (e.status === 'completed') return { status: 'completed', resultJson: e.resultJson };
@@ -194,6 +207,16 @@ export class KafkaLedger implements Ledger {
     event: DomainEvent,
     headers: Record<string, string> = {},
   ): Promise<void> {
+    const offset = await this.append(key, owner, event, headers);
+    await this.waitFor(this.partitionOf(key), offset + 1);
+  }
+
+  private async append(
+    key: string,
+    owner: ClaimOwner,
+    event: DomainEvent,
+    headers: Record<string, string> = {},
+  ): Promise<number> {
     const rec: RecordedEvent = {
       eventId: `ledger/${randomUUID()}`,
       runId: owner.runId,
@@ -204,7 +227,7 @@ export class KafkaLedger implements Ledger {
     const [offset] = await this.log.append(TOPICS.ledger, [
       { key, value: this.codec.encode(rec), headers: { 'loopguard.type': event.type, ...headers } },
     ]);
-    await this.waitFor(this.partitionOf(key), (offset ?? 0) + 1);
+    return offset ?? 0;
   }
 
   private async caughtUp(): Promise<void> {

@@ -23,12 +23,16 @@ interface Waiter {
 }
 
 const RESTART_DELAY_MS = 250;
+/** A waiter that sees no progress this long restarts its partition's follow. */
+const STALL_MS = 2_000;
+const CLOSE_WAIT_MS = 5_000;
 
 export class LedgerFollower {
   private readonly next: number[];
   private waiters: Waiter[] = [];
   private readonly stop = new AbortController();
   private readonly loops: Promise<void>[];
+  private readonly current: AbortController[];
 
   constructor(
     private readonly kafka: Kafka,
@@ -37,22 +41,45 @@ export class LedgerFollower {
     private readonly onMessage: (m: LedgerMessage) => Promise<void>,
   ) {
     this.next = Array.from({ length: partitions }, () => 0);
+    this.current = this.next.map(() => new AbortController());
     this.loops = this.next.map((_, p) => this.loop(p));
   }
 
   /** Resolves once every record of `partition` below `offset` (exclusive) has been folded. */
-  foldedTo(partition: number, offset: number): Promise<void> {
-    if ((this.next[partition] ?? 0) >= offset) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push({ partition, offset, resolve }));
+  async foldedTo(partition: number, offset: number): Promise<void> {
+    while ((this.next[partition] ?? 0) < offset && !this.stop.signal.aborted) {
+      const before = this.next[partition] ?? 0;
+      let timer: NodeJS.Timeout | undefined;
+      const reached = new Promise<boolean>((resolve) => {
+        this.waiters.push({ partition, offset, resolve: () => resolve(true) });
+        timer = setTimeout(() => resolve(false), STALL_MS);
+      });
+      const ok = await reached;
+      clearTimeout(timer);
+      // kafkajs may leave a consumer crashed after a broker restart without failing the follow;
+      // a follow that has not moved while a record is known to be there is restarted.
+      if (!ok && (this.next[partition] ?? 0) === before) this.current[partition]?.abort();
+    }
   }
 
   async close(): Promise<void> {
     this.stop.abort();
-    await Promise.allSettled(this.loops);
+    // A consumer that crashed during a broker restart can hang in disconnect; closing the ledger
+    // must not hang with it.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled(this.loops),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, CLOSE_WAIT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
   }
 
   private async loop(partition: number): Promise<void> {
     while (!this.stop.signal.aborted) {
+      const ctl = new AbortController();
+      this.current[partition] = ctl;
       try {
         await followPartition(
           this.kafka,
@@ -60,7 +87,7 @@ export class LedgerFollower {
           partition,
           this.next[partition] ?? 0,
           (m) => this.take(partition, m.offset, m.message),
-          this.stop.signal,
+          AbortSignal.any([this.stop.signal, ctl.signal]),
         );
       } catch {
         // The broker went away; the fold keeps its place and picks up where it stopped.
