@@ -1,4 +1,4 @@
-import { type Actor, createActor } from 'xstate';
+import { type SnapshotFrom, transition } from 'xstate';
 import {
   type Command,
   type DeciderDeps,
@@ -39,6 +39,22 @@ function foldTracking(from: RunState, records: readonly RecordedEvent[]): Fold {
   return { next: s, statuses };
 }
 
+type Lifecycle = SnapshotFrom<typeof runMachine>;
+
+/**
+ * Lifecycle snapshots carry no per-run data, so one per status serves every run: a live run costs
+ * its domain state, not a machine instance (a started XState actor is several KiB).
+ */
+const LIFECYCLE = new Map<RunStatus, Lifecycle>();
+function lifecycleOf(status: RunStatus): Lifecycle {
+  let snap = LIFECYCLE.get(status);
+  if (snap === undefined) {
+    snap = runMachine.resolveState({ value: status });
+    LIFECYCLE.set(status, snap);
+  }
+  return snap;
+}
+
 /**
  * A run's actor: the XState lifecycle machine plus the domain state folded from recorded events,
  * and the two-step protocol that keeps "record first, then act": `propose` runs the pure decider
@@ -46,7 +62,7 @@ function foldTracking(from: RunState, records: readonly RecordedEvent[]): Fold {
  * `commit` moves the run. A proposal that is never committed leaves no trace.
  */
 export class RunActor {
-  private readonly actor: Actor<typeof runMachine>;
+  private lifecycle: Lifecycle = lifecycleOf('NEW');
   private folded: RunState;
   /** The last proposal and the state it folds to, so a commit of it does not fold twice. */
   private proposed: {
@@ -62,8 +78,6 @@ export class RunActor {
     history: readonly RecordedEvent[] = [],
   ) {
     this.folded = initialState(runId);
-    this.actor = createActor(runMachine);
-    this.actor.start();
     if (history.length > 0) this.commit(history);
   }
 
@@ -73,7 +87,7 @@ export class RunActor {
 
   /** The machine's state: RUNNING, WAITING or a terminal state (NEW before the start). */
   get status(): RunStatus {
-    return this.actor.getSnapshot().value as RunStatus;
+    return this.lifecycle.value as RunStatus;
   }
 
   propose(input: CommandInput): Result<RecordedEvent[]> {
@@ -102,18 +116,19 @@ export class RunActor {
     // follows each change, in order, so its history is the run's.
     for (const to of statuses) {
       const at = this.status;
-      this.actor.send(lifecycleEvent(at, to));
-      if (this.status !== to) {
+      // XState's pure transition: the machine decides whether the lifecycle allows the move.
+      const [moved] = transition(runMachine, this.lifecycle, lifecycleEvent(at, to));
+      if (moved.value !== to) {
         throw new LoopguardError(
           'illegal_transition',
           `run ${this.runId}: the lifecycle does not allow ${at} -> ${to}`,
         );
       }
+      this.lifecycle = lifecycleOf(to);
     }
     this.folded = next;
   }
 
-  stop(): void {
-    this.actor.stop();
-  }
+  /** Kept for callers that end a run's actor; there is nothing to release. */
+  stop(): void {}
 }
