@@ -126,3 +126,31 @@ describe('EventCodec', () => {
     expect(a.schemaId).toBe(b.schemaId);
   });
 });
+
+describe('EventCodec.encode buffer handling', () => {
+  it('encodes an event larger than its scratch buffer, and later small ones unaffected', async () => {
+    const codec = await EventCodec.create(new MemorySchemaStore(), 'big-value');
+    const big = {
+      eventId: 'r/1',
+      runId: 'r',
+      seq: 1,
+      atMs: 5,
+      event: {
+        type: 'BudgetWarning' as const,
+        budget: 'steps',
+        used: 1,
+        limit: 2,
+        message: 'x'.repeat(200_000),
+      },
+    };
+    const small = { ...big, eventId: 'r/2', seq: 2, event: { ...big.event, message: 'short' } };
+    const bigBytes = codec.encode(big);
+    const smallBytes = codec.encode(small);
+    expect(bigBytes.length).toBeGreaterThan(200_000);
+    expect(await codec.decode(bigBytes)).toEqual(big);
+    expect(await codec.decode(smallBytes)).toEqual(small);
+    // Each result owns its bytes: encoding again must not rewrite an earlier buffer.
+    codec.encode(big);
+    expect(await codec.decode(smallBytes)).toEqual(small);
+  });
+});
