@@ -10,7 +10,14 @@ import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
 import type { EventLog, LogRecord } from '../src/log/event-log.js';
 import { MemoryLog } from '../src/log/memory-log.js';
 import { ManualClock } from '../src/machines/manual-clock.js';
-import { createGuard, type Guard, guardTools, outcome, toModelMessage } from '../src/runtime/index.js';
+import {
+  createGuard,
+  FileLedger,
+  type Guard,
+  guardTools,
+  outcome,
+  toModelMessage,
+} from '../src/runtime/index.js';
 
 const dirs: string[] = [];
 const guards: Guard[] = [];
@@ -207,6 +214,29 @@ describe('run.call', () => {
     expect(tool.n).toBe(0);
     down = false;
     expect(await run.call(pay, tool.fn())).toMatchObject({ status: 'executed' });
+    expect(tool.n).toBe(1);
+  });
+});
+
+describe('orphan claims', () => {
+  it('withdraws a claim of its own run that the log never recorded, but waits for another run', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'loopguard-rt-'));
+    dirs.push(dataDir);
+    const guard = await createGuard({ dataDir });
+    guards.push(guard);
+    const ledger = FileLedger.open(dataDir);
+    // What a claim looks like whose answer was lost before the run could record a decision.
+    await ledger.claim('k-orphan', { runId: 'r-own', callId: 'lost' });
+    await ledger.claim('k-other', { runId: 'r-elsewhere', callId: 'live' });
+    const run = await guard.startRun({ runId: 'r-own' });
+    const tool = counter();
+    const mine = { tool: 'pay', args: { o: 1 }, sideEffect: true, operationKey: 'k-orphan' };
+    expect(await run.call(mine, tool.fn('paid'))).toMatchObject({ status: 'executed' });
+    const theirs = { tool: 'pay', args: { o: 2 }, sideEffect: true, operationKey: 'k-other' };
+    expect(await run.call(theirs, tool.fn('paid'))).toMatchObject({
+      status: 'waiting',
+      rule: 'operation_in_flight',
+    });
     expect(tool.n).toBe(1);
   });
 });

@@ -41,13 +41,23 @@ export async function claimOperation(
   key: string,
   owner: ClaimOwner,
   hooks: CallHooks,
+  /** Whether this run's own log has an entry (claimed, in doubt, completed) for the key. */
+  recorded: boolean,
 ): Promise<OperationClaim> {
   let settled: Settlement | null = null;
-  for (let attempt = 0; attempt < 2; attempt++) {
+  for (let attempt = 0; attempt < 3; attempt++) {
     const c = await ledgerCall(`claim ${key}`, () => ledger.claim(key, owner));
     if (c.status === 'won') return { view: { status: 'none' }, won: true, settled };
     if (c.status === 'completed')
       return { view: { status: 'completed', resultJson: c.resultJson }, won: false, settled };
+    if (c.status === 'in_flight' && c.owner.runId === owner.runId && !recorded) {
+      // A claim of this very run that its log never recorded: its caller got an error before
+      // deciding (a ledger answer lost in a broker outage), and record-first means nothing ran.
+      // Calls of one run go one at a time, so it is no live call either: withdraw it, claim again.
+      const orphan = c.owner;
+      await ledgerCall(`withdraw ${key}`, () => ledger.release(key, orphan));
+      continue;
+    }
     if (c.status === 'in_flight')
       return { view: { status: 'claimed', byRun: c.owner.runId }, won: false, settled };
     if (hooks.reconcile === undefined || settled !== null)

@@ -91,7 +91,7 @@ export class GuardedRun {
     const claim: OperationClaim =
       key === undefined
         ? { view: { status: 'none' } as LedgerView, won: false, settled: null }
-        : await claimOperation(this.ledger, key, owner, hooks);
+        : await claimOperation(this.ledger, key, owner, hooks, key in this.actor.state.operations);
     if (key !== undefined && claim.settled !== null)
       await this.record({
         type: 'SettleOperation',
