@@ -1,5 +1,6 @@
-/** Public face of the Kafka adapter: the EventLog on Kafka and its DLQ-aware group consumer. */
+/** Public face of the Kafka adapter: the EventLog on Kafka, the idempotency ledger on it, and the DLQ-aware group consumer. */
 export { DecodingConsumer, type DecodingConsumerOptions, DLQ_HEADERS } from './decoding-consumer.js';
+export { KafkaLedger, type KafkaLedgerOptions } from './kafka-ledger.js';
 export { KafkaLog, type KafkaLogOptions, type PartitionedRecord } from './kafka-log.js';
 export { type CompatibilityLevel, ensureSubjectCompatibility } from './subject-compatibility.js';
 export { DEFAULT_TOPIC_CONFIGS, type TopicLayoutOptions } from './topic-layout.js';
