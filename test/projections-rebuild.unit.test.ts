@@ -87,3 +87,15 @@ describe('rebuild', () => {
     expect(p.ledger.get('k')).toMatchObject({ status: 'completed', resultJson: '{"ok":1}', callId: 'c1' });
   });
 });
+
+describe('redelivered records', () => {
+  it('are folded once: a batch that landed twice leaves the projections as if it landed once', () => {
+    const { events } = replayRun(toTrace(0, { calls: [], success: true }), DEFAULT_POLICY, deps);
+    const twice = [...events.slice(0, 2), ...events.slice(0, 2), ...events.slice(2)];
+    const once = new Projections().applyAll(events);
+    const again = new Projections().applyAll(twice);
+    expect(again.snapshot()).toEqual(once.snapshot());
+    expect(again.duplicates).toBe(2);
+    expect(again.events).toBe(once.events);
+  });
+});
