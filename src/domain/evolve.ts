@@ -251,7 +251,8 @@ function applyOnce(s: RunState, event: DomainEvent, atMs: number): RunState {
     return last.next === s ? s : { ...last.next };
   }
   const next = apply(s, event, atMs);
-  if (event.type === 'ToolCallCompleted') last = { s, event, atMs, next: next === s ? s : { ...next } };
+  // The first caller stamps `next` in place (seq, lastAtMs); a second one gets its own copy above.
+  if (event.type === 'ToolCallCompleted') last = { s, event, atMs, next };
   return next;
 }
 
