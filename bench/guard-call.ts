@@ -7,7 +7,7 @@ import { EventCodec, MemorySchemaStore } from '../src/events/index.js';
 import { EmbeddedLog, TOPICS } from '../src/log/index.js';
 import { ManualClock, RunActor } from '../src/machines/index.js';
 import { type Bench, percentile, result } from './bench-result.js';
-import { argsOf, deps, resultHashOf, unbounded } from './synthetic.js';
+import { argsOf, deps, guardedCall, unbounded } from './synthetic.js';
 
 const CALLS = 20_000;
 const WARMUP = 2_000;
@@ -50,19 +50,7 @@ export const guardCallBench: Bench = {
         clock.advance(1);
         const args = argsOf(i);
         const t0 = performance.now();
-        const req = actor.propose({ type: 'RequestToolCall', callId: `c${i}`, tool: 'search', args });
-        if (!req.ok) throw req.error;
-        append(req.value);
-        actor.commit(req.value);
-        const done = actor.propose({
-          type: 'CompleteToolCall',
-          callId: `c${i}`,
-          kind: 'SUCCESS',
-          resultHash: resultHashOf(i),
-        });
-        if (!done.ok) throw done.error;
-        append(done.value);
-        actor.commit(done.value);
+        guardedCall(actor, i, append);
         const t1 = performance.now();
         const c = canonicalCall('search', args, deps.hashing);
         if (!c.ok) throw c.error;

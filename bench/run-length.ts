@@ -1,7 +1,7 @@
 import { resolvePolicy } from '../src/domain/index.js';
 import { ManualClock, RunActor } from '../src/machines/index.js';
 import { type Bench, type BenchResult, result } from './bench-result.js';
-import { argsOf, deps, resultHashOf, unbounded } from './synthetic.js';
+import { deps, guardedCall, unbounded } from './synthetic.js';
 
 const TOTAL_CALLS = 20_000;
 
@@ -18,22 +18,7 @@ function perCall(length: number): number {
     const t0 = performance.now();
     for (let i = 0; i < length; i++) {
       clock.advance(1);
-      const req = actor.propose({
-        type: 'RequestToolCall',
-        callId: `c${i}`,
-        tool: 'search',
-        args: argsOf(i),
-      });
-      if (!req.ok) throw req.error;
-      actor.commit(req.value);
-      const done = actor.propose({
-        type: 'CompleteToolCall',
-        callId: `c${i}`,
-        kind: 'SUCCESS',
-        resultHash: resultHashOf(i),
-      });
-      if (!done.ok) throw done.error;
-      actor.commit(done.value);
+      guardedCall(actor, i);
     }
     spent += performance.now() - t0;
     if (actor.state.steps !== length) throw new Error(`run of ${length} ended early: ${actor.state.status}`);

@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import { DEFAULT_POLICY, diceSimilarity, type Policy, parsePolicy } from '../src/domain/index.js';
+import {
+  DEFAULT_POLICY,
+  diceSimilarity,
+  type Policy,
+  parsePolicy,
+  type RecordedEvent,
+} from '../src/domain/index.js';
+import type { RunActor } from '../src/machines/index.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
 
 export const deps = { hashing: nodeHashing('bench'), similarity: diceSimilarity };
@@ -20,3 +27,24 @@ export const argsOf = (i: number) => ({
   limit: 20,
 });
 export const resultHashOf = (i: number) => createHash('sha256').update(`result ${i}`).digest('hex');
+
+/** One guarded no-op call: its request decided, recorded and committed, then its result the same way. */
+export function guardedCall(
+  actor: RunActor,
+  i: number,
+  record: (recs: RecordedEvent[]) => void = () => {},
+): void {
+  const req = actor.propose({ type: 'RequestToolCall', callId: `c${i}`, tool: 'search', args: argsOf(i) });
+  if (!req.ok) throw req.error;
+  record(req.value);
+  actor.commit(req.value);
+  const done = actor.propose({
+    type: 'CompleteToolCall',
+    callId: `c${i}`,
+    kind: 'SUCCESS',
+    resultHash: resultHashOf(i),
+  });
+  if (!done.ok) throw done.error;
+  record(done.value);
+  actor.commit(done.value);
+}

@@ -1,7 +1,8 @@
 /** In-memory EventLog for tests and evaluation: same contract, no durability. */
 
 import type { EventLog, LogRecord, StoredRecord } from './event-log.js';
-import { checkRead, checkTopic, closedError, waitForWake } from './log-errors.js';
+import { checkRead, checkTopic, closedError } from './log-errors.js';
+import { pollFollow } from './poll-follow.js';
 
 export class MemoryLog implements EventLog {
   private readonly topics = new Map<string, StoredRecord[]>();
@@ -43,19 +44,18 @@ export class MemoryLog implements EventLog {
     signal: AbortSignal,
   ): Promise<void> {
     checkRead(topic, fromOffset, undefined);
-    let next = fromOffset;
-    while (!signal.aborted && !this.closed) {
-      const batch = await this.read(topic, next, 1000);
-      for (const r of batch) {
-        if (signal.aborted) return;
-        await onRecord(r);
-        next = r.offset + 1;
-      }
-      if (batch.length === 0) {
-        const more = (): boolean => (this.topics.get(topic)?.length ?? 0) > next || this.closed;
-        await waitForWake((wake) => this.subscribe(topic, wake), 1000, signal, more);
-      }
-    }
+    await pollFollow(
+      {
+        read: (from) => this.read(topic, from, 1000),
+        hasMore: (next) => (this.topics.get(topic)?.length ?? 0) > next || this.closed,
+        subscribe: (wake) => this.subscribe(topic, wake),
+        pollMs: 1000,
+        closed: () => this.closed,
+      },
+      fromOffset,
+      onRecord,
+      signal,
+    );
   }
 
   async endOffset(topic: string): Promise<number> {

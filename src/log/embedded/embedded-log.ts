@@ -13,7 +13,8 @@
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EventLog, LogRecord, StoredRecord } from '../event-log.js';
-import { checkRead, checkTopic, closedError, waitForWake } from '../log-errors.js';
+import { checkRead, checkTopic, closedError } from '../log-errors.js';
+import { pollFollow } from '../poll-follow.js';
 import { TopicLog } from './topic-log.js';
 
 export interface EmbeddedLogOptions {
@@ -93,20 +94,19 @@ export class EmbeddedLog implements EventLog {
     signal: AbortSignal,
   ): Promise<void> {
     checkRead(topic, fromOffset, undefined);
-    let next = fromOffset;
-    while (!signal.aborted && !this.closed) {
-      const batch = await this.read(topic, next, FOLLOW_PAGE);
-      for (const r of batch) {
-        if (signal.aborted) return;
-        await onRecord(r);
-        next = r.offset + 1;
-      }
-      if (batch.length === 0) {
-        const t = await this.topic(topic);
-        const more = (): boolean => t.log.end > next || this.closed;
-        await waitForWake((wake) => this.subscribe(topic, wake), this.opts.pollMs, signal, more);
-      }
-    }
+    const t = await this.topic(topic);
+    await pollFollow(
+      {
+        read: (from) => this.read(topic, from, FOLLOW_PAGE),
+        hasMore: (next) => t.log.end > next || this.closed,
+        subscribe: (wake) => this.subscribe(topic, wake),
+        pollMs: this.opts.pollMs,
+        closed: () => this.closed,
+      },
+      fromOffset,
+      onRecord,
+      signal,
+    );
   }
 
   async endOffset(topic: string): Promise<number> {

@@ -1,0 +1,33 @@
+import type { StoredRecord } from './event-log.js';
+import { waitForWake } from './log-errors.js';
+
+export interface PollSource {
+  read(fromOffset: number): Promise<readonly StoredRecord[]>;
+  /** Records past `next` exist, or the log closed: stop waiting. */
+  hasMore(next: number): boolean;
+  subscribe(wake: () => void): () => void;
+  readonly pollMs: number;
+  closed(): boolean;
+}
+
+/**
+ * The follow loop of the local logs: deliver what is there, then sleep until an append wakes the
+ * follower (or the poll interval passes, for appends by another process), until aborted or closed.
+ */
+export async function pollFollow(
+  src: PollSource,
+  fromOffset: number,
+  onRecord: (r: StoredRecord) => Promise<void> | void,
+  signal: AbortSignal,
+): Promise<void> {
+  let next = fromOffset;
+  while (!signal.aborted && !src.closed()) {
+    const batch = await src.read(next);
+    for (const r of batch) {
+      if (signal.aborted) return;
+      await onRecord(r);
+      next = r.offset + 1;
+    }
+    if (batch.length === 0) await waitForWake(src.subscribe, src.pollMs, signal, () => src.hasMore(next));
+  }
+}
