@@ -164,7 +164,10 @@ function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
           ? [...s.ruleWarned, e.rule]
           : s.ruleWarned;
       if (e.phase === 'after') return { ...s, ruleWarned };
-      if (e.decision === 'execute') return { ...executed(s, atMs), ruleWarned };
+      if (e.decision === 'execute') {
+        const next = executed(s, atMs);
+        return ruleWarned === s.ruleWarned ? next : { ...next, ruleWarned };
+      }
       return { ...s, inFlight: null };
     }
     case 'ToolCallCompleted':

@@ -131,9 +131,9 @@ function perCall(s: RunState, p: RunPolicy, r: CallRequest): Verdict | null {
 }
 
 function exactRepeat(s: RunState, p: RunPolicy, call: CanonicalCall): Verdict | null {
-  const n = s.window.filter(
-    (w) => w.fingerprint === call.fingerprint && w.kind !== 'PENDING' && w.kind !== 'RETRYABLE',
-  ).length;
+  let n = 0;
+  for (const w of s.window)
+    if (w.fingerprint === call.fingerprint && w.kind !== 'PENDING' && w.kind !== 'RETRYABLE') n++;
   if (n < p.sameCallLimit) return null;
   return loopRule(
     s,
@@ -150,6 +150,10 @@ function exactRepeat(s: RunState, p: RunPolicy, call: CanonicalCall): Verdict | 
 
 /** A-B-A-B or A-B-C-A-B-C where the repeated period so far brought nothing new. */
 function shortCycle(s: RunState, p: RunPolicy, call: CanonicalCall): Verdict | null {
+  // A cycle of 2 or 3 needs this call to be the one made 2 or 3 calls ago: check that before building anything.
+  const r = s.recent;
+  const fp = call.fingerprint;
+  if (r[r.length - 2]?.fingerprint !== fp && r[r.length - 3]?.fingerprint !== fp) return null;
   const seq = [...s.recent, { fingerprint: call.fingerprint, progressed: false, kind: null }];
   for (const period of [2, 3]) {
     if (seq.length < 2 * period) continue;

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { ResultKind } from '../domain/index.js';
 import { isToolOutcome, ToolError } from './tool-outcome.js';
 
@@ -102,4 +102,4 @@ export async function executeTool(
   }
 }
 
-const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+const sha = (s: string) => hash('sha256', s, 'hex');

@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac, hash } from 'node:crypto';
 import type { Hashing } from '../domain/index.js';
 
 /**
@@ -10,7 +10,8 @@ export function nodeHashing(
   key: string = process.env.LOOPGUARD_SECRET_KEY ?? 'loopguard-default-key',
 ): Hashing {
   return {
-    digest: (text) => createHash('sha256').update(text).digest('hex'),
+    // One-shot hash: half the cost of a Hash object, and this runs on every guarded call.
+    digest: (text) => hash('sha256', text, 'hex'),
     keyed: (text) => createHmac('sha256', key).update(text).digest('hex').slice(0, 24),
   };
 }
