@@ -2,7 +2,10 @@ import type { DomainEvent, EventOf, RecordedEvent } from './events.js';
 import { intentOf } from './intent.js';
 import {
   ASKED_CAP,
+  copyState,
   initialState,
+  type Mutable,
+  patch,
   RECENT_CAP,
   type RunState,
   SEEN_CAP,
@@ -55,14 +58,15 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
           [call.tool]: askedNow.length > ASKED_CAP ? askedNow.slice(-ASKED_CAP) : askedNow,
         };
   const blocked = outsideNews ? {} : s.blocked;
-  const settled = {
-    inFlight: null,
-    progressVersion: version,
-    tokens: s.tokens + e.tokens,
-    costUsd: s.costUsd + e.costUsd,
-    asked,
-    nearDuplicates,
-  };
+  // Built by assignment into a fresh copy: the hottest fold of all, once per call.
+  const n = copyState(s) as Mutable<RunState>;
+  n.inFlight = null;
+  n.progressVersion = version;
+  n.tokens = s.tokens + e.tokens;
+  n.costUsd = s.costUsd + e.costUsd;
+  n.asked = asked;
+  n.nearDuplicates = nearDuplicates;
+  n.blocked = blocked;
   if (e.kind === 'RETRYABLE') {
     const entry: WindowEntry = {
       callId: e.callId,
@@ -71,14 +75,10 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
       kind: e.kind,
       progressed: false,
     };
-    return {
-      ...s,
-      ...settled,
-      blocked,
-      retries: { ...s.retries, [fp]: (s.retries[fp] ?? 0) + 1 },
-      window: capped(s.window, entry, WINDOW_CAP),
-      recent: capped(s.recent, entry, RECENT_CAP),
-    };
+    n.retries = { ...s.retries, [fp]: (s.retries[fp] ?? 0) + 1 };
+    n.window = capped(s.window, entry, WINDOW_CAP);
+    n.recent = capped(s.recent, entry, RECENT_CAP);
+    return n;
   }
   // New information, the only thing that opens a new window: a higher progress version, a user
   // turn since the last call, or a result this exact call has never returned.
@@ -88,25 +88,21 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   const entry: WindowEntry = { callId: e.callId, fingerprint: fp, tool: call.tool, kind: e.kind, progressed };
   // Polls are bounded by maxPolls and retries by maxRetries: neither counts as spinning here.
   const spins = !progressed && e.kind !== 'PENDING';
-  return {
-    ...s,
-    ...settled,
-    seen: known ? s.seen : capped(s.seen, pair, SEEN_CAP),
-    window: progressed ? [entry] : capped(s.window, entry, WINDOW_CAP),
-    ruleWarned: progressed && s.ruleWarned.length > 0 ? [] : s.ruleWarned,
-    recent: capped(s.recent, entry, RECENT_CAP),
-    noProgress: progressed ? 0 : spins ? s.noProgress + 1 : s.noProgress,
-    retries: progressed ? EMPTY : without(s.retries, fp),
-    polls:
-      e.kind === 'PENDING'
-        ? { ...s.polls, [fp]: progressed ? 0 : (s.polls[fp] ?? 0) + 1 }
-        : without(s.polls, fp),
-    blocked: e.kind === 'PRECONDITION' ? { ...blocked, [fp]: e.code ?? 'precondition' } : blocked,
-    succeededTools:
-      e.kind === 'SUCCESS' && !s.succeededTools.includes(call.tool)
-        ? capped(s.succeededTools, call.tool, SUCCEEDED_CAP)
-        : s.succeededTools,
-  };
+  n.seen = known ? s.seen : capped(s.seen, pair, SEEN_CAP);
+  n.window = progressed ? [entry] : capped(s.window, entry, WINDOW_CAP);
+  n.ruleWarned = progressed && s.ruleWarned.length > 0 ? [] : s.ruleWarned;
+  n.recent = capped(s.recent, entry, RECENT_CAP);
+  n.noProgress = progressed ? 0 : spins ? s.noProgress + 1 : s.noProgress;
+  n.retries = progressed ? EMPTY : without(s.retries, fp);
+  n.polls =
+    e.kind === 'PENDING'
+      ? { ...s.polls, [fp]: progressed ? 0 : (s.polls[fp] ?? 0) + 1 }
+      : without(s.polls, fp);
+  if (e.kind === 'PRECONDITION') n.blocked = { ...blocked, [fp]: e.code ?? 'precondition' };
+  if (e.kind === 'SUCCESS' && !s.succeededTools.includes(call.tool)) {
+    n.succeededTools = capped(s.succeededTools, call.tool, SUCCEEDED_CAP);
+  }
+  return n;
 }
 
 function executed(s: RunState, atMs: number): RunState {
@@ -115,35 +111,31 @@ function executed(s: RunState, atMs: number): RunState {
   // Another call may run during a backoff; only the waited-for call, or the wait running out, ends it.
   const waitOver =
     s.status === 'WAITING' && (call.fingerprint === s.waitCallFingerprint || atMs >= (s.waitUntilMs ?? 0));
-  return {
-    ...s,
-    status: waitOver ? 'RUNNING' : s.status,
-    waitUntilMs: waitOver ? null : s.waitUntilMs,
-    waitCallFingerprint: waitOver ? null : s.waitCallFingerprint,
-    steps: s.steps + 1,
-    perTool: { ...s.perTool, [call.tool]: (s.perTool[call.tool] ?? 0) + 1 },
-    sameTool:
-      s.sameTool?.tool === call.tool
-        ? { tool: call.tool, count: s.sameTool.count + 1 }
-        : { tool: call.tool, count: 1 },
-  };
+  const n = copyState(s) as Mutable<RunState>;
+  if (waitOver) {
+    n.status = 'RUNNING';
+    n.waitUntilMs = null;
+    n.waitCallFingerprint = null;
+  }
+  n.steps = s.steps + 1;
+  n.perTool = { ...s.perTool, [call.tool]: (s.perTool[call.tool] ?? 0) + 1 };
+  n.sameTool = { tool: call.tool, count: s.sameTool?.tool === call.tool ? s.sameTool.count + 1 : 1 };
+  return n;
 }
 
 function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
   switch (e.type) {
     case 'RunStarted':
-      return {
-        ...s,
+      return patch(s, {
         status: 'RUNNING',
         policy: e.policy,
         taskType: e.taskType,
         tenant: e.tenant,
         startedAtMs: atMs,
         progressVersion: e.progressVersion,
-      };
+      });
     case 'ToolCallRequested':
-      return {
-        ...s,
+      return patch(s, {
         toolCalls: s.toolCalls + 1,
         inFlight: {
           callId: e.callId,
@@ -157,41 +149,39 @@ function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
           startedAtMs: atMs,
           similarTo: e.similarTo,
         },
-      };
+      });
     case 'GuardDecided': {
       const ruleWarned =
         e.warning !== null && e.rule !== null && !s.ruleWarned.includes(e.rule)
           ? [...s.ruleWarned, e.rule]
           : s.ruleWarned;
-      if (e.phase === 'after') return { ...s, ruleWarned };
+      if (e.phase === 'after') return patch(s, { ruleWarned });
       if (e.decision === 'execute') {
         const next = executed(s, atMs);
-        return ruleWarned === s.ruleWarned ? next : { ...next, ruleWarned };
+        return ruleWarned === s.ruleWarned ? next : patch(next, { ruleWarned });
       }
-      return { ...s, inFlight: null };
+      return patch(s, { inFlight: null });
     }
     case 'ToolCallCompleted':
       return completed(s, e);
     case 'ModelUsageRecorded':
-      return { ...s, tokens: s.tokens + e.tokensIn + e.tokensOut, costUsd: s.costUsd + e.costUsd };
+      return patch(s, { tokens: s.tokens + e.tokensIn + e.tokensOut, costUsd: s.costUsd + e.costUsd });
     case 'BudgetWarning':
-      return { ...s, warned: [...s.warned, e.budget] };
+      return patch(s, { warned: [...s.warned, e.budget] });
     case 'RunWaiting': {
       const fp = s.window.find((w) => w.callId === e.callId)?.fingerprint ?? null;
-      return { ...s, status: 'WAITING', waitUntilMs: e.untilMs, waitCallFingerprint: fp };
+      return patch(s, { status: 'WAITING', waitUntilMs: e.untilMs, waitCallFingerprint: fp });
     }
     case 'RunStopped':
-      return {
-        ...s,
+      return patch(s, {
         status: e.report.terminalState,
         report: e.report,
         inFlight: null,
         waitUntilMs: null,
         waitCallFingerprint: null,
-      };
+      });
     case 'RunResumed':
-      return {
-        ...s,
+      return patch(s, {
         status: 'RUNNING',
         report: null,
         startedAtMs: atMs,
@@ -210,35 +200,32 @@ function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
         waitUntilMs: null,
         waitCallFingerprint: null,
         resumes: s.resumes + 1,
-      };
+      });
     case 'CheckpointRecorded':
-      return { ...s, lastCheckpoint: { id: e.checkpointId, progressVersion: e.progressVersion } };
+      return patch(s, { lastCheckpoint: { id: e.checkpointId, progressVersion: e.progressVersion } });
     case 'OperationClaimed':
-      return {
-        ...s,
+      return patch(s, {
         operations: {
           ...s.operations,
           [e.operationKey]: { status: 'claimed', callId: e.callId, resultJson: null },
         },
-      };
+      });
     case 'OperationCompleted':
-      return {
-        ...s,
+      return patch(s, {
         operations: {
           ...s.operations,
           [e.operationKey]: { status: 'completed', callId: e.callId, resultJson: e.resultJson },
         },
-      };
+      });
     case 'OperationReleased':
-      return { ...s, operations: without(s.operations, e.operationKey) };
+      return patch(s, { operations: without(s.operations, e.operationKey) });
     case 'OperationInDoubt':
-      return {
-        ...s,
+      return patch(s, {
         operations: {
           ...s.operations,
           [e.operationKey]: { status: 'in_doubt', callId: e.callId, resultJson: null },
         },
-      };
+      });
   }
 }
 
@@ -251,7 +238,7 @@ let last: { s: RunState; event: DomainEvent; atMs: number; next: RunState } | nu
 
 function applyOnce(s: RunState, event: DomainEvent, atMs: number): RunState {
   if (last !== null && last.s === s && last.event === event && last.atMs === atMs) {
-    return last.next === s ? s : { ...last.next };
+    return last.next === s ? s : copyState(last.next);
   }
   const next = apply(s, event, atMs);
   // The first caller stamps `next` in place (seq, lastAtMs); a second one gets its own copy above.
@@ -263,7 +250,7 @@ export function evolve(s: RunState, rec: RecordedEvent): RunState {
   const next = applyOnce(s, rec.event, rec.atMs);
   // `apply` returns either `s` itself or an object it just made and nobody else holds: stamping
   // that one in place saves a copy of the whole state per event, and nothing observable mutates.
-  if (next === s) return { ...s, seq: rec.seq, lastAtMs: rec.atMs };
+  if (next === s) return patch(s, { seq: rec.seq, lastAtMs: rec.atMs });
   const fresh = next as { seq: number; lastAtMs: number };
   fresh.seq = rec.seq;
   fresh.lastAtMs = rec.atMs;

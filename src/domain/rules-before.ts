@@ -3,7 +3,7 @@ import { type Evidence, isTerminal } from './events.js';
 import type { CanonicalCall } from './fingerprint.js';
 import { intentOf } from './intent.js';
 import { type LoopRule, type RunPolicy, toolPolicy } from './policy.js';
-import type { RunState } from './run-state.js';
+import { patch, type RunState } from './run-state.js';
 import type { Similarity } from './similarity.js';
 import { evidence, stopVerdict, type Verdict } from './verdict.js';
 
@@ -25,7 +25,7 @@ export interface CallRequest {
 function withNews(s: RunState, r: CallRequest): RunState {
   const news = r.afterUserTurn || (r.progressVersion !== null && r.progressVersion > s.progressVersion);
   return news
-    ? { ...s, window: [], recent: [], asked: {}, nearDuplicates: {}, blocked: {}, ruleWarned: [] }
+    ? patch(s, { window: [], recent: [], asked: {}, nearDuplicates: {}, blocked: {}, ruleWarned: [] })
     : s;
 }
 
