@@ -42,6 +42,18 @@ function long(n: number, field: string): number {
 }
 const nlong = (n: number | null, field: string): number | null => (n === null ? null : long(n, field));
 
+/**
+ * For events whose domain shape is already the wire shape: check the longs and hand the event to
+ * avsc as it is (its writers read only the schema's fields, so `type` is ignored). No copy: this
+ * runs for every event of every guarded call.
+ */
+const checked =
+  <E>(check: (e: E) => unknown) =>
+  (e: E): WireFields => {
+    check(e);
+    return e as WireFields;
+  };
+
 const evidenceOut = (e: Evidence): WireFields => ({
   fingerprints: e.fingerprints,
   counts: e.counts,
@@ -111,7 +123,7 @@ const MAPPERS: { readonly [T in EventType]: Mapper<T> } = {
     }),
   },
   ToolCallRequested: {
-    out: (e) => ({ ...e, progressVersion: nlong(e.progressVersion, 'progressVersion') }),
+    out: checked((e) => nlong(e.progressVersion, 'progressVersion')),
     in: (w) => ({
       callId: w.callId,
       tool: w.tool,
@@ -127,11 +139,7 @@ const MAPPERS: { readonly [T in EventType]: Mapper<T> } = {
     }),
   },
   GuardDecided: {
-    out: (e) => ({
-      ...e,
-      evidence: evidenceOut(e.evidence),
-      waitUntilMs: nlong(e.waitUntilMs, 'waitUntilMs'),
-    }),
+    out: checked((e) => nlong(e.waitUntilMs, 'waitUntilMs')),
     in: (w) => ({
       callId: w.callId,
       phase: w.phase,
@@ -145,12 +153,11 @@ const MAPPERS: { readonly [T in EventType]: Mapper<T> } = {
     }),
   },
   ToolCallCompleted: {
-    out: (e) => ({
-      ...e,
-      progressVersion: nlong(e.progressVersion, 'progressVersion'),
-      tokens: long(e.tokens, 'tokens'),
-      retryAfterMs: nlong(e.retryAfterMs, 'retryAfterMs'),
-      durationMs: long(e.durationMs, 'durationMs'),
+    out: checked((e) => {
+      nlong(e.progressVersion, 'progressVersion');
+      long(e.tokens, 'tokens');
+      nlong(e.retryAfterMs, 'retryAfterMs');
+      long(e.durationMs, 'durationMs');
     }),
     in: (w) => ({
       callId: w.callId,
@@ -167,15 +174,18 @@ const MAPPERS: { readonly [T in EventType]: Mapper<T> } = {
     }),
   },
   ModelUsageRecorded: {
-    out: (e) => ({ ...e, tokensIn: long(e.tokensIn, 'tokensIn'), tokensOut: long(e.tokensOut, 'tokensOut') }),
+    out: checked((e) => {
+      long(e.tokensIn, 'tokensIn');
+      long(e.tokensOut, 'tokensOut');
+    }),
     in: (w) => ({ tokensIn: w.tokensIn, tokensOut: w.tokensOut, costUsd: w.costUsd }),
   },
   BudgetWarning: {
-    out: (e) => ({ ...e }),
+    out: checked(() => {}),
     in: (w) => ({ budget: w.budget, used: w.used, limit: w.limit, message: w.message }),
   },
   RunWaiting: {
-    out: (e) => ({ ...e, untilMs: long(e.untilMs, 'untilMs') }),
+    out: checked((e) => long(e.untilMs, 'untilMs')),
     in: (w) => ({ reason: w.reason, untilMs: w.untilMs, callId: w.callId }),
   },
   RunStopped: {
@@ -197,7 +207,7 @@ const MAPPERS: { readonly [T in EventType]: Mapper<T> } = {
     }),
   },
   CheckpointRecorded: {
-    out: (e) => ({ ...e, progressVersion: long(e.progressVersion, 'progressVersion') }),
+    out: checked((e) => long(e.progressVersion, 'progressVersion')),
     in: (w) => ({
       checkpointId: w.checkpointId,
       progressVersion: w.progressVersion,
@@ -205,37 +215,44 @@ const MAPPERS: { readonly [T in EventType]: Mapper<T> } = {
     }),
   },
   OperationClaimed: {
-    out: (e) => ({ ...e }),
+    out: checked(() => {}),
     in: (w) => ({ operationKey: w.operationKey, callId: w.callId }),
   },
   OperationCompleted: {
-    out: (e) => ({ ...e }),
+    out: checked(() => {}),
     in: (w) => ({ operationKey: w.operationKey, callId: w.callId, resultJson: w.resultJson }),
   },
   OperationInDoubt: {
-    out: (e) => ({ ...e }),
+    out: checked(() => {}),
     in: (w) => ({ operationKey: w.operationKey, callId: w.callId, reason: w.reason }),
   },
   OperationReleased: {
-    out: (e) => ({ ...e }),
+    out: checked(() => {}),
     in: (w) => ({ operationKey: w.operationKey, callId: w.callId, reason: w.reason }),
   },
 };
 
 const isEventType = (t: string): t is EventType => Object.hasOwn(MAPPERS, t);
 
+/** The payload union's branch name of each event type. */
+const BRANCH = Object.fromEntries(Object.keys(MAPPERS).map((t) => [t, `${NAMESPACE}.${t}`])) as Record<
+  EventType,
+  string
+>;
+
 export function toWire(rec: RecordedEvent): WireEnvelope {
   const { type } = rec.event;
   const mapper = MAPPERS[type] as Mapper<EventType> | undefined;
   if (mapper === undefined) throw new LoopguardError('bad_event', `unknown event type ${String(type)}`);
-  const { type: _omit, ...fields } = mapper.out(rec.event as never);
+  const payload: Record<string, WireFields> = {};
+  payload[BRANCH[type]] = mapper.out(rec.event as never);
   return {
     eventId: rec.eventId,
     runId: rec.runId,
     seq: long(rec.seq, 'seq'),
     atMs: long(rec.atMs, 'atMs'),
     type,
-    payload: { [`${NAMESPACE}.${type}`]: fields },
+    payload,
   };
 }
 
