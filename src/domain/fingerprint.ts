@@ -56,46 +56,67 @@ class NotJson extends Error {
   }
 }
 
-function canonical(value: unknown, path: string, ctx: Ctx): unknown {
+const NO_VOLATILE: ReadonlySet<string> = new Set();
+
+/** A value's path (`args.items[2].q`), built only when it is needed: for an error, or for a container's children. */
+const pathOf = (at: string, key: string | number | null): string =>
+  key === null ? at : typeof key === 'number' ? `${at}[${key}]` : `${at}.${key}`;
+
+const NORMAL = 0;
+const VOLATILE_KEY = 1;
+const SECRET_KEY = 2;
+/** What a key name is, remembered: argument names repeat on every call of a tool. */
+const keyKinds = new Map<string, number>();
+function kindOf(key: string): number {
+  let kind = keyKinds.get(key);
+  if (kind === undefined) {
+    kind = VOLATILE.has(norm(key)) ? VOLATILE_KEY : isSecretKey(key) ? SECRET_KEY : NORMAL;
+    if (keyKinds.size < 4096) keyKinds.set(key, kind);
+  }
+  return kind;
+}
+
+function canonical(value: unknown, at: string, key: string | number | null, ctx: Ctx): unknown {
   switch (typeof value) {
     case 'string':
       return value.trim();
     case 'boolean':
       return value;
     case 'number':
-      if (!Number.isFinite(value)) throw new NotJson(path, `${value} is not a JSON number`);
+      if (!Number.isFinite(value)) throw new NotJson(pathOf(at, key), `${value} is not a JSON number`);
       return Object.is(value, -0) ? 0 : value;
     case 'bigint':
-      throw new NotJson(path, 'BigInt is not JSON (pass it as a string)');
+      throw new NotJson(pathOf(at, key), 'BigInt is not JSON (pass it as a string)');
     case 'function':
     case 'symbol':
-      throw new NotJson(path, `a ${typeof value} is not JSON`);
+      throw new NotJson(pathOf(at, key), `a ${typeof value} is not JSON`);
     case 'undefined':
-      throw new NotJson(path, 'undefined is not JSON');
+      throw new NotJson(pathOf(at, key), 'undefined is not JSON');
   }
   if (value === null) return null;
   const obj = value as object;
+  const path = pathOf(at, key);
   if (ctx.ancestors.has(obj)) throw new NotJson(path, 'circular reference');
   if (typeof (obj as { toJSON?: unknown }).toJSON === 'function') {
-    return canonical((obj as { toJSON: () => unknown }).toJSON(), path, ctx);
+    return canonical((obj as { toJSON: () => unknown }).toJSON(), path, null, ctx);
   }
   ctx.ancestors.add(obj);
   try {
-    if (Array.isArray(obj)) return obj.map((v, i) => canonical(v, `${path}[${i}]`, ctx));
+    if (Array.isArray(obj)) return obj.map((v, i) => canonical(v, path, i, ctx));
     const proto = Object.getPrototypeOf(obj);
     if (proto !== Object.prototype && proto !== null)
       throw new NotJson(path, `a ${proto?.constructor?.name ?? 'class'} instance is not JSON`);
     const out: Record<string, unknown> = {};
-    for (const key of Object.keys(obj).sort()) {
-      const v = (obj as Record<string, unknown>)[key];
+    for (const k of Object.keys(obj).sort()) {
+      const v = (obj as Record<string, unknown>)[k];
       // JSON drops undefined members; so do we, instead of failing on an optional field left unset.
       if (v === undefined) continue;
-      const n = norm(key);
-      if (VOLATILE.has(n) || ctx.volatile.has(key)) continue;
-      const sub = `${path}.${key}`;
-      out[key] = isSecretKey(key)
-        ? `secret:${ctx.hashing.keyed(JSON.stringify(canonical(v, sub, ctx)))}`
-        : canonical(v, sub, ctx);
+      const kind = kindOf(k);
+      if (kind === VOLATILE_KEY || ctx.volatile.has(k)) continue;
+      out[k] =
+        kind === SECRET_KEY
+          ? `secret:${ctx.hashing.keyed(JSON.stringify(canonical(v, path, k, ctx)))}`
+          : canonical(v, path, k, ctx);
     }
     return out;
   } finally {
@@ -117,8 +138,8 @@ export function canonicalCall(
     return err(new LoopguardError('invalid_call', 'tool: expected a non-empty string'));
   }
   try {
-    const value = canonical(args ?? {}, 'args', {
-      volatile: new Set(volatileArgs),
+    const value = canonical(args ?? {}, 'args', null, {
+      volatile: volatileArgs.length === 0 ? NO_VOLATILE : new Set(volatileArgs),
       hashing,
       ancestors: new Set(),
     });
