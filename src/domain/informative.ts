@@ -7,6 +7,8 @@ const EMPTY_WORDS =
   /^(ok|okay|done|success|succeeded|true|false|null|none|nil|undefined|saved|written|updated|\[\]|\{\})?\.?$/i;
 
 export function isInformative(resultJson: string): boolean {
+  // Every empty answer above is short; a long one says something, and is not worth parsing here.
+  if (resultJson.length > 64) return true;
   let v: unknown;
   try {
     v = JSON.parse(resultJson);

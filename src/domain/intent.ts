@@ -37,7 +37,12 @@ export function intentOf(argsJson: string): string {
   return intent;
 }
 
+/** A key that could be a paging or id field; without one the intent is the arguments themselves. */
+const MAYBE_PAGING =
+  /"[^"]*(page|Page|PAGE|cursor|Cursor|offset|Offset|start|Start|skip|Skip|after|After|before|Before|version|Version|id|Id|ID)[^"]*":/;
+
 function computeIntent(argsJson: string): string {
+  if (!MAYBE_PAGING.test(argsJson)) return argsJson;
   let v: unknown;
   try {
     v = JSON.parse(argsJson);
