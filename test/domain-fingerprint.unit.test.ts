@@ -149,3 +149,13 @@ describe('canonicalCall: non-JSON input is an error value, not a throw', () => {
     expect(direct.ok).toBe(true);
   });
 });
+
+describe('intentOf', () => {
+  it('drops paging and id fields in any spelling, keeps everything else', async () => {
+    const { intentOf } = await import('../src/domain/intent.js');
+    expect(intentOf('{"pAge":2,"q":"x"}')).toBe('{"q":"x"}');
+    expect(intentOf('{"nextPageToken":"t","user_id":7,"userId":8,"q":"x"}')).toBe('{"q":"x"}');
+    expect(intentOf('{"limit":20,"query":"refund policy"}')).toBe('{"limit":20,"query":"refund policy"}');
+    expect(intentOf('{"q":"the page: 2"}')).toBe('{"q":"the page: 2"}');
+  });
+});

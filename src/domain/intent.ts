@@ -38,8 +38,7 @@ export function intentOf(argsJson: string): string {
 }
 
 /** A key that could be a paging or id field; without one the intent is the arguments themselves. */
-const MAYBE_PAGING =
-  /"[^"]*(page|Page|PAGE|cursor|Cursor|offset|Offset|start|Start|skip|Skip|after|After|before|Before|version|Version|id|Id|ID)[^"]*":/;
+const MAYBE_PAGING = /"[^"]*(page|cursor|offset|start|skip|after|before|version|id)[^"]*":/i;
 
 function computeIntent(argsJson: string): string {
   if (!MAYBE_PAGING.test(argsJson)) return argsJson;
