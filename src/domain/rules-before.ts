@@ -63,29 +63,47 @@ function loopRule(s: RunState, p: RunPolicy, rule: LoopRule, stop: Verdict): Ver
 
 function budgets(s: RunState, p: RunPolicy, r: CallRequest): Verdict | null {
   const elapsed = r.atMs - s.startedAtMs;
-  const spend = { steps: s.steps, toolCalls: s.toolCalls, tokens: s.tokens, elapsedMs: elapsed };
-  const over = (rule: string, what: string, used: number, limit: number | null) =>
-    limit !== null && used >= limit
-      ? stopVerdict(
-          'before',
-          rule,
-          `Stopped: the ${what} budget is spent (${used} of ${limit}). Give your final answer with what you have.`,
-          evidence([], { ...spend, used }, { limit }),
-        )
-      : null;
-  return (
-    over('wall_clock_budget', 'wall-clock', elapsed, p.maxWallClockMs) ??
-    over('step_budget', 'step', s.steps, p.maxSteps) ??
-    over('tool_call_budget', 'tool-call', s.toolCalls, p.maxToolCalls) ??
-    over('token_budget', 'token', s.tokens, p.maxTokens) ??
-    (p.maxCostUsd !== null && s.costUsd >= p.maxCostUsd
-      ? stopVerdict(
-          'before',
-          'cost_budget',
-          `Stopped: the cost budget is spent ($${s.costUsd} of $${p.maxCostUsd}).`,
-          evidence([], spend, { limit: p.maxCostUsd, used: s.costUsd }),
-        )
-      : null)
+  // Checked without allocating: this runs before every call, and a budget is rarely spent.
+  if (p.maxWallClockMs !== null && elapsed >= p.maxWallClockMs)
+    return spent(s, 'wall_clock_budget', 'wall-clock', elapsed, p.maxWallClockMs, elapsed);
+  if (p.maxSteps !== null && s.steps >= p.maxSteps)
+    return spent(s, 'step_budget', 'step', s.steps, p.maxSteps, elapsed);
+  if (p.maxToolCalls !== null && s.toolCalls >= p.maxToolCalls)
+    return spent(s, 'tool_call_budget', 'tool-call', s.toolCalls, p.maxToolCalls, elapsed);
+  if (p.maxTokens !== null && s.tokens >= p.maxTokens)
+    return spent(s, 'token_budget', 'token', s.tokens, p.maxTokens, elapsed);
+  if (p.maxCostUsd !== null && s.costUsd >= p.maxCostUsd) {
+    return stopVerdict(
+      'before',
+      'cost_budget',
+      `Stopped: the cost budget is spent ($${s.costUsd} of $${p.maxCostUsd}).`,
+      evidence(
+        [],
+        { steps: s.steps, toolCalls: s.toolCalls, tokens: s.tokens, elapsedMs: elapsed },
+        { limit: p.maxCostUsd, used: s.costUsd },
+      ),
+    );
+  }
+  return null;
+}
+
+function spent(
+  s: RunState,
+  rule: string,
+  what: string,
+  used: number,
+  limit: number,
+  elapsed: number,
+): Verdict {
+  return stopVerdict(
+    'before',
+    rule,
+    `Stopped: the ${what} budget is spent (${used} of ${limit}). Give your final answer with what you have.`,
+    evidence(
+      [],
+      { steps: s.steps, toolCalls: s.toolCalls, tokens: s.tokens, elapsedMs: elapsed, used },
+      { limit },
+    ),
   );
 }
 

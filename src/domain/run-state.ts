@@ -58,8 +58,8 @@ export interface RunState {
   readonly progressVersion: number;
   readonly window: readonly WindowEntry[];
   readonly recent: readonly WindowEntry[];
-  /** (call fingerprint, result hash) pairs seen, oldest first: flat strings, cheap to search and copy. */
-  readonly seen: readonly string[];
+  /** (call fingerprint, result hash) pairs seen, oldest first, as 53-bit numbers: cheap to search and copy. */
+  readonly seen: readonly number[];
   readonly noProgress: number;
   /** Per tool, the intents (args without paging and id fields) asked since the last outside news, with the answer each got. */
   readonly asked: Readonly<Record<string, readonly AskedEntry[]>>;
@@ -127,9 +127,24 @@ export function initialState(runId: string): RunState {
   };
 }
 
-/** A short key: 128 bits of the call's fingerprint and 64 of the result hash tell pairs apart. */
-export const seenPair = (fingerprint: string, resultHash: string): string =>
-  `${fingerprint}${resultHash.slice(0, 16)}`;
+/**
+ * A (call, result) pair as a 53-bit number (cyrb53): searching 64 numbers costs a fraction of
+ * comparing 64 strings, and this runs for every result. Two different pairs share a number with a
+ * chance of about 1 in 2^46 within one run's memory; that would read as "no new result" once.
+ */
+export function seenPair(fingerprint: string, resultHash: string): number {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  const text = `${fingerprint}\u0000${resultHash}`;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+}
 
 /**
  * A copy of the state, written out field by field: V8 builds this literal about twenty times
