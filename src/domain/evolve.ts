@@ -15,9 +15,11 @@ import {
   type WindowEntry,
 } from './run-state.js';
 
+/** `list` plus `item`, keeping the newest `cap`: one new array, whatever the length. */
 const capped = <T>(list: readonly T[], item: T, cap: number): readonly T[] => {
-  const next = [...list, item];
-  return next.length > cap ? next.slice(next.length - cap) : next;
+  const next = list.length >= cap ? list.slice(list.length - cap + 1) : list.slice();
+  next.push(item);
+  return next;
 };
 
 const EMPTY: Readonly<Record<string, never>> = Object.freeze({});

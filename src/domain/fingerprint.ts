@@ -1,4 +1,5 @@
 import { err, LoopguardError, ok, type Result } from './errors.js';
+import { intentOfObject, rememberIntent } from './intent.js';
 
 /** Hashing is injected: the domain stays free of node: modules and of hidden keys. */
 export interface Hashing {
@@ -144,6 +145,10 @@ export function canonicalCall(
       ancestors: new Set(),
     });
     const argsJson = JSON.stringify(value);
+    // The near-duplicate rule and the fold both want the intent: computed here, from the object in hand.
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      rememberIntent(argsJson, intentOfObject(value as Record<string, unknown>, argsJson));
+    }
     const name = tool.trim();
     return ok({ tool: name, argsJson, fingerprint: hashing.digest(`${name}\n${argsJson}`).slice(0, 32) });
   } catch (e) {

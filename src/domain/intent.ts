@@ -18,7 +18,7 @@ const PAGING = new Set([
   'id',
 ]);
 
-const isPagingKey = (k: string): boolean =>
+export const isPagingKey = (k: string): boolean =>
   PAGING.has(k.toLowerCase().replace(/[^a-z0-9]/g, '')) || /(^|_)id$/i.test(k) || /Id$/.test(k);
 
 /**
@@ -32,9 +32,26 @@ export function intentOf(argsJson: string): string {
   const hit = memo.get(argsJson);
   if (hit !== undefined) return hit;
   const intent = computeIntent(argsJson);
+  rememberIntent(argsJson, intent);
+  return intent;
+}
+
+/** Lets the canonicaliser, which holds the parsed arguments anyway, hand over an intent it computed. */
+export function rememberIntent(argsJson: string, intent: string): void {
   if (memo.size >= MEMO_CAP) memo.delete(memo.keys().next().value as string);
   memo.set(argsJson, intent);
-  return intent;
+}
+
+/** The intent of canonical arguments already in hand as an object (keys sorted). */
+export function intentOfObject(args: Readonly<Record<string, unknown>>, argsJson: string): string {
+  let kept: Record<string, unknown> | null = null;
+  for (const k in args) {
+    if (isPagingKey(k)) {
+      kept ??= { ...args };
+      delete kept[k];
+    }
+  }
+  return kept === null ? argsJson : JSON.stringify(kept);
 }
 
 /** A key that could be a paging or id field; without one the intent is the arguments themselves. */
