@@ -18,19 +18,30 @@ const PAGING = new Set([
   'id',
 ]);
 
-export const isPagingKey = (k: string): boolean =>
-  PAGING.has(k.toLowerCase().replace(/[^a-z0-9]/g, '')) || /(^|_)id$/i.test(k) || /Id$/.test(k);
+const pagingKeys = new Map<string, boolean>();
+
+/** Whether an argument name is a paging or id field; remembered, since names repeat on every call. */
+export function isPagingKey(k: string): boolean {
+  let paging = pagingKeys.get(k);
+  if (paging === undefined) {
+    paging = PAGING.has(k.toLowerCase().replace(/[^a-z0-9]/g, '')) || /(^|_)id$/i.test(k) || /Id$/.test(k);
+    if (pagingKeys.size < 4096) pagingKeys.set(k, paging);
+  }
+  return paging;
+}
 
 /**
- * Each call's intent is needed twice (the check before it, the fold after it) and usually again
- * for the next calls of its tool: a small memo of this pure function saves the parsing.
+ * Each call's intent is needed right after its arguments are canonicalised (the check before the
+ * call, the fold after it), on the very same string: a small ring of recent ones, searched by
+ * string equality (the same string object compares in one step), saves recomputing it.
  */
-const memo = new Map<string, string>();
-const MEMO_CAP = 256;
+const RING = 16;
+const ringArgs: string[] = [];
+const ringIntents: string[] = [];
+let ringNext = 0;
 
 export function intentOf(argsJson: string): string {
-  const hit = memo.get(argsJson);
-  if (hit !== undefined) return hit;
+  for (let i = 0; i < ringArgs.length; i++) if (ringArgs[i] === argsJson) return ringIntents[i] as string;
   const intent = computeIntent(argsJson);
   rememberIntent(argsJson, intent);
   return intent;
@@ -38,20 +49,19 @@ export function intentOf(argsJson: string): string {
 
 /** Lets the canonicaliser, which holds the parsed arguments anyway, hand over an intent it computed. */
 export function rememberIntent(argsJson: string, intent: string): void {
-  if (memo.size >= MEMO_CAP) memo.delete(memo.keys().next().value as string);
-  memo.set(argsJson, intent);
+  ringArgs[ringNext] = argsJson;
+  ringIntents[ringNext] = intent;
+  ringNext = (ringNext + 1) % RING;
 }
 
 /** The intent of canonical arguments already in hand as an object (keys sorted). */
 export function intentOfObject(args: Readonly<Record<string, unknown>>, argsJson: string): string {
-  let kept: Record<string, unknown> | null = null;
-  for (const k in args) {
-    if (isPagingKey(k)) {
-      kept ??= { ...args };
-      delete kept[k];
-    }
-  }
-  return kept === null ? argsJson : JSON.stringify(kept);
+  let paging = false;
+  for (const k in args) if (isPagingKey(k)) paging = true;
+  if (!paging) return argsJson;
+  const kept: Record<string, unknown> = {};
+  for (const k in args) if (!isPagingKey(k)) kept[k] = args[k];
+  return JSON.stringify(kept);
 }
 
 /** A key that could be a paging or id field; without one the intent is the arguments themselves. */
