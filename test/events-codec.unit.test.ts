@@ -154,3 +154,13 @@ describe('EventCodec.encode buffer handling', () => {
     expect(await codec.decode(smallBytes)).toEqual(small);
   });
 });
+
+describe('toWire', () => {
+  it('gives exactly the schema fields: the domain type is the envelope field, not a payload field', async () => {
+    const { SAMPLE_RECORDS } = await import('./log-sample-events.js');
+    for (const rec of SAMPLE_RECORDS) {
+      const fields = Object.values(toWire(rec).payload)[0] ?? {};
+      expect(Object.hasOwn(fields, 'type')).toBe(false);
+    }
+  });
+});

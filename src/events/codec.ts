@@ -8,7 +8,7 @@ import { LoopguardError, toLoopguardError } from '../domain/errors.js';
 import type { RecordedEvent } from '../domain/events.js';
 import { loadSchemas, typeFromJson } from './envelope-schema.js';
 import type { SchemaStore } from './schema-store.js';
-import { fromWire, toWire, type WireEnvelope } from './serde.js';
+import { fromWire, toWireLoose, type WireEnvelope } from './serde.js';
 import { type Upcaster, upcast } from './upcast.js';
 import { frame, HEADER_BYTES, MAGIC_BYTE, unframe } from './wire.js';
 
@@ -52,7 +52,7 @@ export class EventCodec {
    * allocation per event instead of avsc's buffer plus the framed copy (this is on every call's path).
    */
   encode(rec: RecordedEvent): Buffer {
-    const wire = toWire(rec);
+    const wire = toWireLoose(rec);
     const end = this.type.encode(wire, this.scratch, HEADER_BYTES);
     if (end < 0) return frame(this.schemaId, this.type.toBuffer(wire));
     this.scratch[0] = MAGIC_BYTE;

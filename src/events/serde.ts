@@ -240,7 +240,12 @@ const BRANCH = Object.fromEntries(Object.keys(MAPPERS).map((t) => [t, `${NAMESPA
   string
 >;
 
-export function toWire(rec: RecordedEvent): WireEnvelope {
+/**
+ * The wire record as avsc's writer takes it, on the hot path: payload fields may include the
+ * domain's `type`, which the writer ignores (it reads only the schema's fields). Use `toWire` for
+ * the exact wire shape.
+ */
+export function toWireLoose(rec: RecordedEvent): WireEnvelope {
   const { type } = rec.event;
   const mapper = MAPPERS[type] as Mapper<EventType> | undefined;
   if (mapper === undefined) throw new LoopguardError('bad_event', `unknown event type ${String(type)}`);
@@ -254,6 +259,14 @@ export function toWire(rec: RecordedEvent): WireEnvelope {
     type,
     payload,
   };
+}
+
+/** The wire record of an event, exactly the schema's fields. */
+export function toWire(rec: RecordedEvent): WireEnvelope {
+  const loose = toWireLoose(rec);
+  const branch = BRANCH[rec.event.type];
+  const { type: _type, ...fields } = loose.payload[branch] as WireFields;
+  return { ...loose, payload: { [branch]: fields } };
 }
 
 export function fromWire(w: WireEnvelope): RecordedEvent {
