@@ -156,8 +156,7 @@ describe('EventCodec.encode buffer handling', () => {
 });
 
 describe('toWire', () => {
-  it('gives exactly the schema fields: the domain type is the envelope field, not a payload field', async () => {
-    const { SAMPLE_RECORDS } = await import('./log-sample-events.js');
+  it('gives exactly the schema fields: the domain type is the envelope field, not a payload field', () => {
     for (const rec of SAMPLE_RECORDS) {
       const fields = Object.values(toWire(rec).payload)[0] ?? {};
       expect(Object.hasOwn(fields, 'type')).toBe(false);
