@@ -270,15 +270,23 @@ export function toWire(rec: RecordedEvent): WireEnvelope {
 }
 
 export function fromWire(w: WireEnvelope): RecordedEvent {
-  const [branch, fields] = Object.entries(w.payload)[0] ?? [];
-  if (
-    branch === undefined ||
-    fields === undefined ||
-    branch !== `${NAMESPACE}.${w.type}` ||
-    !isEventType(w.type)
-  ) {
-    throw new LoopguardError('bad_payload', `envelope type ${w.type} does not match payload ${branch}`);
+  const type = w.type;
+  const branch = isEventType(type) ? BRANCH[type] : undefined;
+  const fields = branch === undefined ? undefined : w.payload[branch];
+  if (branch === undefined || fields === undefined || !isEventType(type)) {
+    throw new LoopguardError(
+      'bad_payload',
+      `envelope type ${type} does not match payload ${Object.keys(w.payload)[0]}`,
+    );
   }
-  const event = { type: w.type, ...MAPPERS[w.type].in(fields) } as DomainEvent;
-  return { eventId: w.eventId, runId: w.runId, seq: w.seq, atMs: w.atMs, event };
+  // Assigned, not spread: a spread of the mapped fields costs more than the whole decode of them.
+  const event = MAPPERS[type].in(fields) as Record<string, unknown>;
+  event.type = type;
+  return {
+    eventId: w.eventId,
+    runId: w.runId,
+    seq: w.seq,
+    atMs: w.atMs,
+    event: event as unknown as DomainEvent,
+  };
 }
