@@ -23,9 +23,21 @@ export async function rebuildFromKafka(
 ): Promise<KafkaRebuild> {
   const started = performance.now();
   const projections = new Projections();
-  const records = await log.scan(TOPICS.runs, async (r) => {
-    projections.apply(await events.decode(TOPICS.runs, r.value));
+  const progress = () => {
     if (onProgress !== undefined && projections.events % 5000 === 0) onProgress(projections.events);
+  };
+  const records = await log.scan(TOPICS.runs, (r) => {
+    // Synchronous for every record whose schema is known: no promise per record.
+    const known = events.decodeKnown(TOPICS.runs, r.value);
+    if (known !== undefined) {
+      projections.apply(known);
+      progress();
+      return;
+    }
+    return events.decode(TOPICS.runs, r.value).then((e) => {
+      projections.apply(e);
+      progress();
+    });
   });
   const seconds = (performance.now() - started) / 1000;
   return {

@@ -68,6 +68,11 @@ export class EventCodec {
     return this.read(body, schemaId, reading);
   }
 
+  /** Whether the writer schema of a framed record is loaded, so `decodeSync` can read it. */
+  knows(buf: Buffer): boolean {
+    return buf.length >= HEADER_BYTES && buf[0] === MAGIC_BYTE && this.readings.has(buf.readUInt32BE(1));
+  }
+
   /** Decodes without I/O; throws `unknown_schema` if the writer schema has not been loaded yet. */
   decodeSync(buf: Buffer): RecordedEvent {
     const { schemaId, body } = unframe(buf);

@@ -84,6 +84,15 @@ export class EventStore {
     return this.codecs[topic].decode(value);
   }
 
+  /**
+   * Decodes without waiting when the record's schema is already known (almost always, after the
+   * first record); undefined when it must be fetched first, by `decode`.
+   */
+  decodeKnown(topic: Topic, value: Buffer): RecordedEvent | undefined {
+    const codec = this.codecs[topic];
+    return codec.knows(value) ? codec.decodeSync(value) : undefined;
+  }
+
   readRuns(fromOffset = 0): AsyncIterable<RecordedEvent> {
     return events(this.entries(TOPICS.runs, fromOffset));
   }

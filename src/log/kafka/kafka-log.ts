@@ -174,9 +174,9 @@ export class KafkaLog implements EventLog {
       to: o.high,
     }));
     let n = 0;
-    await readRanges(this.kafka, info.name, ranges, timeoutMs, async (m) => {
+    await readRanges(this.kafka, info.name, ranges, timeoutMs, (m) => {
       n++;
-      await onRecord({ ...this.stored(topic, m), partition: m.partition });
+      return onRecord(Object.assign(this.stored(topic, m), { partition: m.partition }));
     });
     return n;
   }

@@ -70,7 +70,9 @@ export async function readRanges(
               // A failing handler ends the read; thrown from eachBatch it would make kafkajs retry
               // the batch until the timeout.
               try {
-                await onMessage({ partition: batch.partition, offset, message });
+                // Awaited only when the handler is async: a microtask per record is most of a rebuild's overhead.
+                const pending = onMessage({ partition: batch.partition, offset, message });
+                if (pending !== undefined) await pending;
               } catch (e) {
                 open.clear();
                 reject(e);
