@@ -12,23 +12,10 @@ import {
   toStopAlert,
   webhookSink,
 } from '../src/alert/index.js';
-import { LoopguardError, type RecordedEvent, type StopReport } from '../src/domain/index.js';
+import { LoopguardError, type RecordedEvent } from '../src/domain/index.js';
+import { stopReport } from './support/stop-report.js';
 
-const report: StopReport = {
-  terminalState: 'STOPPED_LOOP_GUARD',
-  guardReason: 'exact_repeat',
-  message: 'stopped',
-  completed: [],
-  completedOperations: [],
-  inDoubtOperations: [],
-  gaps: [],
-  lastSafeCheckpoint: null,
-  unmetPrecondition: null,
-  resumeCondition: 'new input',
-  nextAllowedAction: 'answer',
-  evidence: { fingerprints: [], counts: {}, thresholds: {} },
-  spend: { steps: 2, toolCalls: 3, tokens: 0, costUsd: 0, elapsedMs: 10 },
-};
+const report = stopReport({ spend: { steps: 2, toolCalls: 3, tokens: 0, costUsd: 0, elapsedMs: 10 } });
 const stopped: RecordedEvent = {
   eventId: 'r1/7',
   runId: 'r1',

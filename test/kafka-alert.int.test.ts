@@ -16,6 +16,7 @@ import { EventStore } from '../src/log/event-store.js';
 import { KafkaLog } from '../src/log/kafka/kafka-log.js';
 import { kafkaEnv } from './setup/kafka-env.js';
 import { captureIo } from './support/capture-io.js';
+import { stopReport } from './support/stop-report.js';
 
 const repo = join(import.meta.dirname, '..');
 const cleanups: Array<() => Promise<void>> = [];
@@ -23,21 +24,13 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-const report = (i: number): StopReport => ({
-  terminalState: i % 2 === 0 ? 'STOPPED_LOOP_GUARD' : 'NEEDS_HUMAN',
-  guardReason: i % 2 === 0 ? 'exact_repeat' : 'permission_denied',
-  message: `stop ${i}`,
-  completed: [],
-  completedOperations: [],
-  inDoubtOperations: [],
-  gaps: [],
-  lastSafeCheckpoint: null,
-  unmetPrecondition: null,
-  resumeCondition: 'new input',
-  nextAllowedAction: 'answer',
-  evidence: { fingerprints: [], counts: {}, thresholds: {} },
-  spend: { steps: 1, toolCalls: 1, tokens: 0, costUsd: 0, elapsedMs: i },
-});
+const report = (i: number): StopReport =>
+  stopReport({
+    terminalState: i % 2 === 0 ? 'STOPPED_LOOP_GUARD' : 'NEEDS_HUMAN',
+    guardReason: i % 2 === 0 ? 'exact_repeat' : 'permission_denied',
+    message: `stop ${i}`,
+    spend: { steps: 1, toolCalls: 1, tokens: 0, costUsd: 0, elapsedMs: i },
+  });
 const stop = (i: number): RecordedEvent => ({
   eventId: `run-${i}/9`,
   runId: `run-${i}`,
