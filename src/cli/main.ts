@@ -95,7 +95,11 @@ export async function main(
         replayCommand(
           rest,
           { ...(values.policy ? { policy: values.policy } : {}), json },
-          { knownRunIds: await s.knownRunIds(), where: s.where, append: (r) => s.events.append(r) },
+          {
+            knownRunIds: await s.knownRunIds(),
+            where: s.where,
+            append: (runId, r) => s.stream.append(runId, 0, r),
+          },
           io,
         ),
       );

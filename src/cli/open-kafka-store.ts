@@ -2,6 +2,7 @@ import { LoopguardError } from '../domain/index.js';
 import { RegistrySchemaStore } from '../events/registry-schema-store.js';
 import { EventStore } from '../log/event-store.js';
 import { KafkaLog } from '../log/kafka/kafka-log.js';
+import { KafkaRunStream } from '../log/kafka/kafka-run-stream.js';
 import type { OpenStore } from './open-store.js';
 import { kafkaRunIds, rebuildFromKafka } from './rebuild-from-kafka.js';
 
@@ -62,13 +63,18 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
     const events = await EventStore.create(log, new RegistrySchemaStore({ url: cfg.registryUrl }), {
       subjectFor: (t) => `${log.physicalName(t)}-value`,
     });
+    const stream = new KafkaRunStream(events, log);
     return {
       log,
       events,
+      stream,
       where: `kafka ${cfg.brokers.join(',')} (topics ${log.physicalName('loopguard.*')})`,
       rebuild: async (onProgress) => (await rebuildFromKafka(log, events, onProgress)).projections,
       knownRunIds: () => kafkaRunIds(log),
-      close: () => log.close(),
+      close: async () => {
+        await stream.close();
+        await log.close();
+      },
     };
   } catch (e) {
     await log.close();

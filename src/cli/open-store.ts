@@ -1,12 +1,21 @@
 import { join } from 'node:path';
 import { FileSchemaStore } from '../events/index.js';
-import { DEFAULT_DATA_DIR, EmbeddedLog, type EventLog, EventStore } from '../log/index.js';
+import {
+  DEFAULT_DATA_DIR,
+  EmbeddedLog,
+  type EventLog,
+  EventStore,
+  type RunStream,
+  runStreamOf,
+} from '../log/index.js';
 import type { Projections } from '../projections/index.js';
 import { rebuildProjections } from './rebuild-command.js';
 
 /** A log the commands read and write, whichever adapter is behind it. */
 export interface OpenStore {
   readonly events: EventStore;
+  /** The runs' streams: how a command records a run (a run id already there is a conflict). */
+  readonly stream: RunStream;
   /** Where the events live, for messages: a data dir, or brokers and topics. */
   readonly where: string;
   /** Every projection, folded from the runs topic from its first record. */
@@ -20,8 +29,10 @@ export interface OpenStore {
 export async function openEmbeddedStore(dataDir: string = DEFAULT_DATA_DIR): Promise<OpenStore> {
   const log: EventLog = await EmbeddedLog.open(dataDir);
   const events = await EventStore.create(log, new FileSchemaStore(join(dataDir, 'schemas')));
+  const stream = runStreamOf(events);
   return {
     events,
+    stream,
     where: `data dir ${dataDir}`,
     rebuild: (onProgress) => rebuildProjections(events.readRuns(0), onProgress),
     knownRunIds: async () => {
@@ -29,6 +40,9 @@ export async function openEmbeddedStore(dataDir: string = DEFAULT_DATA_DIR): Pro
       for await (const e of events.readRuns(0)) ids.add(e.runId);
       return ids;
     },
-    close: () => log.close(),
+    close: async () => {
+      await stream.close();
+      await log.close();
+    },
   };
 }

@@ -12,7 +12,11 @@ export interface ReplaySink {
   readonly knownRunIds: ReadonlySet<string>;
   /** Where the log is, for the rejection message. */
   readonly where?: string;
-  append(records: readonly RecordedEvent[]): Promise<void>;
+  /**
+   * Records a new run: rejects with `conflict` when the run id is already in the log, also when
+   * another process recorded it after knownRunIds was read.
+   */
+  append(runId: string, records: readonly RecordedEvent[]): Promise<void>;
 }
 
 const APPENDS_IN_FLIGHT = 64;
@@ -51,28 +55,35 @@ export async function replayCommand(
   // Runs are independent, so their appends may overlap and share the log's group commit (one
   // produce request on Kafka instead of one round trip per run); a run is printed only once its
   // events are durable, in input order.
-  const inFlight: { done: Promise<void>; summary: RunSummary }[] = [];
+  const inFlight: { done: Promise<boolean>; summary: RunSummary }[] = [];
   const settleOldest = async (): Promise<void> => {
     const oldest = inFlight.shift();
     if (oldest === undefined) return;
-    await oldest.done;
+    if (!(await oldest.done)) return;
     summaries.push(oldest.summary);
     if (opts.json) io.out(`${JSON.stringify(oldest.summary)}\n`);
   };
+  const duplicate = (path: string, runId: string): LoopguardError =>
+    new LoopguardError(
+      'duplicate_run',
+      `${path}: run_id ${runId}: already recorded in ${sink.where ?? 'this log'}; use another ${sink.where?.startsWith('kafka') ? '--topic-prefix' : '--data-dir'}`,
+    );
   for (const file of files) {
     for (const run of file.runs) {
       if (seen.has(run.run_id)) {
-        errors.push(
-          new LoopguardError(
-            'duplicate_run',
-            `${file.path}: run_id ${run.run_id}: already recorded in ${sink.where ?? 'this log'}; use another ${sink.where?.startsWith('kafka') ? '--topic-prefix' : '--data-dir'}`,
-          ),
-        );
+        errors.push(duplicate(file.path, run.run_id));
         continue;
       }
       seen.add(run.run_id);
       const { summary, events } = replayRun(run, policy, deps, { trace_file: file.name });
-      const done = sink.append(events);
+      const done = sink.append(run.run_id, events).then(
+        () => true,
+        (e: unknown) => {
+          if (!(e instanceof LoopguardError && e.code === 'conflict')) throw e;
+          errors.push(duplicate(file.path, run.run_id));
+          return false;
+        },
+      );
       // Awaited in settleOldest; this only keeps a failure that comes before then from being unhandled.
       done.catch(() => undefined);
       inFlight.push({ done, summary });

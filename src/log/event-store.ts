@@ -26,6 +26,9 @@ export interface StoredEvent {
   readonly event: RecordedEvent;
 }
 
+/** The header that carries a runs record's seq, so readers can follow a run without decoding. */
+export const SEQ_HEADER = 'loopguard.seq';
+
 type Topic = typeof TOPICS.runs | typeof TOPICS.stops | typeof TOPICS.ledger;
 const PAGE = 500;
 
@@ -54,13 +57,30 @@ export class EventStore {
     });
   }
 
-  /** Resolves once every record is durable on every topic it belongs to. */
+  /**
+   * Resolves once every record is durable on every topic it belongs to. Unconditional: a run's
+   * writer goes through its RunStream instead, which refuses a second writer.
+   */
   async append(records: readonly RecordedEvent[]): Promise<void> {
     if (records.length === 0) return;
     await this.log.append(
       TOPICS.runs,
-      records.map((r) => this.record(TOPICS.runs, r.runId, r)),
+      records.map((r) => this.runRecord(r)),
     );
+    await this.publishCopies(records);
+  }
+
+  /**
+   * The runs-topic record of an event: keyed by run id, so one partition owns a run; its seq in a
+   * header, so a reader can follow a run's stream without decoding the value.
+   */
+  runRecord(r: RecordedEvent, headers: Readonly<Record<string, string>> = {}): LogRecord {
+    const rec = this.record(TOPICS.runs, r.runId, r);
+    return { ...rec, headers: { ...rec.headers, [SEQ_HEADER]: String(r.seq), ...headers } };
+  }
+
+  /** Copies of the stops and ledger events on their own topics, once the runs topic has them. */
+  async publishCopies(records: readonly RecordedEvent[]): Promise<void> {
     const stops = records.filter((r) => r.event.type === 'RunStopped');
     const ledger = records.filter(isLedgerEvent);
     await Promise.all([

@@ -10,4 +10,8 @@ export {
 } from './event-log.js';
 export { EventStore, type StoredEvent } from './event-store.js';
 export * from './kafka/index.js';
+export { isKeyedLog, type KeyedLog } from './keyed-log.js';
+export { LogRunStream } from './log-run-stream.js';
 export { MemoryLog } from './memory-log.js';
+export { type RunStream, streamConflict } from './run-stream.js';
+export { runStreamOf } from './run-stream-of.js';

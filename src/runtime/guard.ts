@@ -10,17 +10,23 @@ import {
   type Similarity,
 } from '../domain/index.js';
 import { FileSchemaStore, type SchemaStore } from '../events/index.js';
-import { DEFAULT_DATA_DIR, EmbeddedLog, type EventLog, EventStore } from '../log/index.js';
+import {
+  DEFAULT_DATA_DIR,
+  EmbeddedLog,
+  type EventLog,
+  EventStore,
+  type RunStream,
+  runStreamOf,
+} from '../log/index.js';
 import { type Clock, RunActor, systemClock } from '../machines/index.js';
 import { FileLedger } from './file-ledger.js';
 import { GuardedRun } from './guarded-run.js';
 import type { Ledger } from './ledger.js';
 import { nodeHashing } from './node-hashing.js';
-import type { RunStore } from './run-store.js';
-import { runStoreOf } from './store-adapter.js';
 
 export interface GuardPorts {
-  readonly store: RunStore;
+  /** The runs' event streams: read from a seq, append at an expected seq. */
+  readonly store: RunStream;
   readonly ledger: Ledger;
   readonly policy?: Policy;
   readonly clock?: Clock;
@@ -54,20 +60,23 @@ export class Guard {
     return this.ports.clock ?? systemClock;
   }
 
+  /**
+   * Starts a run: its first event is appended at seq 0, so a run id already in the log is refused
+   * by the stream itself (no search of the log), also when another process started it meanwhile.
+   */
   async startRun(opts: StartRun): Promise<GuardedRun> {
-    const history = this.runs.has(opts.runId) ? [] : await this.ports.store.loadRun(opts.runId);
-    if (this.runs.has(opts.runId) || history.length > 0) {
-      throw new LoopguardError(
-        'run_exists',
-        `run ${opts.runId} already exists; use guard.resume(${JSON.stringify(opts.runId)}, ...) to continue it`,
-      );
-    }
+    if (this.runs.has(opts.runId)) throw runExists(opts.runId);
     const run = new GuardedRun(
       new RunActor(opts.runId, this.deps, this.clock()),
       this.ports.store,
       this.ports.ledger,
     );
-    await run.start({ ...opts, type: 'StartRun', policy: resolvePolicy(this.policy, opts.taskType) });
+    try {
+      await run.start({ ...opts, type: 'StartRun', policy: resolvePolicy(this.policy, opts.taskType) });
+    } catch (e) {
+      if (e instanceof LoopguardError && e.code === 'conflict') throw runExists(opts.runId);
+      throw e;
+    }
     this.runs.set(opts.runId, run);
     return run;
   }
@@ -82,7 +91,7 @@ export class Guard {
   ): Promise<GuardedRun> {
     let run = this.runs.get(runId);
     if (run === undefined) {
-      const history = await this.ports.store.loadRun(runId);
+      const history = await this.ports.store.read(runId, 1);
       if (history.length === 0) throw new LoopguardError('unknown_run', `run ${runId} is not in the log`);
       run = new GuardedRun(
         new RunActor(runId, this.deps, this.clock(), history),
@@ -106,6 +115,12 @@ export class Guard {
     await this.ports.onClose?.();
   }
 }
+
+const runExists = (runId: string): LoopguardError =>
+  new LoopguardError(
+    'run_exists',
+    `run ${runId} already exists; use guard.resume(${JSON.stringify(runId)}, ...) to continue it`,
+  );
 
 export interface CreateGuard {
   /** A Policy, or plain JSON as in a policy file (validated). */
@@ -141,14 +156,16 @@ export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
     log,
     opts.schemaStore ?? new FileSchemaStore(join(dataDir, 'schemas')),
   );
+  const store = runStreamOf(events);
   return new Guard({
-    store: runStoreOf(events),
+    store,
     ledger: opts.ledger ?? FileLedger.open(dataDir),
     policy,
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.similarity ? { similarity: opts.similarity } : {}),
     ...(opts.secretKey ? { secretKey: opts.secretKey } : {}),
     onClose: async () => {
+      await store.close();
       if (opts.log === undefined) await log.close();
     },
   });

@@ -7,13 +7,13 @@ import {
   type RunState,
   toolPolicy,
 } from '../domain/index.js';
+import type { RunStream } from '../log/index.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
 import type { CallResult } from './call-result.js';
 import { claimOperation, ledgerCall, type OperationClaim } from './claim-operation.js';
 import { executeTool, type ToolFn } from './execute-tool.js';
 import { interruptedCompletion } from './interrupted-call.js';
 import type { Ledger, ReissueNote } from './ledger.js';
-import type { RunStore } from './run-store.js';
 
 export interface CallRequest {
   readonly tool: string;
@@ -41,7 +41,7 @@ export class GuardedRun {
 
   constructor(
     private readonly actor: RunActor,
-    private readonly store: RunStore,
+    private readonly store: RunStream,
     private readonly ledger: Ledger,
   ) {}
 
@@ -59,13 +59,18 @@ export class GuardedRun {
     return next;
   }
 
-  /** Record first, then act: append, and only once durable move the actor. */
+  /**
+   * Record first, then act: append at the seq the actor is at, and only once durable move the
+   * actor. A `conflict` (another writer of this run got there first) is passed on as it is.
+   */
   private async record(cmd: CommandInput): Promise<RecordedEvent[]> {
+    const at = this.actor.state.seq;
     const proposed = this.actor.propose(cmd);
     if (!proposed.ok) throw proposed.error;
     try {
-      await this.store.append(proposed.value);
+      await this.store.append(this.runId, at, proposed.value);
     } catch (e) {
+      if (e instanceof LoopguardError && e.code === 'conflict') throw e;
       throw new LoopguardError(
         'log_unavailable',
         `the event log did not accept the decision; nothing was executed (${(e as Error).message})`,

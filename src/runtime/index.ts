@@ -5,6 +5,4 @@ export * from './guard-tools.js';
 export * from './guarded-run.js';
 export * from './ledger.js';
 export * from './node-hashing.js';
-export * from './run-store.js';
-export * from './store-adapter.js';
 export * from './tool-outcome.js';

@@ -12,7 +12,8 @@
  */
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { EventLog, LogRecord, StoredRecord } from '../event-log.js';
+import type { LogRecord, StoredRecord } from '../event-log.js';
+import { checkKeyed, type KeyedLog, keyConflict } from '../keyed-log.js';
 import { checkRead, checkTopic, closedError } from '../log-errors.js';
 import { pollFollow } from '../poll-follow.js';
 import { TopicLog } from './topic-log.js';
@@ -30,6 +31,8 @@ export interface EmbeddedLogOptions {
 
 interface Pending {
   readonly records: readonly LogRecord[];
+  /** For a conditional append: how many records its key must have when the batch is written. */
+  readonly expect?: { readonly key: string; readonly count: number };
   readonly resolve: (offsets: number[]) => void;
   readonly reject: (e: unknown) => void;
 }
@@ -44,7 +47,7 @@ export const DEFAULT_DATA_DIR = './.loopguard';
 const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
 const FOLLOW_PAGE = 1000;
 
-export class EmbeddedLog implements EventLog {
+export class EmbeddedLog implements KeyedLog {
   private readonly topics = new Map<string, Promise<TopicState>>();
   private readonly wakers = new Map<string, Set<() => void>>();
   private closed = false;
@@ -67,14 +70,42 @@ export class EmbeddedLog implements EventLog {
     return log;
   }
 
-  async append(topic: string, records: readonly LogRecord[]): Promise<number[]> {
+  append(topic: string, records: readonly LogRecord[]): Promise<number[]> {
+    return this.enqueue(topic, records, undefined);
+  }
+
+  appendKeyed(
+    topic: string,
+    key: string,
+    expectedCount: number,
+    records: readonly LogRecord[],
+  ): Promise<number[]> {
+    checkKeyed(key, expectedCount, records);
+    return this.enqueue(topic, records, { key, count: expectedCount });
+  }
+
+  async readKey(topic: string, key: string, fromIndex: number): Promise<StoredRecord[]> {
+    checkRead(topic, fromIndex, undefined);
+    if (this.closed) throw closedError();
+    const t = await this.topic(topic);
+    if (!t.log.isWriter) await t.log.refresh();
+    return t.log.readKey(key, fromIndex);
+  }
+
+  private async enqueue(
+    topic: string,
+    records: readonly LogRecord[],
+    expect: Pending['expect'],
+  ): Promise<number[]> {
     checkTopic(topic);
     if (this.closed) throw closedError();
-    if (records.length === 0) return [];
+    if (records.length === 0 && expect === undefined) return [];
     const t = await this.topic(topic);
     if (this.closed) throw closedError();
     return new Promise((resolve, reject) => {
-      t.queue.push({ records, resolve, reject });
+      t.queue.push(
+        expect === undefined ? { records, resolve, reject } : { records, expect, resolve, reject },
+      );
       t.flushing ??= this.flushSoon(t);
     });
   }
@@ -153,9 +184,14 @@ export class EmbeddedLog implements EventLog {
     });
     try {
       while (t.queue.length > 0) {
-        const batch = t.queue;
+        const queued = t.queue;
         t.queue = [];
         try {
+          // Conditions are checked as writer, after picking up what other processes wrote, so the
+          // check and the write cannot be separated by another writer.
+          await t.log.becomeWriter();
+          const batch = admitted(queued, t.log);
+          if (batch.length === 0) continue;
           const first = await t.log.write(batch.flatMap((p) => p.records));
           let next = first;
           for (const p of batch) {
@@ -163,7 +199,7 @@ export class EmbeddedLog implements EventLog {
           }
           for (const wake of this.wakers.get(t.log.name) ?? []) wake();
         } catch (e) {
-          for (const p of batch) p.reject(e);
+          for (const p of queued) p.reject(e);
         }
       }
     } finally {
@@ -177,4 +213,24 @@ export class EmbeddedLog implements EventLog {
     set.add(wake);
     return () => set.delete(wake);
   }
+}
+
+/**
+ * The appends of a batch that may be written, in order: a conditional append whose key does not
+ * have the expected count (counting the records admitted before it) is rejected with `conflict`.
+ */
+function admitted(queued: readonly Pending[], log: TopicLog): Pending[] {
+  const planned = new Map<string, number>();
+  const countOf = (key: string): number => planned.get(key) ?? log.keyCount(key);
+  const out: Pending[] = [];
+  for (const p of queued) {
+    const actual = p.expect === undefined ? 0 : countOf(p.expect.key);
+    if (p.expect !== undefined && actual !== p.expect.count) {
+      p.reject(keyConflict(log.name, p.expect.key, p.expect.count, actual));
+      continue;
+    }
+    for (const r of p.records) planned.set(r.key, countOf(r.key) + 1);
+    out.push(p);
+  }
+  return out;
 }

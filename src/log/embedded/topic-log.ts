@@ -6,7 +6,8 @@ import { type FileHandle, mkdir, open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LoopguardError } from '../../domain/errors.js';
 import type { LogRecord, StoredRecord } from '../event-log.js';
-import { decodeRecord, encodeRecord, type ScanResult, scanRecords } from './segment-format.js';
+import { KeyIndex } from '../keyed-log.js';
+import { decodeRecord, encodeRecord, RECORD_HEADER, type ScanResult, scanRecords } from './segment-format.js';
 import { WriterLock } from './writer-lock.js';
 
 interface Segment {
@@ -29,6 +30,8 @@ export interface TopicOptions {
 
 export class TopicLog {
   private segments: Segment[] = [];
+  /** Offsets of every key, built while scanning the segments and kept up to date by writes. */
+  private readonly keys = new KeyIndex();
   private writer: { lock: WriterLock; fh: FileHandle } | undefined;
 
   private constructor(
@@ -51,6 +54,28 @@ export class TopicLog {
 
   get isWriter(): boolean {
     return this.writer !== undefined;
+  }
+
+  keyCount(key: string): number {
+    return this.keys.count(key);
+  }
+
+  /** The records of `key` from its `fromIndex`-th on: one positioned read per record. */
+  async readKey(key: string, fromIndex: number): Promise<StoredRecord[]> {
+    const out: StoredRecord[] = [];
+    for (const offset of this.keys.from(key, fromIndex)) {
+      const seg = this.segmentOf(offset);
+      const i = offset - seg.base;
+      const start = seg.positions[i] as number;
+      const stopAt = i + 1 < seg.positions.length ? (seg.positions[i + 1] as number) : seg.size;
+      seg.reader ??= await open(seg.path, 'r');
+      const buf = Buffer.allocUnsafe(stopAt - start);
+      const { bytesRead } = await seg.reader.read(buf, 0, buf.length, start);
+      if (bytesRead !== buf.length)
+        throw new LoopguardError('log_corrupt', `${seg.path} shrank under a reader`);
+      out.push(decodeRecord(this.name, buf, 0).record);
+    }
+    return out;
   }
 
   /**
@@ -113,10 +138,11 @@ export class TopicLog {
       throw e;
     }
     let p = seg.size;
-    for (const b of bufs) {
+    bufs.forEach((b, i) => {
       seg.positions.push(p);
+      this.keys.add((records[i] as LogRecord).key, first + i);
       p += b.length;
-    }
+    });
     seg.size = p;
     return first;
   }
@@ -169,7 +195,10 @@ export class TopicLog {
     }
     // The file may have shrunk since stat (a writer cutting a torn tail): scan what is there.
     const scan = scanRecords(buf.subarray(0, bytesRead), seg.base + seg.positions.length);
-    for (const p of scan.positions) seg.positions.push(seg.size + p);
+    for (const p of scan.positions) {
+      this.keys.add(keyAt(buf, p), seg.base + seg.positions.length);
+      seg.positions.push(seg.size + p);
+    }
     seg.size += scan.validEnd;
     return scan;
   }
@@ -206,6 +235,12 @@ export class TopicLog {
       details: { path: seg.path, position: seg.size },
     });
   }
+}
+
+/** The key of the record at `pos` (layout in segment-format.ts), without decoding the rest. */
+function keyAt(buf: Buffer, pos: number): string {
+  const p = pos + RECORD_HEADER + 8;
+  return buf.toString('utf8', p + 4, p + 4 + buf.readUInt32BE(p));
 }
 
 async function syncDir(dir: string): Promise<void> {

@@ -38,7 +38,7 @@ export class LedgerFollower {
     private readonly kafka: Kafka,
     private readonly topic: string,
     partitions: number,
-    private readonly onMessage: (m: LedgerMessage) => Promise<void>,
+    private readonly onMessage: (m: LedgerMessage) => Promise<void> | void,
   ) {
     this.next = Array.from({ length: partitions }, () => 0);
     this.current = this.next.map(() => new AbortController());

@@ -1,0 +1,47 @@
+/**
+ * The per-run stream over a local log that indexes records by key (memory, embedded). A run's
+ * events are the records keyed by its id on the runs topic, one record per event, so the key's
+ * record count is the run's last seq: reading from a seq is an index lookup, never a scan of
+ * other runs, and the expected-seq check is the log's own conditional append.
+ */
+import { LoopguardError } from '../domain/errors.js';
+import type { RecordedEvent } from '../domain/events.js';
+import { TOPICS } from './event-log.js';
+import type { EventStore } from './event-store.js';
+import type { KeyedLog } from './keyed-log.js';
+import { checkStreamAppend, checkStreamRead, type RunStream, streamConflict } from './run-stream.js';
+
+export class LogRunStream implements RunStream {
+  constructor(
+    private readonly events: EventStore,
+    private readonly log: KeyedLog,
+  ) {}
+
+  async read(runId: string, fromSeq: number): Promise<RecordedEvent[]> {
+    checkStreamRead(runId, fromSeq);
+    const records = await this.log.readKey(TOPICS.runs, runId, fromSeq - 1);
+    const out: RecordedEvent[] = [];
+    for (const r of records) out.push(await this.events.decode(TOPICS.runs, r.value));
+    return out;
+  }
+
+  async append(runId: string, expectedSeq: number, events: readonly RecordedEvent[]): Promise<void> {
+    checkStreamRead(runId, 1);
+    checkStreamAppend(runId, expectedSeq, events);
+    try {
+      await this.log.appendKeyed(
+        TOPICS.runs,
+        runId,
+        expectedSeq,
+        events.map((e) => this.events.runRecord(e)),
+      );
+    } catch (e) {
+      if (e instanceof LoopguardError && e.code === 'conflict')
+        throw streamConflict(runId, expectedSeq, Number(e.details.actual));
+      throw e;
+    }
+    await this.events.publishCopies(events);
+  }
+
+  async close(): Promise<void> {}
+}
