@@ -12,10 +12,13 @@
  */
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LoopguardError } from '../../domain/errors.js';
 import type { LogRecord, StoredRecord } from '../event-log.js';
 import { checkKeyed, type KeyedLog, keyConflict } from '../keyed-log.js';
 import { checkRead, checkTopic, closedError } from '../log-errors.js';
 import { pollFollow } from '../poll-follow.js';
+import { MAX_BODY, recordBytes } from './segment-format.js';
+import type { SegmentIo } from './segment-io.js';
 import { TopicLog } from './topic-log.js';
 
 export interface EmbeddedLogOptions {
@@ -27,6 +30,15 @@ export interface EmbeddedLogOptions {
   readonly segmentBytes?: number;
   /** How often a follower looks for records written by another process. */
   readonly pollMs?: number;
+  /**
+   * The largest record (header, key, headers and value) an append may write; a larger one is
+   * refused before anything is written. Default 1 MiB, Kafka's default message limit.
+   */
+  readonly maxRecordBytes?: number;
+  /** The write primitive (tests inject short writes and a full disk). */
+  readonly io?: SegmentIo;
+  /** Where notes for people go (torn tails); stderr by default. */
+  readonly note?: (line: string) => void;
 }
 
 interface Pending {
@@ -44,6 +56,7 @@ interface TopicState {
 }
 
 export const DEFAULT_DATA_DIR = './.loopguard';
+const DEFAULT_MAX_RECORD_BYTES = 1024 * 1024;
 const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
 const FOLLOW_PAGE = 1000;
 
@@ -54,7 +67,8 @@ export class EmbeddedLog implements KeyedLog {
 
   private constructor(
     private readonly dir: string,
-    private readonly opts: Required<EmbeddedLogOptions>,
+    private readonly opts: Required<Omit<EmbeddedLogOptions, 'io' | 'note'>> &
+      Pick<EmbeddedLogOptions, 'io' | 'note'>,
   ) {}
 
   /** Opens (creating if needed) the data dir and indexes every existing topic by scanning it. */
@@ -64,6 +78,9 @@ export class EmbeddedLog implements KeyedLog {
       groupCommitMs: opts.groupCommitMs ?? 0,
       segmentBytes: opts.segmentBytes ?? DEFAULT_SEGMENT_BYTES,
       pollMs: opts.pollMs ?? 100,
+      maxRecordBytes: Math.min(opts.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES, MAX_BODY),
+      ...(opts.io ? { io: opts.io } : {}),
+      ...(opts.note ? { note: opts.note } : {}),
     });
     await mkdir(join(dir, 'topics'), { recursive: true });
     for (const name of await readdir(join(dir, 'topics'))) await log.topic(name);
@@ -100,6 +117,15 @@ export class EmbeddedLog implements KeyedLog {
     checkTopic(topic);
     if (this.closed) throw closedError();
     if (records.length === 0 && expect === undefined) return [];
+    for (const [i, r] of records.entries()) {
+      const bytes = recordBytes(r);
+      if (bytes > this.opts.maxRecordBytes)
+        throw new LoopguardError(
+          'record_too_large',
+          `${topic}: record ${i} of the append (key ${JSON.stringify(r.key)}) takes ${bytes} bytes, over the limit of ${this.opts.maxRecordBytes} (maxRecordBytes); nothing was written`,
+          { details: { topic, key: r.key, bytes, limit: this.opts.maxRecordBytes } },
+        );
+    }
     const t = await this.topic(topic);
     if (this.closed) throw closedError();
     return new Promise((resolve, reject) => {
@@ -163,7 +189,12 @@ export class EmbeddedLog implements KeyedLog {
   private topic(name: string): Promise<TopicState> {
     let t = this.topics.get(name);
     if (t === undefined) {
-      const opts = { fsync: this.opts.fsync === 'batch', segmentBytes: this.opts.segmentBytes };
+      const opts = {
+        fsync: this.opts.fsync === 'batch',
+        segmentBytes: this.opts.segmentBytes,
+        ...(this.opts.io ? { io: this.opts.io } : {}),
+        ...(this.opts.note ? { note: this.opts.note } : {}),
+      };
       t = TopicLog.open(name, join(this.dir, 'topics', name), opts).then((log) => ({
         log,
         queue: [],
