@@ -10,7 +10,7 @@
  * Processes: any number may read a data dir (they pick up new records on read and while following);
  * one process at a time writes a topic, enforced by a pid lock file per topic.
  */
-import { mkdir, readdir } from 'node:fs/promises';
+import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LoopguardError } from '../../domain/errors.js';
 import type { LogRecord, StoredRecord } from '../event-log.js';
@@ -39,6 +39,11 @@ export interface EmbeddedLogOptions {
   readonly io?: SegmentIo;
   /** Where notes for people go (torn tails); stderr by default. */
   readonly note?: (line: string) => void;
+  /**
+   * Open for reading only: nothing is created or written (not even the data dir, which must
+   * exist), appends are refused with `read_only`, and a torn tail is read around, never cut.
+   */
+  readonly readOnly?: boolean;
 }
 
 interface Pending {
@@ -78,12 +83,26 @@ export class EmbeddedLog implements KeyedLog {
       groupCommitMs: opts.groupCommitMs ?? 0,
       segmentBytes: opts.segmentBytes ?? DEFAULT_SEGMENT_BYTES,
       pollMs: opts.pollMs ?? 100,
+      readOnly: opts.readOnly ?? false,
       maxRecordBytes: Math.min(opts.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES, MAX_BODY),
       ...(opts.io ? { io: opts.io } : {}),
       ...(opts.note ? { note: opts.note } : {}),
     });
-    await mkdir(join(dir, 'topics'), { recursive: true });
-    for (const name of await readdir(join(dir, 'topics'))) await log.topic(name);
+    if (opts.readOnly) {
+      const exists = await stat(dir).then(
+        (st) => st.isDirectory(),
+        () => false,
+      );
+      if (!exists)
+        throw new LoopguardError('no_data_dir', `data dir ${dir} does not exist (reading never creates it)`, {
+          details: { dir },
+        });
+    } else await mkdir(join(dir, 'topics'), { recursive: true });
+    const names = await readdir(join(dir, 'topics')).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return [];
+      throw e;
+    });
+    for (const name of names) await log.topic(name);
     return log;
   }
 
@@ -116,6 +135,8 @@ export class EmbeddedLog implements KeyedLog {
   ): Promise<number[]> {
     checkTopic(topic);
     if (this.closed) throw closedError();
+    if (this.opts.readOnly)
+      throw new LoopguardError('read_only', `${this.dir} is open for reading only; nothing was written`);
     if (records.length === 0 && expect === undefined) return [];
     for (const [i, r] of records.entries()) {
       const bytes = recordBytes(r);
@@ -192,6 +213,7 @@ export class EmbeddedLog implements KeyedLog {
       const opts = {
         fsync: this.opts.fsync === 'batch',
         segmentBytes: this.opts.segmentBytes,
+        readOnly: this.opts.readOnly,
         ...(this.opts.io ? { io: this.opts.io } : {}),
         ...(this.opts.note ? { note: this.opts.note } : {}),
       };

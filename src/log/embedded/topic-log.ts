@@ -27,6 +27,8 @@ const segmentName = (base: number): string => `${String(base).padStart(20, '0')}
 export interface TopicOptions {
   readonly fsync: boolean;
   readonly segmentBytes: number;
+  /** Never create the topic's directory (a reader of a topic nobody wrote sees it empty). */
+  readonly readOnly?: boolean;
   readonly io?: SegmentIo;
   /** Where notes for people go (a torn tail cut or read around); stderr by default. */
   readonly note?: (line: string) => void;
@@ -48,7 +50,7 @@ export class TopicLog {
 
   static async open(name: string, dir: string, opts: TopicOptions): Promise<TopicLog> {
     const t = new TopicLog(name, dir, opts);
-    await mkdir(dir, { recursive: true });
+    if (!opts.readOnly) await mkdir(dir, { recursive: true });
     await t.refresh();
     return t;
   }
@@ -89,7 +91,11 @@ export class TopicLog {
    * for a reader that is a write in progress; only the writer may cut it (see becomeWriter).
    */
   async refresh(): Promise<void> {
-    const names = (await readdir(this.dir)).filter((n) => n.endsWith(SUFFIX)).sort();
+    const files = await readdir(this.dir).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT' && this.opts.readOnly) return [];
+      throw e;
+    });
+    const names = files.filter((n) => n.endsWith(SUFFIX)).sort();
     for (const n of names) {
       const base = Number.parseInt(n, 10);
       if (this.segments.some((s) => s.base === base)) continue;
