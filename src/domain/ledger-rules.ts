@@ -41,7 +41,8 @@ export function holderRefusal(
   owner: LedgerOwner,
 ): string | null {
   if (entry?.status === 'completed') return 'completed: a completion is final';
-  if (entry === undefined || !sameOwner(entry.owner, owner)) return `not held by ${owner.runId}/${owner.callId}`;
+  if (entry === undefined || !sameOwner(entry.owner, owner))
+    return `not held by ${owner.runId}/${owner.callId}`;
   return null;
 }
 

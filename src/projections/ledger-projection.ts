@@ -1,4 +1,10 @@
-import { foldLedger, type KeyEntry, type OperationStatus, operationKeyOf, type RecordedEvent } from '../domain/index.js';
+import {
+  foldLedger,
+  type KeyEntry,
+  type OperationStatus,
+  operationKeyOf,
+  type RecordedEvent,
+} from '../domain/index.js';
 
 export interface LedgerEntry {
   readonly operationKey: string;

@@ -14,6 +14,13 @@ import { randomUUID } from 'node:crypto';
 import { type Admin, Partitioners } from 'kafkajs';
 import { LoopguardError } from '../../domain/errors.js';
 import type { DomainEvent, RecordedEvent } from '../../domain/events.js';
+import {
+  foldLedger,
+  holderRefusal,
+  type KeyEntry,
+  operationKeyOf,
+  sameOwner,
+} from '../../domain/ledger-rules.js';
 import { EventCodec } from '../../events/codec.js';
 import type { SchemaStore } from '../../events/schema-store.js';
 import type { ClaimOutcome, ClaimOwner, Ledger, LedgerState, ReissueNote } from '../../runtime/ledger.js';
@@ -21,7 +28,6 @@ import { reissueRefusal } from '../../runtime/ledger.js';
 import { TOPICS } from '../event-log.js';
 import { withTimeout } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
-import { foldLedger, holderRefusal, type KeyEntry, operationKeyOf, sameOwner } from '../../domain/ledger-rules.js';
 import { type LedgerFollower as Follower, LedgerFollower, type LedgerMessage } from './ledger-follower.js';
 
 export interface KafkaLedgerOptions {
