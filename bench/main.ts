@@ -7,6 +7,7 @@ import { startInfra, stopInfra } from '../infra/stack.js';
 import type { Bench, BenchContext, BenchResult, KafkaTarget } from './bench-result.js';
 import { embeddedBenches } from './embedded-benches.js';
 import { guardCallBench } from './guard-call.js';
+import { guardedCallDurableBench } from './guarded-call-durable.js';
 import { kafkaBenches } from './kafka-benches.js';
 import { memoryBench } from './memory.js';
 import { runLengthBench } from './run-length.js';
@@ -14,6 +15,7 @@ import { runLoadBench } from './run-load.js';
 
 const BENCHES: Bench[] = [
   guardCallBench,
+  guardedCallDurableBench,
   runLengthBench,
   runLoadBench,
   ...embeddedBenches,
