@@ -9,6 +9,7 @@ import { embeddedBenches } from './embedded-benches.js';
 import { guardCallBench } from './guard-call.js';
 import { guardedCallDurableBench } from './guarded-call-durable.js';
 import { kafkaBenches } from './kafka-benches.js';
+import { kafkaGuardedCallBench } from './kafka-guarded-call.js';
 import { memoryBench } from './memory.js';
 import { runLengthBench } from './run-length.js';
 import { runLoadBench } from './run-load.js';
@@ -20,6 +21,7 @@ const BENCHES: Bench[] = [
   runLoadBench,
   ...embeddedBenches,
   ...kafkaBenches,
+  kafkaGuardedCallBench,
   memoryBench,
 ];
 
