@@ -10,6 +10,7 @@ import { guardCallBench } from './guard-call.js';
 import { guardedCallDurableBench } from './guarded-call-durable.js';
 import { kafkaBenches } from './kafka-benches.js';
 import { kafkaGuardedCallBench } from './kafka-guarded-call.js';
+import { kafkaRunLoadBench } from './kafka-run-load.js';
 import { memoryBench } from './memory.js';
 import { runLengthBench } from './run-length.js';
 import { runLoadBench } from './run-load.js';
@@ -22,6 +23,7 @@ const BENCHES: Bench[] = [
   ...embeddedBenches,
   ...kafkaBenches,
   kafkaGuardedCallBench,
+  kafkaRunLoadBench,
   memoryBench,
 ];
 

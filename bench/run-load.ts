@@ -19,9 +19,9 @@ import { argsOf, deps, resultHashOf, unbounded } from './synthetic.js';
 
 const BASE = 2_000;
 const LOADS = 200;
-const TARGET = 'bench/target';
+export const TARGET = 'bench/target';
 
-function targetRun(): RecordedEvent[] {
+export function targetRun(): RecordedEvent[] {
   return [
     ...replayRun(
       {
