@@ -87,3 +87,45 @@ describe('durable writes of a guarded call', () => {
     expect((await stream.read('w2', 1)).length).toBe(run.state.seq);
   });
 });
+
+describe('a write that failed for its caller but landed', () => {
+  it('given an append that lands yet reports a timeout, when the run goes on, then it takes its own history back and the lost call is recorded as not run', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lg-landed-'));
+    dirs.push(dir);
+    const stream = runStreamOf(await EventStore.create(new MemoryLog(), new MemorySchemaStore()));
+    let landLate = false;
+    const flaky: RunStream = {
+      read: (id, from) => stream.read(id, from),
+      load: (id) => stream.load(id),
+      snapshot: (s) => stream.snapshot(s),
+      close: () => stream.close(),
+      append: async (id, at, events) => {
+        await stream.append(id, at, events);
+        if (landLate) {
+          landLate = false;
+          throw new Error('request timed out');
+        }
+      },
+    };
+    const guard = new Guard({ store: flaky, ledger: FileLedger.open(dir), policy: undefined });
+    const run = await guard.startRun({ runId: 'landed' });
+    await run.call({ tool: 'search', args: { page: 1 } }, () => 'one');
+    landLate = true;
+    let ran = 0;
+    await expect(
+      run.call({ tool: 'search', args: { page: 2 } }, () => {
+        ran++;
+        return 'two';
+      }),
+    ).rejects.toMatchObject({ code: 'log_unavailable' });
+    expect(ran).toBe(0);
+    const next = await run.call({ tool: 'search', args: { page: 3 } }, () => 'three');
+    expect(next.status).toBe('executed');
+    await guard.close();
+    const history = await stream.read('landed', 1);
+    expect(history.map((e) => e.seq)).toEqual(history.map((_, i) => i + 1));
+    expect(history.length).toBe(run.state.seq);
+    const notRun = history.find((e) => e.event.type === 'ToolCallCompleted' && e.event.code === 'not_run');
+    expect(notRun).toBeDefined();
+  });
+});

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   type EventOf,
   isTerminal,
@@ -40,6 +41,8 @@ export class GuardedRun {
   private calls = 0;
   /** Committed to the actor, not yet in the log: the last call's result (see record). */
   private held: RecordedEvent[] = [];
+  /** A write that failed but may still land (see adoptLanded). */
+  private unconfirmed: readonly RecordedEvent[] | null = null;
 
   constructor(
     private readonly actor: RunActor,
@@ -71,33 +74,77 @@ export class GuardedRun {
    * never held: alerting must see it at once.
    */
   private async record(cmd: CommandInput, deferred = false): Promise<RecordedEvent[]> {
-    const proposed = this.actor.propose(cmd);
-    if (!proposed.ok) throw proposed.error;
-    if (deferred && !proposed.value.some((r) => r.event.type === 'RunStopped')) {
+    for (;;) {
+      const proposed = this.actor.propose(cmd);
+      if (!proposed.ok) throw proposed.error;
+      if (deferred && !proposed.value.some((r) => r.event.type === 'RunStopped')) {
+        this.actor.commit(proposed.value);
+        this.held.push(...proposed.value);
+        return proposed.value;
+      }
+      const written = await this.write([...this.held, ...proposed.value]);
+      this.held = [];
+      if (!written) continue; // the run's own lost write was found in the stream: decide again on it
       this.actor.commit(proposed.value);
-      this.held.push(...proposed.value);
+      this.store.snapshot(this.actor.state);
       return proposed.value;
     }
-    await this.write([...this.held, ...proposed.value]);
-    this.held = [];
-    this.actor.commit(proposed.value);
-    this.store.snapshot(this.actor.state);
-    return proposed.value;
   }
 
-  private async write(records: readonly RecordedEvent[]): Promise<void> {
+  /** Appends at the seq of the first record; false when the stream had moved on with this run's own lost write instead (then the actor has taken it, and the caller proposes again). */
+  private async write(records: readonly RecordedEvent[]): Promise<boolean> {
     const first = records[0];
-    if (first === undefined) return;
+    if (first === undefined) return true;
     try {
       await this.store.append(this.runId, first.seq - 1, records);
+      this.unconfirmed = null;
+      return true;
     } catch (e) {
-      if (e instanceof LoopguardError && e.code === 'conflict') throw e;
+      if (e instanceof LoopguardError && e.code === 'conflict') {
+        if (await this.adoptLanded()) return false;
+        throw e;
+      }
+      // It may still land (a request that timed out); the next write finds out.
+      this.unconfirmed = records;
       throw new LoopguardError(
         'log_unavailable',
         `the event log did not accept the decision; nothing was executed (${(e as Error).message})`,
         { retriable: true, cause: e },
       );
     }
+  }
+
+  /**
+   * A write this run was told had failed may have landed after all (a request that timed out and
+   * was delivered later). If the stream holds exactly that batch, it is this run's own history:
+   * the actor takes it, and a call it decided to execute is recorded as never run (its caller was
+   * told nothing ran, and its claim was released), so the run goes on from the stream's head.
+   */
+  private async adoptLanded(): Promise<boolean> {
+    const lost = this.unconfirmed;
+    this.unconfirmed = null;
+    const from = lost?.[0]?.seq;
+    if (lost === null || from === undefined) return false;
+    const landed = await this.store.read(this.runId, from);
+    if (landed.length < lost.length || lost.some((r, i) => landed[i]?.eventId !== r.eventId)) return false;
+    this.actor.commit(landed.slice(0, lost.length).filter((r) => r.seq > this.actor.state.seq));
+    const call = this.actor.state.inFlight;
+    if (call !== null) {
+      const resultJson = JSON.stringify({ error: 'not_run' });
+      const proposed = this.actor.propose({
+        type: 'CompleteToolCall',
+        callId: call.callId,
+        kind: 'RETRYABLE',
+        code: 'not_run',
+        retryAfterMs: 0,
+        resultJson,
+        resultHash: createHash('sha256').update(resultJson).digest('hex'),
+      });
+      if (!proposed.ok) throw proposed.error;
+      await this.store.append(this.runId, this.actor.state.seq, proposed.value);
+      this.actor.commit(proposed.value);
+    }
+    return true;
   }
 
   /**
