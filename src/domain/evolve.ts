@@ -1,5 +1,6 @@
 import type { DomainEvent, EventOf, RecordedEvent } from './events.js';
 import { intentOf } from './intent.js';
+import { own } from './own.js';
 import {
   ASKED_CAP,
   copyState,
@@ -38,15 +39,15 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   const version = Math.max(s.progressVersion, e.progressVersion ?? 0, call.progressVersion ?? 0);
   const outsideNews = version > s.progressVersion || call.afterUserTurn;
   const intent = intentOf(call.argsJson);
-  const prior = outsideNews ? [] : (s.asked[call.tool] ?? []);
+  const prior = outsideNews ? [] : (own(s.asked, call.tool) ?? []);
   // A near-duplicate that got the very answer of the ask it resembles brought nothing new; one
   // that got a different answer did, and the chain starts over.
   const resembled = call.similarTo === null ? undefined : prior.find((a) => a.intent === call.similarTo);
   const sameAnswer = resembled !== undefined && resembled.resultHash === e.resultHash && e.informative;
-  const chain = sameAnswer ? (s.nearDuplicates[call.tool] ?? 0) + 1 : 0;
+  const chain = sameAnswer ? (own(s.nearDuplicates, call.tool) ?? 0) + 1 : 0;
   const nearBase = outsideNews ? {} : s.nearDuplicates;
   const nearDuplicates =
-    e.kind === 'RETRYABLE' || (chain === 0 && nearBase[call.tool] === undefined)
+    e.kind === 'RETRYABLE' || (chain === 0 && own(nearBase, call.tool) === undefined)
       ? nearBase
       : { ...nearBase, [call.tool]: chain };
   const askedNow = [...prior.filter((a) => a.intent !== intent), { intent, resultHash: e.resultHash }];
@@ -120,7 +121,7 @@ function executed(s: RunState, atMs: number): RunState {
     n.waitCallFingerprint = null;
   }
   n.steps = s.steps + 1;
-  n.perTool = { ...s.perTool, [call.tool]: (s.perTool[call.tool] ?? 0) + 1 };
+  n.perTool = { ...s.perTool, [call.tool]: (own(s.perTool, call.tool) ?? 0) + 1 };
   n.sameTool = { tool: call.tool, count: s.sameTool?.tool === call.tool ? s.sameTool.count + 1 : 1 };
   return n;
 }

@@ -3,6 +3,8 @@
  * and identity fields. Two calls with one intent are a next page or another item, never a
  * rephrasing; near-duplicate detection compares intents.
  */
+import { dict } from './own.js';
+
 const PAGING = new Set([
   'page',
   'pagenumber',
@@ -59,7 +61,7 @@ export function intentOfObject(args: Readonly<Record<string, unknown>>, argsJson
   let paging = false;
   for (const k in args) if (isPagingKey(k)) paging = true;
   if (!paging) return argsJson;
-  const kept: Record<string, unknown> = {};
+  const kept = dict<unknown>();
   for (const k in args) if (!isPagingKey(k)) kept[k] = args[k];
   return JSON.stringify(kept);
 }
@@ -76,7 +78,7 @@ function computeIntent(argsJson: string): string {
     return argsJson;
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return argsJson;
-  const kept: Record<string, unknown> = {};
+  const kept = dict<unknown>();
   for (const [k, x] of Object.entries(v)) if (!isPagingKey(k)) kept[k] = x;
   return JSON.stringify(kept);
 }

@@ -1,4 +1,6 @@
 import { err, LoopguardError, ok, type Result } from './errors.js';
+import { MAX_COST_USD, MAX_LONG, MAX_TIMER_MS } from './input-limits.js';
+import { dict, own } from './own.js';
 import {
   BUILTIN_TASK_TYPES,
   DEFAULT_LIMITS,
@@ -43,6 +45,10 @@ class Issues {
   }
 }
 
+/** The largest value of a limit: a step timeout is one timer, money a double, every count a long. */
+const maxOf = (path: string, integer: boolean): number =>
+  path.endsWith('stepTimeoutMs') ? MAX_TIMER_MS : integer ? MAX_LONG : MAX_COST_USD;
+
 function count(
   v: unknown,
   path: string,
@@ -52,6 +58,7 @@ function count(
 ): number | null | undefined {
   if (v === undefined) return undefined;
   if (v === null && nullable) return null;
+  const max = maxOf(path, integer);
   if (typeof v !== 'number' || !Number.isFinite(v)) {
     issues.add(
       path,
@@ -59,6 +66,7 @@ function count(
     );
   } else if (v < 0) issues.add(path, `must not be negative, got ${v}`);
   else if (integer && !Number.isInteger(v)) issues.add(path, `expected an integer, got ${v}`);
+  else if (v > max) issues.add(path, `must be at most ${max}, got ${v}`);
   else return v;
   return undefined;
 }
@@ -155,14 +163,15 @@ export function parsePolicy(input: unknown): Result<Policy> {
   if (!isObj(input)) return err(new LoopguardError('invalid_policy', 'policy: expected a JSON object'));
   unknownKeys(input, POLICY_KEYS, '', issues);
   const limits = parseLimits(input, '', issues);
-  const tools: Record<string, ToolPolicy> = {};
+  // No prototype: a tool or task type named "__proto__" or "constructor" is data like any other.
+  const tools = dict<ToolPolicy>();
   if (input.tools !== undefined) {
     if (!isObj(input.tools)) issues.add('tools', 'expected an object mapping tool names to settings');
     else
       for (const [name, t] of Object.entries(input.tools))
         tools[name] = parseTool(t, `tools.${name}`, issues);
   }
-  const taskTypes: Record<string, Partial<Limits>> = { ...BUILTIN_TASK_TYPES };
+  const taskTypes = Object.assign(dict<Partial<Limits>>(), BUILTIN_TASK_TYPES);
   if (input.taskTypes !== undefined) {
     if (!isObj(input.taskTypes)) issues.add('taskTypes', 'expected an object mapping task types to limits');
     else
@@ -170,7 +179,7 @@ export function parsePolicy(input: unknown): Result<Policy> {
         if (!isObj(t)) issues.add(`taskTypes.${name}`, 'expected an object of limits');
         else {
           unknownKeys(t, LIMIT_KEYS, `taskTypes.${name}`, issues);
-          taskTypes[name] = { ...taskTypes[name], ...parseLimits(t, `taskTypes.${name}`, issues) };
+          taskTypes[name] = { ...own(taskTypes, name), ...parseLimits(t, `taskTypes.${name}`, issues) };
         }
       }
   }

@@ -1,0 +1,136 @@
+import { LoopguardError } from './errors.js';
+import {
+  MAX_COST_USD,
+  MAX_LONG,
+  MAX_NAME_CHARS,
+  MAX_TEXT_CHARS,
+  MAX_TIME_MS,
+  MAX_TIMER_MS,
+  MAX_TOKENS,
+} from './input-limits.js';
+
+/**
+ * The one boundary check every input path shares: the CLI's trace reader, the library's run and
+ * call arguments, tool outcomes, and records read back from Kafka. Each check returns the problem
+ * in words, or null; the caller names where it was (file:line:field, or the argument path).
+ */
+export type Check = (v: unknown) => string | null;
+
+export function inputError(code: string, path: string, problem: string): LoopguardError {
+  return new LoopguardError(code, `${path}: ${problem}`, { details: { field: path } });
+}
+
+const shown = (v: unknown): string => {
+  if (typeof v === 'number') return String(v);
+  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}...` : v);
+  return v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v;
+};
+
+/**
+ * Lone surrogates have no UTF-8 form: Avro writes them as U+FFFD, so two different names would
+ * become one in the log.
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
+
+/** A name: a run id, tool, operation key, task type, result code. Not blank, not huge, valid Unicode. */
+export const nameProblem: Check = (v) => {
+  if (typeof v !== 'string') return `expected a non-empty string, got ${shown(v)}`;
+  if (v.trim() === '') return `expected a non-empty string, got ${shown(v)}`;
+  if (v.length > MAX_NAME_CHARS) return `longer than ${MAX_NAME_CHARS} characters`;
+  if (!wellFormed(v)) return 'not valid Unicode (a lone surrogate has no UTF-8 form)';
+  return null;
+};
+
+/** Free text a caller records: a reason, a gap, a detail. */
+export const textProblem: Check = (v) => {
+  if (typeof v !== 'string') return `expected a string, got ${shown(v)}`;
+  if (v.length > MAX_TEXT_CHARS) return `longer than ${MAX_TEXT_CHARS} characters`;
+  if (!wellFormed(v)) return 'not valid Unicode (a lone surrogate has no UTF-8 form)';
+  return null;
+};
+
+const integerIn =
+  (max: number): Check =>
+  (v) =>
+    typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= max
+      ? null
+      : `expected an integer in [0, ${max}], got ${shown(v)}`;
+
+const numberIn =
+  (max: number): Check =>
+  (v) =>
+    typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= max
+      ? null
+      : `expected a number in [0, ${max}], got ${shown(v)}`;
+
+export const booleanProblem: Check = (v) =>
+  typeof v === 'boolean' ? null : `expected true or false, got ${shown(v)}`;
+
+/** Each kind of number the guard records, with the range the encoder and the runtime honour. */
+export const tokensProblem = integerIn(MAX_TOKENS);
+export const costProblem = numberIn(MAX_COST_USD);
+export const progressVersionProblem = integerIn(MAX_LONG);
+/** A wait the runtime can time with one timer. */
+export const delayProblem = integerIn(MAX_TIMER_MS);
+export const timeProblem = integerIn(MAX_TIME_MS);
+
+export type FieldSpec = Readonly<Record<string, Check>>;
+
+/** The first problem among the fields `spec` names; absent fields are fine (all are optional). */
+export function fieldsProblem(
+  obj: Readonly<Record<string, unknown>>,
+  spec: FieldSpec,
+  prefix: string,
+): { readonly path: string; readonly problem: string } | null {
+  for (const [field, check] of Object.entries(spec)) {
+    const v = Object.hasOwn(obj, field) ? obj[field] : undefined;
+    if (v === undefined) continue;
+    const problem = check(v);
+    if (problem !== null) return { path: prefix ? `${prefix}.${field}` : field, problem };
+  }
+  return null;
+}
+
+/** A record of strings (run labels): names as keys, free text as values. */
+export const labelsProblem: Check = (v) => {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return `expected an object, got ${shown(v)}`;
+  for (const [k, x] of Object.entries(v)) {
+    const bad = nameProblem(k) ?? textProblem(x);
+    if (bad !== null) return `${k}: ${bad}`;
+  }
+  return null;
+};
+
+/** A call as the library or a trace offers it, by the library's field names. */
+export const CALL_FIELDS: FieldSpec = {
+  operationKey: nameProblem,
+  sideEffect: booleanProblem,
+  costEstimateUsd: costProblem,
+  progressVersion: progressVersionProblem,
+  afterUserTurn: booleanProblem,
+};
+
+/** What a tool reports with its result. */
+export const OUTCOME_FIELDS: FieldSpec = {
+  code: nameProblem,
+  retryAfterMs: delayProblem,
+  progressVersion: progressVersionProblem,
+  tokens: tokensProblem,
+  costUsd: costProblem,
+  terminal: booleanProblem,
+};
+
+export const MODEL_USAGE_FIELDS: FieldSpec = {
+  tokensIn: tokensProblem,
+  tokensOut: tokensProblem,
+  costUsd: costProblem,
+};
+
+export const START_FIELDS: FieldSpec = {
+  runId: nameProblem,
+  taskType: nameProblem,
+  tenant: nameProblem,
+  progressVersion: progressVersionProblem,
+  meta: labelsProblem,
+};
