@@ -24,7 +24,10 @@ function kafkaArgs(prefix: string): string[] {
   return ['--kafka', '--brokers', brokers.join(','), '--registry', registryUrl, '--topic-prefix', prefix];
 }
 
-async function run(args: string[], opts: MainOptions = { env: {} }) {
+/** Workers of one cluster share the key of secret values. */
+const KEY = 'kafka-cli-test-key';
+
+async function run(args: string[], opts: MainOptions = { env: { LOOPGUARD_SECRET_KEY: KEY } }) {
   const io = captureIo();
   const code = await main(args, io, opts);
   return { code, out: io.stdout(), err: io.stderr() };
@@ -118,7 +121,7 @@ describe('loopguard CLI on Kafka', () => {
   it('KAFKA_BROKERS and SCHEMA_REGISTRY_URL select Kafka; an explicit --data-dir keeps the embedded log', async () => {
     const { brokers, registryUrl } = kafkaEnv();
     const prefix = `cli-${randomUUID()}.`;
-    const env = { KAFKA_BROKERS: brokers.join(','), SCHEMA_REGISTRY_URL: registryUrl };
+    const env = { KAFKA_BROKERS: brokers.join(','), SCHEMA_REGISTRY_URL: registryUrl, LOOPGUARD_SECRET_KEY: KEY };
     const published = await run(['replay', fixture('mixed.jsonl'), '--json', '--topic-prefix', prefix], {
       env,
     });

@@ -2,6 +2,7 @@ import { LoopguardError } from '../domain/index.js';
 import { RegistrySchemaStore } from '../events/registry-schema-store.js';
 import { EventStore } from '../log/event-store.js';
 import { KafkaLog } from '../log/kafka/kafka-log.js';
+import { chooseSecretKey } from '../runtime/secret-key.js';
 import type { OpenStore } from './open-store.js';
 import { kafkaRunIds, rebuildFromKafka } from './rebuild-from-kafka.js';
 
@@ -68,6 +69,12 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
       where: `kafka ${cfg.brokers.join(',')} (topics ${log.physicalName('loopguard.*')})`,
       rebuild: async (onProgress) => (await rebuildFromKafka(log, events, onProgress)).projections,
       knownRunIds: () => kafkaRunIds(log),
+      secretKey: (env) =>
+        chooseSecretKey(
+          undefined,
+          { kind: 'shared', where: 'replay --kafka (workers share the topics)' },
+          env,
+        ),
       close: () => log.close(),
     };
   } catch (e) {

@@ -111,3 +111,16 @@ export function canonicalJson(value: unknown, root: string, rules: CanonicalRule
     throw e;
   }
 }
+
+/**
+ * A tool's result as it is recorded (a side effect's result is kept, to hand back cached):
+ * canonical like arguments, but strings are kept as they are and no field is dropped.
+ */
+export function resultJsonOf(value: unknown, hashing: Hashing): Result<Canonical> {
+  return canonicalJson(value ?? null, 'result', {
+    hashing,
+    trim: false,
+    drop: () => false,
+    invalid: 'invalid_result',
+  });
+}

@@ -35,7 +35,8 @@ const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
 
 /** A name: a run id, tool, operation key, task type, result code. Not blank, not huge, valid Unicode. */
 export const nameProblem: Check = (v) => {
-  if (typeof v !== 'string') return `expected a non-empty string, got ${shown(v)}`;
+  if (v === undefined) return 'missing or not a non-empty string';
+  if (typeof v !== 'string') return `missing or not a non-empty string (got ${shown(v)})`;
   if (v.trim() === '') return `expected a non-empty string, got ${shown(v)}`;
   if (v.length > MAX_NAME_CHARS) return `longer than ${MAX_NAME_CHARS} characters`;
   if (!wellFormed(v)) return 'not valid Unicode (a lone surrogate has no UTF-8 form)';
@@ -79,12 +80,12 @@ export type FieldSpec = Readonly<Record<string, Check>>;
 
 /** The first problem among the fields `spec` names; absent fields are fine (all are optional). */
 export function fieldsProblem(
-  obj: Readonly<Record<string, unknown>>,
+  obj: object,
   spec: FieldSpec,
   prefix: string,
 ): { readonly path: string; readonly problem: string } | null {
   for (const [field, check] of Object.entries(spec)) {
-    const v = Object.hasOwn(obj, field) ? obj[field] : undefined;
+    const v = field in obj ? (obj as Record<string, unknown>)[field] : undefined;
     if (v === undefined) continue;
     const problem = check(v);
     if (problem !== null) return { path: prefix ? `${prefix}.${field}` : field, problem };

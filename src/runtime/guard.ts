@@ -3,11 +3,15 @@ import {
   DEFAULT_POLICY,
   type DeciderDeps,
   diceSimilarity,
+  fieldsProblem,
+  inputError,
   LoopguardError,
+  nameProblem,
   type Policy,
   parsePolicy,
   resolvePolicy,
   type Similarity,
+  START_FIELDS,
 } from '../domain/index.js';
 import { FileSchemaStore, type SchemaStore } from '../events/index.js';
 import { DEFAULT_DATA_DIR, EmbeddedLog, type EventLog, EventStore } from '../log/index.js';
@@ -17,16 +21,18 @@ import { GuardedRun } from './guarded-run.js';
 import type { Ledger } from './ledger.js';
 import { nodeHashing } from './node-hashing.js';
 import type { RunStore } from './run-store.js';
+import { chooseSecretKey } from './secret-key.js';
 import { runStoreOf } from './store-adapter.js';
 
 export interface GuardPorts {
   readonly store: RunStore;
   readonly ledger: Ledger;
-  readonly policy?: Policy;
+  /** A policy as in a policy file, or one parsed before: validated either way. */
+  readonly policy?: unknown;
   readonly clock?: Clock;
   readonly similarity?: Similarity;
-  /** Key for hashing secret-looking argument values (else LOOPGUARD_SECRET_KEY). */
-  readonly secretKey?: string;
+  /** Key of the keyed hash of secret values (see chooseSecretKey). */
+  readonly secretKey: string;
   /** Called when the guard is closed (the adapters it opened). */
   readonly onClose?: () => Promise<void>;
 }
@@ -46,7 +52,11 @@ export class Guard {
   readonly policy: Policy;
 
   constructor(private readonly ports: GuardPorts) {
-    this.policy = ports.policy ?? DEFAULT_POLICY;
+    // Always parsed: an object that merely looks like a Policy may hold "explode" as a rule action
+    // or leave a budget undefined, which would then never fire.
+    const parsed = ports.policy === undefined ? null : parsePolicy(ports.policy);
+    if (parsed !== null && !parsed.ok) throw parsed.error;
+    this.policy = parsed === null ? DEFAULT_POLICY : parsed.value;
     this.deps = { hashing: nodeHashing(ports.secretKey), similarity: ports.similarity ?? diceSimilarity };
   }
 
@@ -55,6 +65,13 @@ export class Guard {
   }
 
   async startRun(opts: StartRun): Promise<GuardedRun> {
+    const bad =
+      typeof opts !== 'object' || opts === null
+        ? { path: 'opts', problem: 'expected an object' }
+        : nameProblem(opts.runId) !== null
+          ? { path: 'opts.runId', problem: nameProblem(opts.runId) ?? '' }
+          : fieldsProblem(opts, START_FIELDS, 'opts');
+    if (bad !== null) throw inputError('invalid_input', bad.path, bad.problem);
     const history = this.runs.has(opts.runId) ? [] : await this.ports.store.loadRun(opts.runId);
     if (this.runs.has(opts.runId) || history.length > 0) {
       throw new LoopguardError(
@@ -66,6 +83,7 @@ export class Guard {
       new RunActor(opts.runId, this.deps, this.clock()),
       this.ports.store,
       this.ports.ledger,
+      this.deps.hashing,
     );
     await run.start({ ...opts, type: 'StartRun', policy: resolvePolicy(this.policy, opts.taskType) });
     this.runs.set(opts.runId, run);
@@ -88,6 +106,7 @@ export class Guard {
         new RunActor(runId, this.deps, this.clock(), history),
         this.ports.store,
         this.ports.ledger,
+        this.deps.hashing,
       );
       this.runs.set(runId, run);
     }
@@ -108,8 +127,8 @@ export class Guard {
 }
 
 export interface CreateGuard {
-  /** A Policy, or plain JSON as in a policy file (validated). */
-  readonly policy?: Policy | unknown;
+  /** Plain JSON as in a policy file, or a parsed Policy: validated either way. */
+  readonly policy?: unknown;
   /** Embedded data dir (default ./.loopguard). */
   readonly dataDir?: string;
   /** An EventLog of your own (for example KafkaLog); default: the embedded log in dataDir. */
@@ -118,24 +137,25 @@ export interface CreateGuard {
   readonly schemaStore?: SchemaStore;
   readonly clock?: Clock;
   readonly similarity?: Similarity;
+  /**
+   * Key of the keyed hash of secret values; else LOOPGUARD_SECRET_KEY; else, on the embedded log,
+   * a random key kept in the data dir. A log of your own (Kafka) needs one of the first two.
+   */
   readonly secretKey?: string;
 }
 
-const isPolicy = (p: unknown): p is Policy =>
-  typeof p === 'object' && p !== null && 'rules' in p && 'tools' in p && 'taskTypes' in p;
-
 /** Opens the adapters (embedded by default) and returns a Guard over them. */
 export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
-  let policy: Policy = DEFAULT_POLICY;
-  if (opts.policy !== undefined) {
-    if (isPolicy(opts.policy)) policy = opts.policy;
-    else {
-      const parsed = parsePolicy(opts.policy);
-      if (!parsed.ok) throw parsed.error;
-      policy = parsed.value;
-    }
-  }
+  // Everything that can be refused is checked before a file or a connection is opened.
+  const parsed = opts.policy === undefined ? null : parsePolicy(opts.policy);
+  if (parsed !== null && !parsed.ok) throw parsed.error;
   const dataDir = opts.dataDir ?? DEFAULT_DATA_DIR;
+  const secretKey = chooseSecretKey(
+    opts.secretKey,
+    opts.log === undefined
+      ? { kind: 'embedded', dataDir }
+      : { kind: 'shared', where: 'createGuard({ log }) on a log of your own' },
+  );
   const log = opts.log ?? (await EmbeddedLog.open(dataDir));
   const events = await EventStore.create(
     log,
@@ -144,10 +164,10 @@ export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
   return new Guard({
     store: runStoreOf(events),
     ledger: opts.ledger ?? FileLedger.open(dataDir),
-    policy,
+    secretKey,
+    ...(parsed !== null ? { policy: parsed.value } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.similarity ? { similarity: opts.similarity } : {}),
-    ...(opts.secretKey ? { secretKey: opts.secretKey } : {}),
     onClose: async () => {
       if (opts.log === undefined) await log.close();
     },

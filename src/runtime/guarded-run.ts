@@ -1,10 +1,18 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import {
+  CALL_FIELDS,
   type EventOf,
+  fieldsProblem,
+  type Hashing,
+  inputError,
   isTerminal,
   type LedgerView,
   LoopguardError,
+  nameProblem,
   type RecordedEvent,
   type RunState,
+  redactText,
+  resultJsonOf,
   toolPolicy,
 } from '../domain/index.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
@@ -32,6 +40,21 @@ export interface CallHooks {
 }
 
 /**
+ * The runs whose tool is running in this async context. A tool that calls `run.call` of its own
+ * run would wait for itself (calls of a run go one at a time): that call is refused at once.
+ */
+const runningTools = new AsyncLocalStorage<ReadonlySet<GuardedRun>>();
+
+/** The request's problem, named by its argument path, before anything is claimed or recorded. */
+function requestProblem(req: CallRequest): LoopguardError | null {
+  if (typeof req !== 'object' || req === null) return inputError('invalid_call', 'req', 'expected an object');
+  const tool = nameProblem(req.tool);
+  if (tool !== null) return inputError('invalid_call', 'req.tool', tool);
+  const bad = fieldsProblem(req, CALL_FIELDS, 'req');
+  return bad === null ? null : inputError('invalid_call', bad.path, bad.problem);
+}
+
+/**
  * One run as the agent loop sees it. Calls go one at a time; each decision is durable in the log
  * before anything acts on it, and only an `execute` decision runs the tool.
  */
@@ -43,7 +66,13 @@ export class GuardedRun {
     private readonly actor: RunActor,
     private readonly store: RunStore,
     private readonly ledger: Ledger,
+    private readonly hashing: Hashing,
   ) {}
+
+  /** Operation keys are recorded redacted; the ledger holds them the same way. */
+  private ledgerKey(operationKey: string): string {
+    return redactText(operationKey, this.hashing);
+  }
 
   get runId(): string {
     return this.actor.runId;
@@ -77,6 +106,15 @@ export class GuardedRun {
   }
 
   call(req: CallRequest, fn: ToolFn, hooks: CallHooks = {}): Promise<CallResult> {
+    if (runningTools.getStore()?.has(this))
+      return Promise.reject(
+        new LoopguardError(
+          'reentrant_call',
+          `run ${this.runId}: run.call from inside a tool of the same run would wait for itself; call the inner tool directly, or give it a run of its own`,
+        ),
+      );
+    const bad = requestProblem(req);
+    if (bad !== null) return Promise.reject(bad);
     return this.serial(() => this.callNow(req, fn, hooks));
   }
 
@@ -86,12 +124,20 @@ export class GuardedRun {
       throw new LoopguardError('run_not_started', `run ${this.runId} has not been started`);
     const callId = `call-${this.actor.state.seq + 1}-${++this.calls}`;
     const sideEffect = req.sideEffect ?? toolPolicy(policy, req.tool).sideEffect;
-    const key = sideEffect && !isTerminal(this.actor.state.status) ? req.operationKey : undefined;
+    const asked = sideEffect && !isTerminal(this.actor.state.status) ? req.operationKey : undefined;
+    const key = asked === undefined ? undefined : this.ledgerKey(asked);
     const owner = { runId: this.runId, callId };
     const claim: OperationClaim =
-      key === undefined
+      asked === undefined || key === undefined
         ? { view: { status: 'none' } as LedgerView, won: false, settled: null }
-        : await claimOperation(this.ledger, key, owner, hooks, key in this.actor.state.operations);
+        : await claimOperation(
+            this.ledger,
+            { key, asked },
+            owner,
+            hooks,
+            Object.hasOwn(this.actor.state.operations, key),
+            (v) => this.recordable(v),
+          );
     if (key !== undefined && claim.settled !== null)
       await this.record({
         type: 'SettleOperation',
@@ -122,7 +168,10 @@ export class GuardedRun {
       if (claim.won && key !== undefined) await this.ledger.release(key, owner);
       return this.notRun(before);
     }
-    const ran = await executeTool(fn, policy.stepTimeoutMs, sideEffect);
+    const inside = new Set(runningTools.getStore() ?? []).add(this);
+    const ran = await runningTools.run(inside, () =>
+      executeTool(fn, policy.stepTimeoutMs, sideEffect, this.hashing),
+    );
     const inDoubt = ran.inDoubt && key !== undefined;
     if (key !== undefined && claim.won) {
       // The ledger learns the outcome before the run does: another worker must never see a
@@ -219,11 +268,10 @@ export class GuardedRun {
     operationKey: string,
     verdict: { happened: boolean; result?: unknown; settledBy: string },
   ): Promise<void> {
-    const resultJson = JSON.stringify(verdict.result ?? null);
+    const resultJson = this.recordable(verdict.result);
+    const key = this.ledgerKey(operationKey);
     await this.serial(async () => {
-      await ledgerCall(`settle ${operationKey}`, () =>
-        this.ledger.settle(operationKey, verdict.happened, resultJson),
-      );
+      await ledgerCall(`settle ${operationKey}`, () => this.ledger.settle(key, verdict.happened, resultJson));
       await this.record({
         type: 'SettleOperation',
         operationKey,
@@ -244,14 +292,21 @@ export class GuardedRun {
     why: { reason: string; approvedBy?: string },
   ): Promise<ReissueNote> {
     const note: ReissueNote = {
-      oldKey,
-      newKey,
+      oldKey: this.ledgerKey(oldKey),
+      newKey: this.ledgerKey(newKey),
       reason: why.reason.trim(),
       approvedBy: why.approvedBy ?? null,
       by: { runId: this.runId, callId: `reissue-${this.actor.state.seq}` },
     };
     await this.serial(() => ledgerCall(`reissue ${oldKey}`, () => this.ledger.reissue(note)));
     return note;
+  }
+
+  /** A result as it is recorded (canonical, secrets redacted), or the error naming what cannot be. */
+  private recordable(value: unknown): string {
+    const r = resultJsonOf(value, this.hashing);
+    if (!r.ok) throw r.error;
+    return r.value.json;
   }
 
   /** Used by Guard.startRun. */

@@ -6,5 +6,6 @@ export * from './guarded-run.js';
 export * from './ledger.js';
 export * from './node-hashing.js';
 export * from './run-store.js';
+export * from './secret-key.js';
 export * from './store-adapter.js';
 export * from './tool-outcome.js';

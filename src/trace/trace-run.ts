@@ -30,6 +30,8 @@ export interface TraceOutcome {
 
 export interface TraceRun {
   readonly run_id: string;
+  /** The line of the file it was read from, for messages about it. */
+  readonly line?: number;
   readonly source?: string;
   readonly outcome: TraceOutcome;
   readonly calls: readonly TraceCall[];
