@@ -121,7 +121,11 @@ describe('loopguard CLI on Kafka', () => {
   it('KAFKA_BROKERS and SCHEMA_REGISTRY_URL select Kafka; an explicit --data-dir keeps the embedded log', async () => {
     const { brokers, registryUrl } = kafkaEnv();
     const prefix = `cli-${randomUUID()}.`;
-    const env = { KAFKA_BROKERS: brokers.join(','), SCHEMA_REGISTRY_URL: registryUrl, LOOPGUARD_SECRET_KEY: KEY };
+    const env = {
+      KAFKA_BROKERS: brokers.join(','),
+      SCHEMA_REGISTRY_URL: registryUrl,
+      LOOPGUARD_SECRET_KEY: KEY,
+    };
     const published = await run(['replay', fixture('mixed.jsonl'), '--json', '--topic-prefix', prefix], {
       env,
     });

@@ -43,7 +43,7 @@ const PREFIXED =
   /\b(?:(?:sk|rk)[-_](?=[A-Za-z_-]*\d)[A-Za-z0-9_-]{12,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|glpat-[A-Za-z0-9_-]{16,}|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,})/g;
 const URL_USERINFO = /(\b[a-z][a-z0-9+.-]*:\/\/)(?!redacted:)([^\s:/@"]+:[^\s/@"]+)@/gi;
 /** `name=value`, `name: value`, `"name": "value"`: the value goes when the name is a secret's. */
-const NAME_SEP = /(?<=^|[?&;,\s"'{(])("?)([A-Za-z][A-Za-z0-9_.-]{1,63})\1\s*[:=]\s*"?/g;
+const NAME_SEP = /(?<=^|[?&;,:/|[\s"'{(])("?)([A-Za-z][A-Za-z0-9_.-]{1,63})\1\s*[:=]\s*"?/g;
 const VALUE = /(?!redacted:)[^\s"&;,})]+/y;
 /** Long runs of token characters: redacted when they look random (see `looksRandom`). */
 const RUN = /[A-Za-z0-9+_=-]{24,}/g;
