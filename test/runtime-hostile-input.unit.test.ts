@@ -8,6 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_DEPTH, MAX_TIMER_MS } from '../src/domain/index.js';
+import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
+import type { EventLog, LogRecord } from '../src/log/event-log.js';
+import { MemoryLog } from '../src/log/memory-log.js';
 import { createGuard, type Guard, outcome } from '../src/runtime/index.js';
 
 const dirs: string[] = [];
@@ -218,5 +221,31 @@ describe('the library API', () => {
       code: 'invalid_input',
       message: expect.stringContaining(`${path}: `),
     });
+  });
+
+  it('a log that fails after the tool ran never says "nothing was executed"', async () => {
+    const memory = new MemoryLog();
+    let down = false;
+    const log: EventLog = Object.assign(Object.create(memory) as EventLog, {
+      append: (topic: string, records: readonly LogRecord[]) =>
+        down ? Promise.reject(new Error('disk full')) : memory.append(topic, records),
+    });
+    const dataDir = mkdtempSync(join(tmpdir(), 'loopguard-hostile-'));
+    dirs.push(dataDir);
+    const guard = await createGuard({ dataDir, log, schemaStore: new MemorySchemaStore(), secretKey: 'k' });
+    guards.push(guard);
+    const run = await guard.startRun({ runId: 'r' });
+    let n = 0;
+    const r = run.call({ tool: 's', args: {} }, () => {
+      n++;
+      down = true;
+      return 'done';
+    });
+    await expect(r).rejects.toMatchObject({
+      code: 'log_unavailable',
+      message: expect.stringContaining('the tool ran but its result was not recorded'),
+    });
+    await expect(r).rejects.not.toMatchObject({ message: expect.stringContaining('nothing was executed') });
+    expect(n).toBe(1);
   });
 });

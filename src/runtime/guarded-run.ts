@@ -95,9 +95,14 @@ export class GuardedRun {
     try {
       await this.store.append(proposed.value);
     } catch (e) {
+      // After a tool ran, "nothing was executed" would be false: say what is true instead.
+      const what =
+        cmd.type === 'CompleteToolCall'
+          ? `the tool ran but its result was not recorded; resume the run (guard.resume) to settle call ${cmd.callId}`
+          : 'nothing was executed';
       throw new LoopguardError(
         'log_unavailable',
-        `the event log did not accept the decision; nothing was executed (${(e as Error).message})`,
+        `the event log did not accept the ${cmd.type === 'CompleteToolCall' ? 'result' : 'decision'}; ${what} (${(e as Error).message})`,
         { retriable: true, cause: e },
       );
     }
