@@ -36,6 +36,18 @@ async function run(args: string[], opts: MainOptions = { env: { LOOPGUARD_SECRET
 const lines = (out: string) => out.trim().split('\n');
 
 describe('loopguard CLI on Kafka', () => {
+  it('replay --kafka without LOOPGUARD_SECRET_KEY is a clear error, and writes nothing', async () => {
+    const kafka = kafkaArgs(`cli-${randomUUID()}.`);
+    await expect(
+      run(['replay', fixture('mixed.jsonl'), '--json', ...kafka], { env: {} }),
+    ).rejects.toMatchObject({
+      code: 'secret_key_required',
+      message: expect.stringContaining('LOOPGUARD_SECRET_KEY'),
+    });
+    const rebuilt = await run(['rebuild', '--json', ...kafka]);
+    expect(JSON.parse(lines(rebuilt.out).at(-1) ?? '{}')).toMatchObject({ runs: 0, events: 0 });
+  });
+
   it('rebuild --kafka prints exactly the per-run JSON replay --kafka printed', async () => {
     const kafka = kafkaArgs(`cli-${randomUUID()}.`);
     const replay = await run([
