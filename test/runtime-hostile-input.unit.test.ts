@@ -49,8 +49,12 @@ describe('names that are also object internals', () => {
   it('an args key __proto__ is kept: three different calls are three different calls', async () => {
     const run = await (await guardWith()).startRun({ runId: 'r' });
     let n = 0;
+    // The same answer each time: were the three calls one, the third would be an exact repeat.
     for (const v of ['1', '2', '3']) {
-      const r = await run.call({ tool: 'search', args: JSON.parse(`{"__proto__": "${v}"}`) }, () => (n++, v));
+      const r = await run.call(
+        { tool: 'search', args: JSON.parse(`{"__proto__": "${v}"}`) },
+        () => (n++, 'same'),
+      );
       expect(r.status).toBe('executed');
     }
     expect(n).toBe(3);
