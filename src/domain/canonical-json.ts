@@ -1,8 +1,6 @@
 import { err, LoopguardError, ok, type Result } from './errors.js';
-import type { Hashing } from './fingerprint.js';
-import { MAX_DEPTH, MAX_JSON_CHARS } from './input-limits.js';
-import { dict } from './own.js';
-import { isSecretKey, redactedMark, redactText } from './redact.js';
+import { dict, MAX_DEPTH, MAX_JSON_CHARS } from './input-check.js';
+import { type Hashing, isSecretKey, redactedMark, redactText } from './redact.js';
 
 /** How a value is made canonical: arguments are trimmed and lose volatile fields, results are kept as given. */
 export interface CanonicalRules {

@@ -9,8 +9,14 @@ import {
 } from './decide-call.js';
 import { err, ok, type Result } from './errors.js';
 import { type DomainEvent, emptyEvidence, isTerminal } from './events.js';
-import { fieldsProblem, inputError, MODEL_USAGE_FIELDS, nameProblem, textProblem } from './input-check.js';
-import { own } from './own.js';
+import {
+  fieldsProblem,
+  inputError,
+  MODEL_USAGE_FIELDS,
+  nameProblem,
+  own,
+  textProblem,
+} from './input-check.js';
 import type { RunPolicy } from './policy.js';
 import { redactText } from './redact.js';
 import type { RunState } from './run-state.js';

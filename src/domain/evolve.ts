@@ -1,6 +1,6 @@
 import type { DomainEvent, EventOf, RecordedEvent } from './events.js';
+import { own } from './input-check.js';
 import { intentOf } from './intent.js';
-import { own } from './own.js';
 import {
   ASKED_CAP,
   copyState,

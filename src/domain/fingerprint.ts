@@ -2,14 +2,7 @@ import { canonicalJson } from './canonical-json.js';
 import { err, type Result } from './errors.js';
 import { inputError, nameProblem } from './input-check.js';
 import { intentOfObject, rememberIntent } from './intent.js';
-
-/** Hashing is injected: the domain stays free of node: modules and of hidden keys. */
-export interface Hashing {
-  /** A stable digest of a string (hex). */
-  digest(text: string): string;
-  /** A keyed digest, so equal secrets still compare equal without being readable. */
-  keyed(text: string): string;
-}
+import type { Hashing } from './redact.js';
 
 export interface CanonicalCall {
   readonly tool: string;

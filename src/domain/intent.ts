@@ -3,7 +3,7 @@
  * and identity fields. Two calls with one intent are a next page or another item, never a
  * rephrasing; near-duplicate detection compares intents.
  */
-import { dict } from './own.js';
+import { dict } from './input-check.js';
 
 const PAGING = new Set([
   'page',

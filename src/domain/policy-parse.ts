@@ -1,6 +1,5 @@
 import { err, LoopguardError, ok, type Result } from './errors.js';
-import { MAX_COST_USD, MAX_LONG, MAX_TIMER_MS } from './input-limits.js';
-import { dict, own } from './own.js';
+import { dict, MAX_COST_USD, MAX_LONG, MAX_TIMER_MS, own } from './input-check.js';
 import {
   BUILTIN_TASK_TYPES,
   DEFAULT_LIMITS,

@@ -1,4 +1,4 @@
-import { own } from './own.js';
+import { own } from './input-check.js';
 
 /**
  * The guard's policy: plain JSON, the public file format of `--policy file.json`.

@@ -1,5 +1,3 @@
-import type { Hashing } from './fingerprint.js';
-
 /**
  * Secrets never reach the log in plain text. A value is replaced by `redacted:<keyed hash>` when
  * its key names a secret, or when the value itself looks like one, wherever it sits: a token with
@@ -8,6 +6,14 @@ import type { Hashing } from './fingerprint.js';
  * long random-looking strings. The keyed hash keeps equal secrets equal (so loops still show)
  * while a guessable one cannot be confirmed without the key. Redacting twice changes nothing.
  */
+
+/** Hashing is injected: the domain stays free of node: modules and of hidden keys. */
+export interface Hashing {
+  /** A stable digest of a string (hex). */
+  digest(text: string): string;
+  /** A keyed digest, so equal secrets still compare equal without being readable. */
+  keyed(text: string): string;
+}
 
 const norm = (key: string) => key.toLowerCase().replace(/[^a-z0-9]/g, '');
 

@@ -1,8 +1,8 @@
 import type { LedgerView } from './commands.js';
 import { type Evidence, isTerminal } from './events.js';
 import type { CanonicalCall } from './fingerprint.js';
+import { own } from './input-check.js';
 import { intentOf } from './intent.js';
-import { own } from './own.js';
 import { type LoopRule, type RunPolicy, toolPolicy } from './policy.js';
 import { patch, type RunState } from './run-state.js';
 import type { Similarity } from './similarity.js';

@@ -12,8 +12,7 @@ import type {
   RecordedEvent,
   StopReport,
 } from '../domain/events.js';
-import { nameProblem } from '../domain/input-check.js';
-import { MAX_LONG, MIN_LONG } from '../domain/input-limits.js';
+import { MAX_LONG, MIN_LONG, nameProblem } from '../domain/input-check.js';
 import type { RunPolicy } from '../domain/policy.js';
 import { NAMESPACE } from './envelope-schema.js';
 

@@ -7,13 +7,14 @@ import {
   delayProblem,
   type FieldSpec,
   fieldsProblem,
+  MAX_JSON_CHARS,
+  MAX_LONG,
   nameProblem,
   progressVersionProblem,
   textProblem,
   timeProblem,
   tokensProblem,
 } from '../domain/input-check.js';
-import { MAX_JSON_CHARS, MAX_LONG } from '../domain/input-limits.js';
 import type { TraceCall, TraceRun } from './trace-run.js';
 
 type Obj = Record<string, unknown>;
