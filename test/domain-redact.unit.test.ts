@@ -59,6 +59,7 @@ describe('secret-shaped values under innocuous keys', () => {
     ['a cookie header', 'Cookie: session=abc123def456; theme=dark'],
     ['an authorization header', 'Authorization: Basic dXNlcjpodW50ZXIy'],
     ['a bearer token', 'Bearer abcdef1234567890'],
+    ['a bearer token in a headers array', 'bearer Zq8vR2mT7xK4pL9wN3bY6cF1'],
     ['a JWT', 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U'],
     ['unparsed JSON with a secret key', '{"api_key": "hunter2hunter2", "q": "weather"}'],
     ['key=value text', 'login with password=hunter2hunter2 please'],
@@ -82,6 +83,8 @@ describe('secret-shaped values under innocuous keys', () => {
       'sk-learn-models',
       'https://example.com/search?q=weather&page=2',
       'max_tokens=512',
+      'Basic Instinct and other basic economy fares',
+      'Bearer of bad news',
     ]) {
       expect(redactText(text, hashing)).toBe(text);
     }

@@ -42,7 +42,9 @@ export const redactedMark = (text: string, hashing: Hashing): string => `${MARK}
 /** Headers whose value is a credential, written out in text ("Cookie: session=..."). */
 const HEADER =
   /\b((?:proxy-)?authorization|set-cookie|cookie|x-api-key|x-auth-token)("?\s*[:=]\s*"?)(?!redacted:)([^\r\n"]+)/gi;
-const SCHEME = /\b(bearer|basic)(\s+)(?!redacted:)([A-Za-z0-9._~+/=-]{6,})/gi;
+/** A credential after the scheme has a digit, or is long: "Basic Instinct" and "basic economy" stay. */
+const SCHEME =
+  /\b(bearer|basic)(\s+)(?!redacted:)(?=[A-Za-z._~+/=-]*\d|[A-Za-z0-9._~+/=-]{16})([A-Za-z0-9._~+/=-]{8,})/gi;
 const JWT = /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g;
 /** Well-known key formats; sk-/rk- keys need a digit, so "sk-learn-models" stays readable. */
 const PREFIXED =
