@@ -1,0 +1,178 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type Tool,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { canonicalCall, isTerminal, type RunState } from '../domain/index.js';
+import { type Guard, type GuardedRun, nodeHashing } from '../runtime/index.js';
+import { toMcpToolResult } from './mcp-tool-result.js';
+import { isSideEffectTool } from './tool-side-effect.js';
+import { callUpstream, type UpstreamAnswer } from './upstream-call.js';
+
+export interface UpstreamServer {
+  readonly command: string;
+  readonly args?: readonly string[];
+  /** The upstream's environment; default: this process's whole environment. */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+}
+
+export interface McpGuardProxyOptions {
+  readonly guard: Guard;
+  /** The run this MCP session is: one session, one run. */
+  readonly runId: string;
+  readonly upstream: UpstreamServer;
+  readonly taskType?: string;
+  /** Tools whose side effect the policy states (see declaredSideEffects); the rest go by annotations. */
+  readonly declaredSideEffects?: Readonly<Record<string, boolean>>;
+}
+
+const inheritedEnv = (): Record<string, string> =>
+  Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
+
+/**
+ * An MCP server in front of another one: tools are listed as the upstream lists them, and every
+ * tools/call goes through one guarded run. A side-effecting call's operation key is the tool and
+ * its canonical arguments within the run, so the same payment asked twice runs once.
+ */
+export class McpGuardProxy {
+  private readonly tools = new Map<string, Tool>();
+  private readonly hashing = nodeHashing();
+  private ending: Promise<RunState> | undefined;
+  private readonly ended: Promise<RunState>;
+  private settle: (s: RunState) => void = () => undefined;
+
+  private constructor(
+    private readonly opts: McpGuardProxyOptions,
+    private readonly upstream: Client,
+    private readonly server: Server,
+    private readonly run: GuardedRun,
+  ) {
+    this.ended = new Promise((resolve) => {
+      this.settle = resolve;
+    });
+  }
+
+  /** Starts the upstream, opens the run, and serves MCP on `transport` (stdio in the CLI). */
+  static async start(opts: McpGuardProxyOptions, transport: Transport): Promise<McpGuardProxy> {
+    const upstream = new Client({ name: 'loopguard', version: '1' });
+    await upstream.connect(
+      new StdioClientTransport({
+        command: opts.upstream.command,
+        args: [...(opts.upstream.args ?? [])],
+        env: { ...(opts.upstream.env ?? inheritedEnv()) },
+        ...(opts.upstream.cwd !== undefined ? { cwd: opts.upstream.cwd } : {}),
+      }),
+    );
+    let run: GuardedRun;
+    try {
+      run = await opts.guard.startRun({
+        runId: opts.runId,
+        ...(opts.taskType !== undefined ? { taskType: opts.taskType } : {}),
+        meta: { mcp_upstream: [opts.upstream.command, ...(opts.upstream.args ?? [])].join(' ') },
+      });
+    } catch (e) {
+      await upstream.close();
+      throw e;
+    }
+    const info = upstream.getServerVersion();
+    const instructions = upstream.getInstructions();
+    const server = new Server(
+      { name: `loopguard(${info?.name ?? opts.upstream.command})`, version: info?.version ?? '0' },
+      { capabilities: { tools: { listChanged: true } }, ...(instructions ? { instructions } : {}) },
+    );
+    const proxy = new McpGuardProxy(opts, upstream, server, run);
+    proxy.serve();
+    await server.connect(transport);
+    return proxy;
+  }
+
+  private serve(): void {
+    this.server.setRequestHandler(ListToolsRequestSchema, async (req) => {
+      const page = await this.upstream.listTools(req.params);
+      for (const t of page.tools) this.tools.set(t.name, t);
+      return page;
+    });
+    this.server.setRequestHandler(CallToolRequestSchema, async (req) => {
+      const { name, arguments: args = {} } = req.params;
+      const sideEffect = isSideEffectTool(await this.tool(name), this.opts.declaredSideEffects?.[name]);
+      const key = sideEffect ? this.operationKey(name, args) : undefined;
+      let answer: UpstreamAnswer | undefined;
+      const r = await this.run.call(
+        { tool: name, args, sideEffect, ...(key !== undefined ? { operationKey: key } : {}) },
+        (signal) =>
+          callUpstream(
+            this.upstream,
+            name,
+            args,
+            signal,
+            this.run.state.policy?.stepTimeoutMs ?? null,
+            (a) => {
+              answer = a;
+            },
+          ),
+      );
+      return toMcpToolResult(r, answer);
+    });
+    this.upstream.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      this.tools.clear();
+      await this.server.sendToolListChanged();
+    });
+    this.upstream.onclose = () => void this.close('the upstream MCP server exited');
+    this.server.onclose = () => void this.close('the MCP client closed the session');
+  }
+
+  /** The tool's description as last listed; listed afresh when the client called it unlisted. */
+  private async tool(name: string): Promise<Tool | undefined> {
+    if (!this.tools.has(name)) {
+      let cursor: string | undefined;
+      do {
+        const page = await this.upstream.listTools(cursor === undefined ? {} : { cursor });
+        for (const t of page.tools) this.tools.set(t.name, t);
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+    }
+    return this.tools.get(name);
+  }
+
+  private operationKey(tool: string, args: Record<string, unknown>): string | undefined {
+    const volatile = this.run.state.policy?.tools[tool]?.volatileArgs ?? [];
+    const canon = canonicalCall(tool, args, this.hashing, volatile);
+    return canon.ok ? `mcp:${this.opts.runId}:${tool}:${canon.value.fingerprint}` : undefined;
+  }
+
+  get runId(): string {
+    return this.opts.runId;
+  }
+
+  /** Resolves with the run's final state once the session is over. */
+  get closed(): Promise<RunState> {
+    return this.ended;
+  }
+
+  /**
+   * Ends the session: the upstream is stopped first (a call still in flight then fails, and a side
+   * effect in it is in doubt, never assumed), then the run ends PARTIAL with the reason unless a
+   * rule already ended it, then the log is closed. Idempotent.
+   */
+  close(reason: string): Promise<RunState> {
+    this.ending ??= this.shutdown(reason).finally(() => this.settle(this.run.state));
+    return this.ending;
+  }
+
+  private async shutdown(reason: string): Promise<RunState> {
+    try {
+      await this.upstream.close().catch(() => undefined);
+      if (!isTerminal(this.run.state.status)) await this.run.cancel(reason);
+      return this.run.state;
+    } finally {
+      await this.opts.guard.close();
+      await this.server.close().catch(() => undefined);
+    }
+  }
+}
