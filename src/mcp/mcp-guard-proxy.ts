@@ -8,9 +8,9 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { canonicalCall, isTerminal, type RunState } from '../domain/index.js';
-import { type Guard, type GuardedRun, nodeHashing } from '../runtime/index.js';
-import { toMcpToolResult } from './mcp-tool-result.js';
+import { canonicalCall, isTerminal, LoopguardError, type RunState } from '../domain/index.js';
+import { type CallResult, type Guard, type GuardedRun, nodeHashing } from '../runtime/index.js';
+import { guardErrorResult, toMcpToolResult } from './mcp-tool-result.js';
 import { isSideEffectTool } from './tool-side-effect.js';
 import { callUpstream, type UpstreamAnswer } from './upstream-call.js';
 
@@ -103,20 +103,26 @@ export class McpGuardProxy {
       const sideEffect = isSideEffectTool(await this.tool(name), this.opts.declaredSideEffects?.[name]);
       const key = sideEffect ? this.operationKey(name, args) : undefined;
       let answer: UpstreamAnswer | undefined;
-      const r = await this.run.call(
-        { tool: name, args, sideEffect, ...(key !== undefined ? { operationKey: key } : {}) },
-        (signal) =>
-          callUpstream(
-            this.upstream,
-            name,
-            args,
-            signal,
-            this.run.state.policy?.stepTimeoutMs ?? null,
-            (a) => {
-              answer = a;
-            },
-          ),
-      );
+      let r: CallResult;
+      try {
+        r = await this.run.call(
+          { tool: name, args, sideEffect, ...(key !== undefined ? { operationKey: key } : {}) },
+          (signal) =>
+            callUpstream(
+              this.upstream,
+              name,
+              args,
+              signal,
+              this.run.state.policy?.stepTimeoutMs ?? null,
+              (a) => {
+                answer = a;
+              },
+            ),
+        );
+      } catch (e) {
+        if (e instanceof LoopguardError) return guardErrorResult(e);
+        throw e;
+      }
       return toMcpToolResult(r, answer);
     });
     this.upstream.setNotificationHandler(ToolListChangedNotificationSchema, async () => {

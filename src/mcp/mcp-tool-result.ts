@@ -1,4 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { LoopguardError } from '../domain/index.js';
 import { type CallResult, toModelMessage } from '../runtime/index.js';
 import type { UpstreamAnswer } from './upstream-call.js';
 
@@ -37,3 +38,9 @@ export function toMcpToolResult(r: CallResult, answer: UpstreamAnswer | undefine
       return { isError: true, content: [text(toModelMessage(r))] };
   }
 }
+
+/** The guard could not decide (the log refused the decision, arguments it cannot fingerprint): nothing ran. */
+export const guardErrorResult = (e: LoopguardError): CallToolResult => ({
+  isError: true,
+  content: [text(`[loopguard] ${e.code}: ${e.message}`)],
+});
