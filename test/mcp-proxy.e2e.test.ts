@@ -1,15 +1,12 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { captureIo } from './support/capture-io.js';
+import { mcpSession } from './support/mcp-session.js';
 
-const root = join(import.meta.dirname, '..');
-const upstreamServer = join(import.meta.dirname, 'fixtures', 'mcp-upstream.mjs');
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
@@ -24,43 +21,10 @@ function alive(pid: number): boolean {
   }
 }
 
-/** `loopguard mcp` from the sources, as a real stdio child of a real SDK Client, in front of the test upstream. */
 async function connect(flags: string[] = []) {
-  const dir = mkdtempSync(join(tmpdir(), 'lg-mcp-'));
-  dirs.push(dir);
-  const dataDir = join(dir, 'data');
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [
-      '--import',
-      'tsx',
-      join(root, 'src', 'cli', 'main.ts'),
-      'mcp',
-      '--data-dir',
-      dataDir,
-      ...flags,
-      '--',
-      process.execPath,
-      upstreamServer,
-      dir,
-    ],
-    cwd: root,
-    stderr: 'pipe',
-  });
-  let stderr = '';
-  transport.stderr?.on('data', (b: Buffer) => {
-    stderr += b.toString();
-  });
-  const client = new Client({ name: 'e2e', version: '1' });
-  await client.connect(transport);
-  const call = async (name: string, args: Record<string, unknown> = {}) =>
-    (await client.callTool({ name, arguments: args })) as CallToolResult;
-  const text = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
-  const charges = () => {
-    const f = join(dir, 'charges.log');
-    return existsSync(f) ? readFileSync(f, 'utf8').trim().split('\n').length : 0;
-  };
-  return { dir, dataDir, client, call, text, charges, stderr: () => stderr };
+  const s = await mcpSession({ flags });
+  dirs.push(s.dir);
+  return s;
 }
 
 async function cli(args: string[]) {
@@ -115,7 +79,7 @@ describe('loopguard mcp', () => {
 
     const runId = /run (mcp-[0-9a-f-]{36}) /.exec(s.stderr())?.[1];
     expect(runId).toBeDefined();
-    const pid = Number(readFileSync(join(s.dir, 'upstream.pid'), 'utf8'));
+    const pid = s.upstreamPid();
     expect(alive(pid)).toBe(true);
     await s.client.close();
     await expect.poll(() => alive(pid), { timeout: 5000 }).toBe(false);
