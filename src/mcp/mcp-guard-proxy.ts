@@ -61,14 +61,23 @@ export class McpGuardProxy {
   /** Starts the upstream, opens the run, and serves MCP on `transport` (stdio in the CLI). */
   static async start(opts: McpGuardProxyOptions, transport: Transport): Promise<McpGuardProxy> {
     const upstream = new Client({ name: 'loopguard', version: '1' });
-    await upstream.connect(
-      new StdioClientTransport({
-        command: opts.upstream.command,
-        args: [...(opts.upstream.args ?? [])],
-        env: { ...(opts.upstream.env ?? inheritedEnv()) },
-        ...(opts.upstream.cwd !== undefined ? { cwd: opts.upstream.cwd } : {}),
-      }),
-    );
+    try {
+      await upstream.connect(
+        new StdioClientTransport({
+          command: opts.upstream.command,
+          args: [...(opts.upstream.args ?? [])],
+          env: { ...(opts.upstream.env ?? inheritedEnv()) },
+          ...(opts.upstream.cwd !== undefined ? { cwd: opts.upstream.cwd } : {}),
+        }),
+      );
+    } catch (e) {
+      await upstream.close().catch(() => undefined);
+      throw new LoopguardError(
+        'upstream_unavailable',
+        `upstream MCP server ${opts.upstream.command}: could not start it or initialize a session (${(e as Error).message})`,
+        { cause: e },
+      );
+    }
     let run: GuardedRun;
     try {
       run = await opts.guard.startRun({
@@ -98,7 +107,7 @@ export class McpGuardProxy {
       for (const t of page.tools) this.tools.set(t.name, t);
       return page;
     });
-    this.server.setRequestHandler(CallToolRequestSchema, async (req) => {
+    this.server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
       const { name, arguments: args = {} } = req.params;
       const sideEffect = isSideEffectTool(await this.tool(name), this.opts.declaredSideEffects?.[name]);
       const key = sideEffect ? this.operationKey(name, args) : undefined;
@@ -107,12 +116,14 @@ export class McpGuardProxy {
       try {
         r = await this.run.call(
           { tool: name, args, sideEffect, ...(key !== undefined ? { operationKey: key } : {}) },
+          // The client may cancel its request: the upstream call is cancelled with it (a side
+          // effect in it is then in doubt, as after a timeout).
           (signal) =>
             callUpstream(
               this.upstream,
               name,
               args,
-              signal,
+              AbortSignal.any([signal, extra.signal]),
               this.run.state.policy?.stepTimeoutMs ?? null,
               (a) => {
                 answer = a;
