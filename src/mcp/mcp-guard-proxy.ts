@@ -45,7 +45,7 @@ export class McpGuardProxy {
   private readonly hashing = nodeHashing();
   private ending: Promise<RunState> | undefined;
   private readonly ended: Promise<RunState>;
-  private settle: (s: RunState) => void = () => undefined;
+  private settle: { resolve(s: RunState): void; reject(e: unknown): void } | undefined;
 
   private constructor(
     private readonly opts: McpGuardProxyOptions,
@@ -53,9 +53,11 @@ export class McpGuardProxy {
     private readonly server: Server,
     private readonly run: GuardedRun,
   ) {
-    this.ended = new Promise((resolve) => {
-      this.settle = resolve;
+    this.ended = new Promise((resolve, reject) => {
+      this.settle = { resolve, reject };
     });
+    // Seen by whoever awaits `closed`; not an unhandled rejection when nobody does.
+    this.ended.catch(() => undefined);
   }
 
   /** Starts the upstream, opens the run, and serves MCP on `transport` (stdio in the CLI). */
@@ -140,19 +142,26 @@ export class McpGuardProxy {
       this.tools.clear();
       await this.server.sendToolListChanged();
     });
-    this.upstream.onclose = () => void this.close('the upstream MCP server exited');
-    this.server.onclose = () => void this.close('the MCP client closed the session');
+    this.upstream.onclose = () => void this.close('the upstream MCP server exited').catch(() => undefined);
+    this.server.onclose = () => void this.close('the MCP client closed the session').catch(() => undefined);
   }
 
-  /** The tool's description as last listed; listed afresh when the client called it unlisted. */
+  /**
+   * The tool's description as last listed; listed afresh when the client called it unlisted. An
+   * upstream that cannot list leaves it unknown, which counts as a side effect: the safe reading.
+   */
   private async tool(name: string): Promise<Tool | undefined> {
     if (!this.tools.has(name)) {
       let cursor: string | undefined;
-      do {
-        const page = await this.upstream.listTools(cursor === undefined ? {} : { cursor });
-        for (const t of page.tools) this.tools.set(t.name, t);
-        cursor = page.nextCursor;
-      } while (cursor !== undefined);
+      try {
+        do {
+          const page = await this.upstream.listTools(cursor === undefined ? {} : { cursor });
+          for (const t of page.tools) this.tools.set(t.name, t);
+          cursor = page.nextCursor;
+        } while (cursor !== undefined);
+      } catch {
+        return undefined;
+      }
     }
     return this.tools.get(name);
   }
@@ -167,7 +176,7 @@ export class McpGuardProxy {
     return this.opts.runId;
   }
 
-  /** Resolves with the run's final state once the session is over. */
+  /** Resolves with the run's final state once the session is over; rejects if ending it failed. */
   get closed(): Promise<RunState> {
     return this.ended;
   }
@@ -178,7 +187,10 @@ export class McpGuardProxy {
    * rule already ended it, then the log is closed. Idempotent.
    */
   close(reason: string): Promise<RunState> {
-    this.ending ??= this.shutdown(reason).finally(() => this.settle(this.run.state));
+    if (this.ending === undefined) {
+      this.ending = this.shutdown(reason);
+      this.ending.then(this.settle?.resolve, this.settle?.reject);
+    }
     return this.ending;
   }
 
