@@ -62,6 +62,15 @@ describe('loopguard mcp', () => {
       'the docs index is offline\n[loopguard] broken needs a precondition first (tool_error); the same call is refused until it changes.',
     ]);
 
+    // A tool the upstream does not have: its JSON-RPC error comes back as an error result, classified.
+    const unknown = await s.call('refund', { order: 'A1' });
+    expect([unknown.isError, s.text(unknown)]).toEqual([
+      true,
+      expect.stringMatching(
+        /^upstream error -32602: .*Tool refund not found\n\[loopguard\] .*\(invalid_params\)/,
+      ),
+    ]);
+
     // The default sameCallLimit is 2: the third identical search is refused, and with the default
     // rule action (stop) that ends the run: later calls do not run either.
     const searches = [];
@@ -97,6 +106,7 @@ describe('loopguard mcp', () => {
       ['pay', 'return_cached_success', expect.any(String)],
       ['pay', 'execute', null],
       ['broken', 'execute', null],
+      ['refund', 'execute', null],
       ['search', 'execute', null],
       ['search', 'execute', null],
       ['search', 'stop_partial', 'exact_repeat'],

@@ -111,7 +111,7 @@ export class McpGuardProxy {
     });
     this.server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
       const { name, arguments: args = {} } = req.params;
-      const sideEffect = isSideEffectTool(await this.tool(name), this.opts.declaredSideEffects?.[name]);
+      const sideEffect = await this.sideEffect(name);
       const key = sideEffect ? this.operationKey(name, args) : undefined;
       let answer: UpstreamAnswer | undefined;
       let r: CallResult;
@@ -147,10 +147,14 @@ export class McpGuardProxy {
   }
 
   /**
-   * The tool's description as last listed; listed afresh when the client called it unlisted. An
-   * upstream that cannot list leaves it unknown, which counts as a side effect: the safe reading.
+   * Whether a call of `name` may change the world: the policy's word, else the annotations as last
+   * listed (listed afresh for a tool the client called unlisted). A tool the upstream does not list
+   * cannot run there, so nothing needs deduplicating; one the upstream could not list is taken as a
+   * side effect, the safe reading.
    */
-  private async tool(name: string): Promise<Tool | undefined> {
+  private async sideEffect(name: string): Promise<boolean> {
+    const declared = this.opts.declaredSideEffects?.[name];
+    if (declared !== undefined) return declared;
     if (!this.tools.has(name)) {
       let cursor: string | undefined;
       try {
@@ -160,10 +164,11 @@ export class McpGuardProxy {
           cursor = page.nextCursor;
         } while (cursor !== undefined);
       } catch {
-        return undefined;
+        return true;
       }
     }
-    return this.tools.get(name);
+    const tool = this.tools.get(name);
+    return tool !== undefined && isSideEffectTool(tool);
   }
 
   private operationKey(tool: string, args: Record<string, unknown>): string | undefined {
