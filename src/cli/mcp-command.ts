@@ -16,7 +16,6 @@ const OPTIONS = {
   registry: { type: 'string' },
   'topic-prefix': { type: 'string' },
   'run-id': { type: 'string' },
-  'task-type': { type: 'string' },
 } as const;
 
 /**
@@ -59,7 +58,6 @@ export async function mcpCommand(
         runId,
         upstream: { command, args },
         declaredSideEffects: declaredSideEffects(json),
-        ...(values['task-type'] !== undefined ? { taskType: values['task-type'] } : {}),
       },
       new StdioServerTransport(),
     );
