@@ -140,4 +140,15 @@ describe('loopguard mcp', () => {
       expect.stringContaining('the MCP client closed the session'),
     ]);
   }, 60_000);
+
+  it('says what is missing when the upstream command is not given after --', async () => {
+    await expect(main(['mcp', '--data-dir', 'unused'], captureIo())).rejects.toMatchObject({
+      code: 'usage',
+      message: expect.stringContaining('give the upstream MCP server after --'),
+    });
+    await expect(main(['mcp', 'npx', 'server', '--', 'x'], captureIo())).rejects.toMatchObject({
+      code: 'usage',
+      message: expect.stringContaining('unexpected npx; the upstream command goes after --'),
+    });
+  });
 });
