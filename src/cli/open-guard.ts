@@ -23,12 +23,15 @@ export async function openGuard(
       store: runStoreOf(store.events),
       ledger: FileLedger.open(dataDir),
       policy,
+      secretKey: store.secretKey(env),
       onClose: () => store.close(),
     });
     return { guard, where: store.where };
   }
   const store = await openKafkaStore(kafka);
   try {
+    // Before the ledger opens: without a shared key the command stops here, with nothing to undo.
+    const secretKey = store.secretKey(env);
     const ledger = await KafkaLedger.open({
       log: store.log,
       schemaStore: new RegistrySchemaStore({ url: kafka.registryUrl }),
@@ -38,6 +41,7 @@ export async function openGuard(
       store: runStoreOf(store.events),
       ledger,
       policy,
+      secretKey,
       onClose: () => store.close(),
     });
     return { guard, where: store.where };

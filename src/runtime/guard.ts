@@ -4,6 +4,7 @@ import {
   type DeciderDeps,
   diceSimilarity,
   fieldsProblem,
+  type Hashing,
   inputError,
   LoopguardError,
   nameProblem,
@@ -58,6 +59,11 @@ export class Guard {
     if (parsed !== null && !parsed.ok) throw parsed.error;
     this.policy = parsed === null ? DEFAULT_POLICY : parsed.value;
     this.deps = { hashing: nodeHashing(ports.secretKey), similarity: ports.similarity ?? diceSimilarity };
+  }
+
+  /** How this guard hashes: fingerprints, and secret values under its key. */
+  get hashing(): Hashing {
+    return this.deps.hashing;
   }
 
   private clock(): Clock {
