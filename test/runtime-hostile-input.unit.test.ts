@@ -252,4 +252,30 @@ describe('the library API', () => {
     await expect(r).rejects.not.toMatchObject({ message: expect.stringContaining('nothing was executed') });
     expect(n).toBe(1);
   });
+
+  it('resume, checkpoint, settle and reissue name a bad argument and record nothing for it', async () => {
+    const guard = await guardWith({ tools: { pay: { sideEffect: true } } });
+    const run = await guard.startRun({ runId: 'r' });
+    const seq = run.state.seq;
+    await expect(guard.resume('r', { preconditionChange: 42 } as never)).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringContaining('change.preconditionChange: expected a string'),
+    });
+    await expect(guard.resume('  ', { preconditionChange: 'x' })).rejects.toMatchObject({
+      message: expect.stringContaining('runId: '),
+    });
+    await expect(run.checkpoint('   ')).rejects.toMatchObject({
+      message: expect.stringContaining('checkpointId: '),
+    });
+    await expect(run.settle('', { happened: true, settledBy: 'ops' })).rejects.toMatchObject({
+      message: expect.stringContaining('operationKey: '),
+    });
+    await expect(run.settle('k', { happened: true, settledBy: undefined } as never)).rejects.toMatchObject({
+      message: expect.stringContaining('verdict.settledBy: '),
+    });
+    await expect(run.reissue('k', '\uD800', { reason: 'again' })).rejects.toMatchObject({
+      message: expect.stringContaining('newKey: not valid Unicode'),
+    });
+    expect(run.state.seq).toBe(seq);
+  });
 });

@@ -15,6 +15,7 @@ import {
   MODEL_USAGE_FIELDS,
   nameProblem,
   own,
+  RESUME_FIELDS,
   textProblem,
 } from './input-check.js';
 import type { RunPolicy } from './policy.js';
@@ -116,6 +117,10 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
     case 'Resume': {
       if (s.status === 'COMPLETED')
         return fail('run_completed', `run ${s.runId} is COMPLETED; there is nothing to resume`);
+      // A missing note is null here, so it is named rather than skipped as an absent option.
+      const note = { preconditionChange: cmd.preconditionChange ?? null, approvedBy: cmd.approvedBy };
+      const bad = fieldsProblem(note, RESUME_FIELDS, 'change');
+      if (bad !== null) return err(inputError('invalid_input', bad.path, bad.problem));
       if (cmd.preconditionChange.trim() === '') {
         return fail(
           'precondition_unchanged',
@@ -164,6 +169,8 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
       ]);
     }
     case 'RecordCheckpoint': {
+      const bad = fieldsProblem(cmd, { checkpointId: nameProblem }, '');
+      if (bad !== null) return err(inputError('invalid_input', bad.path, bad.problem));
       const completed = Object.entries(s.operations)
         .filter(([, o]) => o.status === 'completed')
         .map(([k]) => k);

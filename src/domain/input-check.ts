@@ -157,6 +157,12 @@ export const MODEL_USAGE_FIELDS: FieldSpec = {
   costUsd: costProblem,
 };
 
+/** An approved resume: what changed, and who approved it. */
+export const RESUME_FIELDS: FieldSpec = {
+  preconditionChange: textProblem,
+  approvedBy: nameProblem,
+};
+
 export const START_FIELDS: FieldSpec = {
   runId: nameProblem,
   taskType: nameProblem,

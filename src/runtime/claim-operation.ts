@@ -1,5 +1,5 @@
 import { type LedgerView, LoopguardError } from '../domain/index.js';
-import type { CallHooks } from './guarded-run.js';
+import type { CallHooks } from './call-request.js';
 import type { ClaimOwner, Ledger } from './ledger.js';
 
 export interface Settlement {

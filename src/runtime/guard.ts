@@ -10,6 +10,7 @@ import {
   nameProblem,
   type Policy,
   parsePolicy,
+  RESUME_FIELDS,
   resolvePolicy,
   type Similarity,
   START_FIELDS,
@@ -46,6 +47,25 @@ export interface StartRun {
   readonly meta?: Readonly<Record<string, string>>;
 }
 
+/** What is wrong with startRun's options, by argument path; the run id is the one field required. */
+function startProblem(opts: StartRun): { readonly path: string; readonly problem: string } | null {
+  if (typeof opts !== 'object' || opts === null) return { path: 'opts', problem: 'expected an object' };
+  const runId = nameProblem(opts.runId);
+  if (runId !== null) return { path: 'opts.runId', problem: runId };
+  return fieldsProblem(opts, START_FIELDS, 'opts');
+}
+
+/** What is wrong with resume's arguments, by argument path (a missing note is named, not skipped). */
+function resumeProblem(
+  runId: string,
+  change: { preconditionChange: string; approvedBy?: string },
+): { readonly path: string; readonly problem: string } | null {
+  const run = nameProblem(runId);
+  if (run !== null) return { path: 'runId', problem: run };
+  const note = { preconditionChange: change?.preconditionChange ?? null, approvedBy: change?.approvedBy };
+  return fieldsProblem(note, RESUME_FIELDS, 'change');
+}
+
 /** The library's entry point: runs, each behind its own actor, over one log and one ledger. */
 export class Guard {
   private readonly runs = new Map<string, GuardedRun>();
@@ -71,12 +91,7 @@ export class Guard {
   }
 
   async startRun(opts: StartRun): Promise<GuardedRun> {
-    const bad =
-      typeof opts !== 'object' || opts === null
-        ? { path: 'opts', problem: 'expected an object' }
-        : nameProblem(opts.runId) !== null
-          ? { path: 'opts.runId', problem: nameProblem(opts.runId) ?? '' }
-          : fieldsProblem(opts, START_FIELDS, 'opts');
+    const bad = startProblem(opts);
     if (bad !== null) throw inputError('invalid_input', bad.path, bad.problem);
     const history = this.runs.has(opts.runId) ? [] : await this.ports.store.loadRun(opts.runId);
     if (this.runs.has(opts.runId) || history.length > 0) {
@@ -104,6 +119,9 @@ export class Guard {
     runId: string,
     change: { preconditionChange: string; approvedBy?: string },
   ): Promise<GuardedRun> {
+    // Checked before the run is loaded: a cut-off call would otherwise be recorded for nothing.
+    const bad = resumeProblem(runId, change);
+    if (bad !== null) throw inputError('invalid_input', bad.path, bad.problem);
     let run = this.runs.get(runId);
     if (run === undefined) {
       const history = await this.ports.store.loadRun(runId);

@@ -1,58 +1,34 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import {
-  CALL_FIELDS,
   type EventOf,
-  fieldsProblem,
   type Hashing,
   inputError,
   isTerminal,
   type LedgerView,
   LoopguardError,
-  nameProblem,
   type RecordedEvent,
   type RunState,
   redactText,
   resultJsonOf,
+  textProblem,
   toolPolicy,
 } from '../domain/index.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
-import type { CallResult } from './call-result.js';
+import {
+  type CallHooks,
+  type CallRequest,
+  insideOwnTool,
+  namesProblem,
+  requestProblem,
+  runningTool,
+} from './call-request.js';
+import { type CallResult, decision, notRunResult, stoppedReport } from './call-result.js';
 import { claimOperation, ledgerCall, type OperationClaim } from './claim-operation.js';
 import { executeTool, type ToolFn } from './execute-tool.js';
 import { interruptedCompletion } from './interrupted-call.js';
 import type { Ledger, ReissueNote } from './ledger.js';
 import type { RunStore } from './run-store.js';
 
-export interface CallRequest {
-  readonly tool: string;
-  readonly args: unknown;
-  /** The business operation this call performs (tenant + order + action); required for side effects to be deduplicated. */
-  readonly operationKey?: string;
-  readonly sideEffect?: boolean;
-  readonly costEstimateUsd?: number;
-  readonly progressVersion?: number;
-  readonly afterUserTurn?: boolean;
-}
-
-export interface CallHooks {
-  /** Asks the provider whether an in-doubt operation happened (and with what result). */
-  readonly reconcile?: (operationKey: string) => Promise<{ happened: boolean; result?: unknown }>;
-}
-
-/**
- * The runs whose tool is running in this async context. A tool that calls `run.call` of its own
- * run would wait for itself (calls of a run go one at a time): that call is refused at once.
- */
-const runningTools = new AsyncLocalStorage<ReadonlySet<GuardedRun>>();
-
-/** The request's problem, named by its argument path, before anything is claimed or recorded. */
-function requestProblem(req: CallRequest): LoopguardError | null {
-  if (typeof req !== 'object' || req === null) return inputError('invalid_call', 'req', 'expected an object');
-  const tool = nameProblem(req.tool);
-  if (tool !== null) return inputError('invalid_call', 'req.tool', tool);
-  const bad = fieldsProblem(req, CALL_FIELDS, 'req');
-  return bad === null ? null : inputError('invalid_call', bad.path, bad.problem);
-}
+export type { CallHooks, CallRequest } from './call-request.js';
 
 /**
  * One run as the agent loop sees it. Calls go one at a time; each decision is durable in the log
@@ -111,7 +87,7 @@ export class GuardedRun {
   }
 
   call(req: CallRequest, fn: ToolFn, hooks: CallHooks = {}): Promise<CallResult> {
-    if (runningTools.getStore()?.has(this))
+    if (insideOwnTool(this))
       return Promise.reject(
         new LoopguardError(
           'reentrant_call',
@@ -171,10 +147,9 @@ export class GuardedRun {
     const before = decision(records, 'before');
     if (before.decision !== 'execute') {
       if (claim.won && key !== undefined) await this.ledger.release(key, owner);
-      return this.notRun(before);
+      return notRunResult(before, this.actor.state);
     }
-    const inside = new Set(runningTools.getStore() ?? []).add(this);
-    const ran = await runningTools.run(inside, () =>
+    const ran = await runningTool(this, () =>
       executeTool(fn, policy.stepTimeoutMs, sideEffect, this.hashing),
     );
     const inDoubt = ran.inDoubt && key !== undefined;
@@ -218,27 +193,6 @@ export class GuardedRun {
     };
   }
 
-  private notRun(d: EventOf<'GuardDecided'>): CallResult {
-    const rule = d.rule ?? d.decision;
-    switch (d.decision) {
-      case 'return_cached_success': {
-        const own = this.actor.state.operations;
-        const cached = Object.values(own).find(
-          (o) => o.status === 'completed' && o.resultJson !== null,
-        )?.resultJson;
-        return { status: 'cached', value: parse(d.resultJson ?? cached ?? 'null'), message: d.message };
-      }
-      case 'wait':
-        return { status: 'waiting', rule, message: d.message, waitUntilMs: d.waitUntilMs };
-      case 'refuse':
-        if (isTerminal(this.actor.state.status))
-          return { status: 'stopped', rule, message: d.message, report: this.actor.state.report };
-        return { status: 'refused', rule, message: d.message, evidence: d.evidence };
-      default:
-        return { status: 'stopped', rule, message: d.message, report: this.actor.state.report };
-    }
-  }
-
   async recordModelUsage(u: { tokensIn: number; tokensOut: number; costUsd: number }): Promise<void> {
     await this.serial(() => this.record({ type: 'RecordModelUsage', ...u }));
   }
@@ -273,6 +227,11 @@ export class GuardedRun {
     operationKey: string,
     verdict: { happened: boolean; result?: unknown; settledBy: string },
   ): Promise<void> {
+    const bad = namesProblem([
+      ['operationKey', operationKey],
+      ['verdict.settledBy', verdict?.settledBy],
+    ]);
+    if (bad !== null) throw bad;
     const resultJson = this.recordable(verdict.result);
     const key = this.ledgerKey(operationKey);
     await this.serial(async () => {
@@ -296,6 +255,14 @@ export class GuardedRun {
     newKey: string,
     why: { reason: string; approvedBy?: string },
   ): Promise<ReissueNote> {
+    const bad = namesProblem([
+      ['oldKey', oldKey],
+      ['newKey', newKey],
+    ]);
+    if (bad !== null) throw bad;
+    // A blank reason is the ledger's to refuse (reissue_refused); only a non-text one is bad input.
+    const reason = textProblem(why?.reason);
+    if (reason !== null) throw inputError('invalid_input', 'why.reason', reason);
     const note: ReissueNote = {
       oldKey: this.ledgerKey(oldKey),
       newKey: this.ledgerKey(newKey),
@@ -327,22 +294,4 @@ export class GuardedRun {
       await this.record({ type: 'Resume', ...change });
     });
   }
-}
-
-function parse(json: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch {
-    return json;
-  }
-}
-
-function decision(records: readonly RecordedEvent[], phase: 'before' | 'after'): EventOf<'GuardDecided'> {
-  for (const r of records) if (r.event.type === 'GuardDecided' && r.event.phase === phase) return r.event;
-  throw new LoopguardError('internal', `no ${phase} decision recorded`);
-}
-
-function stoppedReport(records: readonly RecordedEvent[]) {
-  for (const r of records) if (r.event.type === 'RunStopped') return r.event.report;
-  return null;
 }

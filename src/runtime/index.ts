@@ -1,4 +1,4 @@
-export * from './call-result.js';
+export { type CallResult, toModelMessage } from './call-result.js';
 export * from './file-ledger.js';
 export * from './guard.js';
 export * from './guard-tools.js';

@@ -1,0 +1,50 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { CALL_FIELDS, fieldsProblem, inputError, type LoopguardError, nameProblem } from '../domain/index.js';
+
+export interface CallRequest {
+  readonly tool: string;
+  readonly args: unknown;
+  /** The business operation this call performs (tenant + order + action); required for side effects to be deduplicated. */
+  readonly operationKey?: string;
+  readonly sideEffect?: boolean;
+  readonly costEstimateUsd?: number;
+  readonly progressVersion?: number;
+  readonly afterUserTurn?: boolean;
+}
+
+export interface CallHooks {
+  /** Asks the provider whether an in-doubt operation happened (and with what result). */
+  readonly reconcile?: (operationKey: string) => Promise<{ happened: boolean; result?: unknown }>;
+}
+
+/** The request's problem, named by its argument path, before anything is claimed or recorded. */
+export function requestProblem(req: CallRequest): LoopguardError | null {
+  if (typeof req !== 'object' || req === null) return inputError('invalid_call', 'req', 'expected an object');
+  const tool = nameProblem(req.tool);
+  if (tool !== null) return inputError('invalid_call', 'req.tool', tool);
+  const bad = fieldsProblem(req, CALL_FIELDS, 'req');
+  return bad === null ? null : inputError('invalid_call', bad.path, bad.problem);
+}
+
+/** The first argument that is not a name, by its path. */
+export function namesProblem(args: readonly (readonly [string, unknown])[]): LoopguardError | null {
+  for (const [path, v] of args) {
+    const bad = nameProblem(v);
+    if (bad !== null) return inputError('invalid_input', path, bad);
+  }
+  return null;
+}
+
+/**
+ * The runs whose tool is running in this async context. A tool that calls `run.call` of its own
+ * run would wait for itself (calls of a run go one at a time): that call is refused at once.
+ */
+const runningTools = new AsyncLocalStorage<ReadonlySet<object>>();
+
+/** Whether this code runs inside a tool of `run`. */
+export const insideOwnTool = (run: object): boolean => runningTools.getStore()?.has(run) ?? false;
+
+/** Runs `work` (a tool of `run`) so that what it calls knows it is inside that run's tool. */
+export function runningTool<T>(run: object, work: () => Promise<T>): Promise<T> {
+  return runningTools.run(new Set(runningTools.getStore() ?? []).add(run), work);
+}
