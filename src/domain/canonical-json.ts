@@ -1,5 +1,5 @@
 import { err, LoopguardError, ok, type Result } from './errors.js';
-import { dict, MAX_DEPTH, MAX_JSON_CHARS } from './input-check.js';
+import { MAX_DEPTH, MAX_JSON_CHARS, put } from './input-check.js';
 import { type Hashing, isSecretKey, redactedMark, redactText } from './redact.js';
 
 /** How a value is made canonical: arguments are trimmed and lose volatile fields, results are kept as given. */
@@ -64,14 +64,14 @@ function walk(value: unknown, at: string, key: string | number | null, depth: nu
     const proto = Object.getPrototypeOf(obj);
     if (proto !== Object.prototype && proto !== null)
       throw new Bad(w.rules.invalid, path, `a ${proto?.constructor?.name ?? 'class'} instance is not JSON`);
-    // No prototype: a key "__proto__" is kept as data, not taken as the object's prototype.
-    const out = dict<unknown>();
+    const out: Record<string, unknown> = {};
     for (const k of Object.keys(obj).sort()) {
       const v = (obj as Record<string, unknown>)[k];
       // JSON drops undefined members; so do we, instead of failing on an optional field left unset.
       if (v === undefined || w.rules.drop(k)) continue;
       const c = walk(v, path, k, depth + 1, w);
-      out[k] = isSecretKey(k) ? redactedMark(JSON.stringify(c), w.rules.hashing) : c;
+      // A key "__proto__" is kept as data, not taken as the object's prototype.
+      put(out, k, isSecretKey(k) ? redactedMark(JSON.stringify(c), w.rules.hashing) : c);
     }
     return out;
   } finally {

@@ -35,13 +35,21 @@ export const MAX_TEXT_CHARS = 16 * 1024;
  * Records keyed by what users name (tools, operation keys, task types) must never answer with what
  * every object inherits: `perTool["constructor"]` is a function and `asked["__proto__"]` is
  * Object.prototype. Reads go through `own`; writes by computed key or spread already define an
- * own property, and `dict` starts a record that has no prototype at all.
+ * own property, and assignments go through `put`.
  */
 export const own = <V>(rec: Readonly<Record<string, V>>, key: string): V | undefined =>
   Object.hasOwn(rec, key) ? rec[key] : undefined;
 
-/** An empty record with no prototype: assigning `out["__proto__"] = v` stores v instead of dropping it. */
-export const dict = <V>(): Record<string, V> => Object.create(null) as Record<string, V>;
+/**
+ * Stores `value` under `key` as an own property: `rec["__proto__"] = v` would set the prototype
+ * and drop the value. Plain objects stay plain (an object without a prototype is much slower to
+ * build and to serialise, and this runs for every argument of every call).
+ */
+export function put<V>(rec: Record<string, V>, key: string, value: V): void {
+  if (key === '__proto__')
+    Object.defineProperty(rec, key, { value, enumerable: true, writable: true, configurable: true });
+  else rec[key] = value;
+}
 
 export type Check = (v: unknown) => string | null;
 

@@ -3,7 +3,7 @@
  * and identity fields. Two calls with one intent are a next page or another item, never a
  * rephrasing; near-duplicate detection compares intents.
  */
-import { dict } from './input-check.js';
+import { put } from './input-check.js';
 
 const PAGING = new Set([
   'page',
@@ -61,8 +61,8 @@ export function intentOfObject(args: Readonly<Record<string, unknown>>, argsJson
   let paging = false;
   for (const k in args) if (isPagingKey(k)) paging = true;
   if (!paging) return argsJson;
-  const kept = dict<unknown>();
-  for (const k in args) if (!isPagingKey(k)) kept[k] = args[k];
+  const kept: Record<string, unknown> = {};
+  for (const k in args) if (!isPagingKey(k)) put(kept, k, args[k]);
   return JSON.stringify(kept);
 }
 
@@ -78,7 +78,7 @@ function computeIntent(argsJson: string): string {
     return argsJson;
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return argsJson;
-  const kept = dict<unknown>();
-  for (const [k, x] of Object.entries(v)) if (!isPagingKey(k)) kept[k] = x;
+  const kept: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) if (!isPagingKey(k)) put(kept, k, x);
   return JSON.stringify(kept);
 }

@@ -1,5 +1,5 @@
 import { err, LoopguardError, ok, type Result } from './errors.js';
-import { dict, MAX_COST_USD, MAX_LONG, MAX_TIMER_MS, own } from './input-check.js';
+import { MAX_COST_USD, MAX_LONG, MAX_TIMER_MS, own, put } from './input-check.js';
 import {
   BUILTIN_TASK_TYPES,
   DEFAULT_LIMITS,
@@ -162,15 +162,15 @@ export function parsePolicy(input: unknown): Result<Policy> {
   if (!isObj(input)) return err(new LoopguardError('invalid_policy', 'policy: expected a JSON object'));
   unknownKeys(input, POLICY_KEYS, '', issues);
   const limits = parseLimits(input, '', issues);
-  // No prototype: a tool or task type named "__proto__" or "constructor" is data like any other.
-  const tools = dict<ToolPolicy>();
+  // A tool or task type named "__proto__" or "constructor" is data like any other (put, own).
+  const tools: Record<string, ToolPolicy> = {};
   if (input.tools !== undefined) {
     if (!isObj(input.tools)) issues.add('tools', 'expected an object mapping tool names to settings');
     else
       for (const [name, t] of Object.entries(input.tools))
-        tools[name] = parseTool(t, `tools.${name}`, issues);
+        put(tools, name, parseTool(t, `tools.${name}`, issues));
   }
-  const taskTypes = Object.assign(dict<Partial<Limits>>(), BUILTIN_TASK_TYPES);
+  const taskTypes: Record<string, Partial<Limits>> = { ...BUILTIN_TASK_TYPES };
   if (input.taskTypes !== undefined) {
     if (!isObj(input.taskTypes)) issues.add('taskTypes', 'expected an object mapping task types to limits');
     else
@@ -178,7 +178,7 @@ export function parsePolicy(input: unknown): Result<Policy> {
         if (!isObj(t)) issues.add(`taskTypes.${name}`, 'expected an object of limits');
         else {
           unknownKeys(t, LIMIT_KEYS, `taskTypes.${name}`, issues);
-          taskTypes[name] = { ...own(taskTypes, name), ...parseLimits(t, `taskTypes.${name}`, issues) };
+          put(taskTypes, name, { ...own(taskTypes, name), ...parseLimits(t, `taskTypes.${name}`, issues) });
         }
       }
   }
