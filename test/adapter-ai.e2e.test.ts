@@ -1,0 +1,103 @@
+import { generateText, type LanguageModel, stepCountIs, tool } from 'ai';
+import { MockLanguageModelV3, MockLanguageModelV4 } from 'ai/test';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { guardStopped, guardToolApproval, wrapTools } from '../src/adapters/ai.js';
+import { CHARGE, type LoopingShop, openLoopingShop, SEARCH } from './support/looping-shop.js';
+
+/** A model that pays for A1 twice, then asks for the same search forever; it records every prompt. */
+function loopingModel<M>(make: (doGenerate: () => Promise<never>) => M): { model: M; prompts: string[] } {
+  const prompts: string[] = [];
+  const doGenerate = async (options: { prompt: unknown }) => {
+    prompts.push(JSON.stringify(options.prompt));
+    const n = prompts.length;
+    const [toolName, input] = n <= 2 ? ['charge_card', CHARGE] : ['search_docs', SEARCH];
+    return {
+      content: [{ type: 'tool-call', toolCallId: `call-${n}`, toolName, input: JSON.stringify(input) }],
+      finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+      usage: {
+        inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+        outputTokens: { total: 5, text: 5, reasoning: undefined },
+      },
+      warnings: [],
+    } as never;
+  };
+  return { model: make(doGenerate as () => Promise<never>), prompts };
+}
+
+const toolsOf = (shop: LoopingShop) => ({
+  search_docs: tool({
+    description: 'Search the help center',
+    inputSchema: z.object({ q: z.string() }),
+    execute: async (args) => shop.searchDocs(args),
+  }),
+  charge_card: tool({
+    description: 'Charge the customer card for an order',
+    inputSchema: z.object({ order: z.string(), amount: z.number() }),
+    execute: async (args) => shop.chargeCard(args),
+  }),
+});
+
+let shop: LoopingShop;
+afterEach(() => shop.cleanup());
+
+describe('loopguard/ai in generateText', () => {
+  it('AI SDK 7 toolApproval: repeats are denied with the refusal as reason, the card is charged once, the loop ends', async () => {
+    shop = await openLoopingShop('ai-approval');
+    const { model, prompts } = loopingModel((doGenerate) => new MockLanguageModelV4({ doGenerate }));
+    const { tools, toolApproval } = guardToolApproval(shop.run, toolsOf(shop), shop.guardOptions);
+
+    const result = await generateText({
+      model,
+      tools,
+      toolApproval,
+      prompt: 'Refund order A1',
+      stopWhen: [guardStopped(shop.run), stepCountIs(20)],
+    });
+
+    expect(shop.charges()).toBe(1);
+    expect(shop.searches()).toBe(2);
+    // The model was called once more after the stop, with the stop in its prompt, and no more.
+    expect(prompts.at(-1)).toContain('[loopguard] stopped (exact_repeat)');
+    expect(prompts).toHaveLength(6);
+    const denied = result.steps.flatMap((s) => s.content).filter((p) => p.type === 'tool-approval-response');
+    expect(denied.filter((p) => !p.approved).map((p) => p.reason)).toEqual([
+      expect.stringMatching(/^\[loopguard\] stopped \(exact_repeat\)/),
+      expect.stringMatching(/^\[loopguard\] stopped \(run_stopped\)/),
+    ]);
+    expect(shop.run.state.status).toBe('STOPPED_LOOP_GUARD');
+
+    const calls = await shop.auditCalls();
+    expect(calls.map((c) => `${c.tool}:${c.before?.decision}`)).toEqual([
+      'charge_card:execute',
+      'charge_card:return_cached_success',
+      'search_docs:execute',
+      'search_docs:execute',
+      'search_docs:stop_partial',
+      'search_docs:refuse',
+    ]);
+  });
+
+  it('wrapTools (AI SDK 5 to 7 execute): a spec-v3 model gets the refusal as the tool output', async () => {
+    shop = await openLoopingShop('ai-wrap');
+    const { model, prompts } = loopingModel((doGenerate) => new MockLanguageModelV3({ doGenerate }));
+
+    await generateText({
+      model: model as LanguageModel,
+      tools: wrapTools(shop.run, toolsOf(shop), shop.guardOptions),
+      prompt: 'Refund order A1',
+      stopWhen: [guardStopped(shop.run), stepCountIs(20)],
+    });
+
+    expect(shop.charges()).toBe(1);
+    expect(shop.searches()).toBe(2);
+    expect(prompts.at(-1)).toContain('[loopguard] stopped (exact_repeat)');
+    expect(prompts).toHaveLength(6);
+    const calls = await shop.auditCalls();
+    expect(calls.filter((c) => c.before?.decision !== 'execute').map((c) => c.before?.rule)).toEqual([
+      'idempotency',
+      'exact_repeat',
+      'run_stopped',
+    ]);
+  });
+});
