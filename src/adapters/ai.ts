@@ -6,8 +6,8 @@
  * Only types come from `ai`: this file loads without it.
  */
 import type { StopCondition, ToolApprovalStatus, ToolExecutionOptions, ToolSet } from 'ai';
-import { isTerminal } from '../domain/index.js';
 import { type GuardedRun, type GuardToolsOptions, toModelMessage } from '../runtime/index.js';
+import { endAfterStop } from './end-after-stop.js';
 import { GuardedCalls } from './guarded-calls.js';
 import { toolReply } from './tool-reply.js';
 
@@ -79,10 +79,6 @@ export function guardToolApproval<T extends ToolSet>(
  * loop ends. Use it beside a step cap: `stopWhen: [guardStopped(run), stepCountIs(20)]`.
  */
 export function guardStopped(run: GuardedRun): StopCondition<ToolSet> {
-  let endedAtStep: number | null = null;
-  return ({ steps }) => {
-    if (!isTerminal(run.state.status)) return false;
-    endedAtStep ??= steps.length;
-    return steps.length > endedAtStep;
-  };
+  const end = endAfterStop(run);
+  return () => end();
 }
