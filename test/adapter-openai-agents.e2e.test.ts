@@ -61,7 +61,7 @@ describe('loopguard/openai-agents in the Runner', () => {
     expect(shop.searches()).toBe(2);
     expect(model.calls).toHaveLength(6);
     expect(inputOf(model, 5)).toContain('[loopguard] stopped (exact_repeat)');
-    expect(result.finalOutput).toMatch(/^\[loopguard\] stopped \(run_stopped\)/);
+    expect(result.finalOutput).toMatch(/^\[loopguard\] STOPPED_LOOP_GUARD \(exact_repeat\)/);
     const rejected = result.toolInputGuardrailResults.filter(
       (g) => g.output.behavior.type === 'rejectContent',
     );

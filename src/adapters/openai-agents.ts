@@ -29,7 +29,10 @@ export interface AgentsGuard {
    * gets its first result.
    */
   execute<I, R>(name: string, fn: Execute<I, R>): Execute<I, unknown>;
-  /** For `new Agent({ toolUseBehavior })`: once the guard has ended the run, the model answers once, then the run ends. */
+  /**
+   * For `new Agent({ toolUseBehavior })`: once the guard has ended the run, the model gets one
+   * more turn to answer; if it calls a tool instead, the run ends with the stop report as output.
+   */
   readonly toolUseBehavior: ToolToFinalOutputFunction;
 }
 
@@ -64,13 +67,13 @@ export function agentsGuard(run: GuardedRun, opts: GuardToolsOptions = {}): Agen
             fn(input, context, { ...details, signal }),
           ),
         ),
-    toolUseBehavior: (_context, results) => {
-      if (!end()) return { isFinalOutput: false, isInterrupted: undefined };
-      const last = results.filter((r) => r.type === 'function_output').at(-1)?.output;
+    toolUseBehavior: () => {
+      const report = run.state.report;
+      if (!end() || report === null) return { isFinalOutput: false, isInterrupted: undefined };
       return {
         isFinalOutput: true,
         isInterrupted: undefined,
-        finalOutput: typeof last === 'string' ? last : JSON.stringify(last ?? null),
+        finalOutput: `[loopguard] ${report.terminalState} (${report.guardReason}): ${report.message}`,
       };
     },
   };
