@@ -3,17 +3,29 @@ import { MockLanguageModelV3, MockLanguageModelV4 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { guardStopped, guardToolApproval, wrapTools } from '../src/adapters/ai.js';
+import { outcome } from '../src/runtime/index.js';
 import { CHARGE, type LoopingShop, openLoopingShop, SEARCH } from './support/looping-shop.js';
 
-/** A model that pays for A1 twice, then asks for the same search forever; it records every prompt. */
-function loopingModel<M>(make: (doGenerate: () => Promise<never>) => M): { model: M; prompts: string[] } {
+type Script = (step: number) => readonly (readonly [string, object])[];
+/** Pays for A1 twice, then asks for the same search on every step. */
+const paysTwiceThenLoops: Script = (step) => [step <= 2 ? ['charge_card', CHARGE] : ['search_docs', SEARCH]];
+
+/** A mock model that asks for the tool calls its script gives for each step; it records every prompt. */
+function scriptedModel<M>(
+  make: (doGenerate: () => Promise<never>) => M,
+  script: Script = paysTwiceThenLoops,
+): { model: M; prompts: string[] } {
   const prompts: string[] = [];
   const doGenerate = async (options: { prompt: unknown }) => {
     prompts.push(JSON.stringify(options.prompt));
     const n = prompts.length;
-    const [toolName, input] = n <= 2 ? ['charge_card', CHARGE] : ['search_docs', SEARCH];
     return {
-      content: [{ type: 'tool-call', toolCallId: `call-${n}`, toolName, input: JSON.stringify(input) }],
+      content: script(n).map(([toolName, input], i) => ({
+        type: 'tool-call',
+        toolCallId: `call-${n}-${i}`,
+        toolName,
+        input: JSON.stringify(input),
+      })),
       finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
       usage: {
         inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
@@ -44,7 +56,7 @@ afterEach(() => shop.cleanup());
 describe('loopguard/ai in generateText', () => {
   it('AI SDK 7 toolApproval: repeats are denied with the refusal as reason, the card is charged once, the loop ends', async () => {
     shop = await openLoopingShop('ai-approval');
-    const { model, prompts } = loopingModel((doGenerate) => new MockLanguageModelV4({ doGenerate }));
+    const { model, prompts } = scriptedModel((doGenerate) => new MockLanguageModelV4({ doGenerate }));
     const { tools, toolApproval } = guardToolApproval(shop.run, toolsOf(shop), shop.guardOptions);
 
     const result = await generateText({
@@ -80,7 +92,7 @@ describe('loopguard/ai in generateText', () => {
 
   it('wrapTools (AI SDK 5 to 7 execute): a spec-v3 model gets the refusal as the tool output', async () => {
     shop = await openLoopingShop('ai-wrap');
-    const { model, prompts } = loopingModel((doGenerate) => new MockLanguageModelV3({ doGenerate }));
+    const { model, prompts } = scriptedModel((doGenerate) => new MockLanguageModelV3({ doGenerate }));
 
     await generateText({
       model: model as LanguageModel,
@@ -99,5 +111,72 @@ describe('loopguard/ai in generateText', () => {
       'exact_repeat',
       'run_stopped',
     ]);
+  });
+
+  it('AI SDK 7 toolApproval: several calls in one step are judged one at a time, none waits forever', async () => {
+    shop = await openLoopingShop('ai-parallel');
+    const { model, prompts } = scriptedModel(
+      (doGenerate) => new MockLanguageModelV4({ doGenerate }),
+      () => [
+        ['charge_card', CHARGE],
+        ['search_docs', SEARCH],
+      ],
+    );
+    const { tools, toolApproval } = guardToolApproval(shop.run, toolsOf(shop), shop.guardOptions);
+
+    await generateText({
+      model,
+      tools,
+      toolApproval,
+      prompt: 'Refund order A1',
+      stopWhen: [guardStopped(shop.run), stepCountIs(20)],
+    });
+
+    expect(shop.charges()).toBe(1);
+    expect(shop.searches()).toBe(2);
+    expect(prompts).toHaveLength(4);
+    const calls = await shop.auditCalls();
+    expect(calls.map((c) => `${c.tool}:${c.before?.decision}`)).toEqual([
+      'charge_card:execute',
+      'search_docs:execute',
+      'charge_card:return_cached_success',
+      'search_docs:execute',
+      'charge_card:return_cached_success',
+      'search_docs:stop_partial',
+      'charge_card:refuse',
+      'search_docs:refuse',
+    ]);
+  });
+
+  it('AI SDK 7 toolApproval: a bounded wait becomes a user approval with the reason', async () => {
+    shop = await openLoopingShop('ai-wait');
+    let searches = 0;
+    const { model } = scriptedModel(
+      (doGenerate) => new MockLanguageModelV4({ doGenerate }),
+      () => [['search_docs', SEARCH]],
+    );
+    const { tools, toolApproval } = guardToolApproval(shop.run, {
+      search_docs: tool({
+        description: 'Search the help center',
+        inputSchema: z.object({ q: z.string() }),
+        execute: async () => {
+          searches++;
+          return outcome.retryable('rate_limited', { retryAfterMs: 60_000 });
+        },
+      }),
+    });
+
+    const result = await generateText({
+      model,
+      tools,
+      toolApproval,
+      prompt: 'Refund order A1',
+      stopWhen: [guardStopped(shop.run), stepCountIs(20)],
+    });
+
+    expect(searches).toBe(1);
+    const request = result.steps.at(-1)?.content.find((p) => p.type === 'tool-approval-request');
+    expect(request?.reason).toMatch(/^\[loopguard\] wait \(backoff\): Wait: retry search_docs after/);
+    expect(shop.run.state.status).toBe('WAITING');
   });
 });
