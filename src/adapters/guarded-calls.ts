@@ -27,7 +27,7 @@ export class GuardedCalls {
   private readonly answered = new Map<string, CallResult>();
 
   constructor(
-    readonly run: GuardedRun,
+    private readonly run: GuardedRun,
     private readonly opts: GuardToolsOptions = {},
   ) {}
 
@@ -54,20 +54,23 @@ export class GuardedCalls {
       request,
       async (signal) => {
         admit();
-        return (await toolFn)(signal);
+        const fn = await toolFn;
+        // The guard gave up waiting (step timeout) and recorded so: the tool must not run late.
+        if (signal.aborted) throw signal.reason;
+        return fn(signal);
       },
       hooks,
     );
     const first = await Promise.race([result, admitted]);
     if (first === null) {
-      // A framework that never executes an allowed call leaves it to the step timeout; its
-      // failure then has no reader here.
-      result.catch(() => undefined);
       this.held.set(callId, (fn) => {
-        this.held.delete(callId);
         give(fn);
         return result;
       });
+      // Settled, with or without its execute (a framework that never executes an allowed call
+      // leaves it to the step timeout): the run's turn is free again.
+      const release = () => this.held.delete(callId);
+      result.then(release, release);
       return null;
     }
     if (first.status === 'cached') this.answered.set(callId, first);

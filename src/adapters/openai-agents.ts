@@ -21,7 +21,11 @@ type CallDetails = { readonly toolCall?: { readonly callId: string }; readonly s
 type Execute<I, R> = (input: I, context?: RunContext, details?: CallDetails) => R | Promise<R>;
 
 export interface AgentsGuard {
-  /** For `tool({ inputGuardrails: [guard.inputGuardrail] })`: the guard decides before the tool runs. */
+  /**
+   * For `tool({ inputGuardrails: [..., guard.inputGuardrail] })`: the guard decides before the
+   * tool runs. Put it last: an allowed call holds the run's turn until its execute comes, and a
+   * guardrail after it that rejects the call would leave it to the step timeout.
+   */
   readonly inputGuardrail: ToolInputGuardrailDefinition;
   /**
    * Wraps the `execute` of `tool({ name, execute })`; `name` is the tool's name. A call the guard
