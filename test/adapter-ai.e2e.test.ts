@@ -1,5 +1,5 @@
-import { generateText, type LanguageModel, stepCountIs, tool } from 'ai';
-import { MockLanguageModelV3, MockLanguageModelV4 } from 'ai/test';
+import { generateText, type LanguageModel, stepCountIs, streamText, tool } from 'ai';
+import { convertArrayToReadableStream, MockLanguageModelV3, MockLanguageModelV4 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { guardStopped, guardToolApproval, wrapTools } from '../src/adapters/ai.js';
@@ -10,13 +10,15 @@ type Script = (step: number) => readonly (readonly [string, object])[];
 /** Pays for A1 twice, then asks for the same search on every step. */
 const paysTwiceThenLoops: Script = (step) => [step <= 2 ? ['charge_card', CHARGE] : ['search_docs', SEARCH]];
 
+type Handlers = { doGenerate: () => Promise<never>; doStream: () => Promise<never> };
+
 /** A mock model that asks for the tool calls its script gives for each step; it records every prompt. */
 function scriptedModel<M>(
-  make: (doGenerate: () => Promise<never>) => M,
+  make: (handlers: Handlers) => M,
   script: Script = paysTwiceThenLoops,
 ): { model: M; prompts: string[] } {
   const prompts: string[] = [];
-  const doGenerate = async (options: { prompt: unknown }) => {
+  const respond = (options: { prompt: unknown }) => {
     prompts.push(JSON.stringify(options.prompt));
     const n = prompts.length;
     return {
@@ -31,10 +33,20 @@ function scriptedModel<M>(
         inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
         outputTokens: { total: 5, text: 5, reasoning: undefined },
       },
-      warnings: [],
-    } as never;
+    };
   };
-  return { model: make(doGenerate as () => Promise<never>), prompts };
+  const doGenerate = async (options: { prompt: unknown }) => ({ ...respond(options), warnings: [] });
+  const doStream = async (options: { prompt: unknown }) => {
+    const { content, finishReason, usage } = respond(options);
+    return {
+      stream: convertArrayToReadableStream([
+        { type: 'stream-start', warnings: [] },
+        ...content,
+        { type: 'finish', finishReason, usage },
+      ]),
+    };
+  };
+  return { model: make({ doGenerate, doStream } as unknown as Handlers), prompts };
 }
 
 const toolsOf = (shop: LoopingShop) => ({
@@ -56,7 +68,7 @@ afterEach(() => shop.cleanup());
 describe('loopguard/ai in generateText', () => {
   it('AI SDK 7 toolApproval: repeats are denied with the refusal as reason, the card is charged once, the loop ends', async () => {
     shop = await openLoopingShop('ai-approval');
-    const { model, prompts } = scriptedModel((doGenerate) => new MockLanguageModelV4({ doGenerate }));
+    const { model, prompts } = scriptedModel((handlers) => new MockLanguageModelV4(handlers));
     const { tools, toolApproval } = guardToolApproval(shop.run, toolsOf(shop), shop.guardOptions);
 
     const result = await generateText({
@@ -92,7 +104,7 @@ describe('loopguard/ai in generateText', () => {
 
   it('wrapTools (AI SDK 5 to 7 execute): a spec-v3 model gets the refusal as the tool output', async () => {
     shop = await openLoopingShop('ai-wrap');
-    const { model, prompts } = scriptedModel((doGenerate) => new MockLanguageModelV3({ doGenerate }));
+    const { model, prompts } = scriptedModel((handlers) => new MockLanguageModelV3(handlers));
 
     await generateText({
       model: model as LanguageModel,
@@ -116,7 +128,7 @@ describe('loopguard/ai in generateText', () => {
   it('AI SDK 7 toolApproval: several calls in one step are judged one at a time, none waits forever', async () => {
     shop = await openLoopingShop('ai-parallel');
     const { model, prompts } = scriptedModel(
-      (doGenerate) => new MockLanguageModelV4({ doGenerate }),
+      (handlers) => new MockLanguageModelV4(handlers),
       () => [
         ['charge_card', CHARGE],
         ['search_docs', SEARCH],
@@ -152,7 +164,7 @@ describe('loopguard/ai in generateText', () => {
     shop = await openLoopingShop('ai-wait');
     let searches = 0;
     const { model } = scriptedModel(
-      (doGenerate) => new MockLanguageModelV4({ doGenerate }),
+      (handlers) => new MockLanguageModelV4(handlers),
       () => [['search_docs', SEARCH]],
     );
     const { tools, toolApproval } = guardToolApproval(shop.run, {
@@ -178,5 +190,31 @@ describe('loopguard/ai in generateText', () => {
     const request = result.steps.at(-1)?.content.find((p) => p.type === 'tool-approval-request');
     expect(request?.reason).toMatch(/^\[loopguard\] wait \(backoff\): Wait: retry search_docs after/);
     expect(shop.run.state.status).toBe('WAITING');
+  });
+
+  it('AI SDK 7 toolApproval in streamText: the same refusals, the card charged once, the stream ends', async () => {
+    shop = await openLoopingShop('ai-stream');
+    const { model, prompts } = scriptedModel((handlers) => new MockLanguageModelV4(handlers));
+    const { tools, toolApproval } = guardToolApproval(shop.run, toolsOf(shop), shop.guardOptions);
+
+    const result = streamText({
+      model,
+      tools,
+      toolApproval,
+      prompt: 'Refund order A1',
+      stopWhen: [guardStopped(shop.run), stepCountIs(20)],
+    });
+    const denials: string[] = [];
+    for await (const part of result.fullStream)
+      if (part.type === 'tool-approval-response' && !part.approved) denials.push(part.reason ?? '');
+
+    expect(shop.charges()).toBe(1);
+    expect(shop.searches()).toBe(2);
+    expect(prompts).toHaveLength(6);
+    expect(prompts.at(-1)).toContain('[loopguard] stopped (exact_repeat)');
+    expect(denials.map((d) => /^\[loopguard\] stopped \((\w+)\)/.exec(d)?.[1])).toEqual([
+      'exact_repeat',
+      'run_stopped',
+    ]);
   });
 });
