@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { generateText, type LanguageModel, stepCountIs, streamText, tool } from 'ai';
 import { convertArrayToReadableStream, MockLanguageModelV3, MockLanguageModelV4 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -216,5 +217,41 @@ describe('loopguard/ai in generateText', () => {
       'exact_repeat',
       'run_stopped',
     ]);
+  });
+
+  it('wrapTools: a streaming execute is judged by its final output, which the model gets', async () => {
+    shop = await openLoopingShop('ai-streaming-tool');
+    const { model, prompts } = scriptedModel(
+      (handlers) => new MockLanguageModelV4(handlers),
+      () => [['search_docs', SEARCH]],
+    );
+    const tools = wrapTools(shop.run, {
+      search_docs: tool({
+        description: 'Search the help center',
+        inputSchema: z.object({ q: z.string() }),
+        async *execute(args) {
+          yield 'searching...';
+          yield shop.searchDocs(args);
+        },
+      }),
+    });
+
+    await generateText({
+      model,
+      tools,
+      prompt: 'Refund order A1',
+      stopWhen: [guardStopped(shop.run), stepCountIs(20)],
+    });
+
+    expect(shop.searches()).toBe(2);
+    expect(prompts[1]).toContain('no document matches');
+    expect(prompts[1]).not.toContain('searching...');
+    expect(prompts.at(-1)).toContain('[loopguard] stopped (exact_repeat)');
+    // The guard recorded the final output itself, not the iterator that would produce it.
+    const judged = createHash('sha256')
+      .update(JSON.stringify(`no document matches ${JSON.stringify(SEARCH.q)}`))
+      .digest('hex');
+    const calls = await shop.auditCalls();
+    expect(calls[0]?.result?.resultHash).toBe(judged);
   });
 });

@@ -54,4 +54,14 @@ describe('GuardedCalls: decide in a hook, execute later', () => {
     expect(again).toMatchObject({ status: 'cached', value: { payment: 1 } });
     expect(charged).toBe(1);
   });
+
+  it('a call decided twice before its execute is allowed once and runs once', async () => {
+    const calls = new GuardedCalls(await guard.startRun({ runId: 'twice' }));
+    expect(await calls.decide('c1', 'search_docs', { q: 'a' })).toBeNull();
+    expect(await calls.decide('c1', 'search_docs', { q: 'a' })).toBeNull();
+    let searches = 0;
+    await calls.execute('c1', 'search_docs', { q: 'a' }, () => ++searches);
+    expect(searches).toBe(1);
+    expect(calls.holding).toBe(false);
+  });
 });

@@ -16,6 +16,17 @@ export type GuardApproval = (options: {
   readonly toolCall: { readonly toolCallId: string; readonly toolName: string; readonly input: unknown };
 }) => Promise<ToolApprovalStatus>;
 
+/**
+ * A streaming `execute` yields preliminary outputs and the SDK keeps the last: the guard judges
+ * that one, and the tool's work happens inside the guarded call, not after it.
+ */
+async function finalOutput(out: unknown): Promise<unknown> {
+  if (typeof out !== 'object' || out === null || !(Symbol.asyncIterator in out)) return out;
+  let last: unknown;
+  for await (const o of out as AsyncIterable<unknown>) last = o;
+  return last;
+}
+
 function wrapWith<T extends ToolSet>(calls: GuardedCalls, tools: T): T {
   const out: Record<string, unknown> = {};
   for (const [name, t] of Object.entries(tools)) {
@@ -28,7 +39,7 @@ function wrapWith<T extends ToolSet>(calls: GuardedCalls, tools: T): T {
             execute: async (input: unknown, options: ToolExecutionOptions<unknown>) =>
               toolReply(
                 await calls.execute(options.toolCallId, name, input, (signal) =>
-                  execute(input as never, { ...options, abortSignal: signal } as never),
+                  finalOutput(execute(input as never, { ...options, abortSignal: signal } as never)),
                 ),
               ),
           };

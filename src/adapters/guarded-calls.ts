@@ -41,6 +41,8 @@ export class GuardedCalls {
    * `execute` must follow, with the same call id), else the result the call gets instead.
    */
   async decide(callId: string, tool: string, input: unknown): Promise<CallResult | null> {
+    // Asked again before its execute (a framework that runs its hook twice): already allowed.
+    if (this.held.has(callId)) return null;
     const { request, hooks } = toolCallRequest(tool, argsOf(input), this.opts);
     let admit: () => void = () => undefined;
     const admitted = new Promise<null>((resolve) => {

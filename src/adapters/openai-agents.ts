@@ -24,7 +24,8 @@ export interface AgentsGuard {
   /**
    * For `tool({ inputGuardrails: [..., guard.inputGuardrail] })`: the guard decides before the
    * tool runs. Put it last: an allowed call holds the run's turn until its execute comes, and a
-   * guardrail after it that rejects the call would leave it to the step timeout.
+   * guardrail after it that rejects the call would leave it to the step timeout (as would the
+   * runner's `toolExecution.preApprovalInputGuardrails` with a human approval that takes longer).
    */
   readonly inputGuardrail: ToolInputGuardrailDefinition;
   /**
