@@ -185,6 +185,28 @@ describe('replay: hostile traces', () => {
   });
 });
 
+describe('replay: hostile policy files', () => {
+  it('a BOM before a policy is skipped; bytes that are not UTF-8 are refused, naming the file', async () => {
+    const dir = tmp();
+    const trace = traceFile(dir, [line('p', [call(0, 's', {})])]);
+    const bom = join(dir, 'bom.json');
+    writeFileSync(bom, `\uFEFF${JSON.stringify({ maxSteps: 5 })}`);
+    expect((await run(['replay', trace, '--policy', bom, '--data-dir', join(dir, 'a')])).code).toBe(0);
+    const latin1 = join(dir, 'latin1.json');
+    writeFileSync(
+      latin1,
+      Buffer.concat([Buffer.from('{"tools":{"caf'), Buffer.from([0xe9]), Buffer.from('":{}}}')]),
+    );
+    await expect(
+      run(['replay', trace, '--policy', latin1, '--data-dir', join(dir, 'b')]),
+    ).rejects.toMatchObject({
+      code: 'invalid_policy',
+      message: `--policy ${latin1}: not valid UTF-8`,
+    });
+    expect(existsSync(join(dir, 'b'))).toBe(false);
+  });
+});
+
 describe('replay: no secret in plain text in the data dir', () => {
   const SECRETS = [
     'sk-live-4eC39HqLyjWDarjtT1zdp7dc',
