@@ -12,6 +12,7 @@ export interface CanonicalRules {
   readonly invalid: string;
 }
 
+/** Thrown from deep in the walk, and made an error value (a Result) at its top. */
 class Bad extends Error {
   constructor(
     readonly code: string,

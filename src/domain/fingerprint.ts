@@ -2,7 +2,7 @@ import { canonicalJson } from './canonical-json.js';
 import { err, type Result } from './errors.js';
 import { inputError, nameProblem } from './input-check.js';
 import { intentOfObject, rememberIntent } from './intent.js';
-import type { Hashing } from './redact.js';
+import { type Hashing, normalisedKey } from './redact.js';
 
 export interface CanonicalCall {
   readonly tool: string;
@@ -10,8 +10,6 @@ export interface CanonicalCall {
   readonly argsJson: string;
   readonly fingerprint: string;
 }
-
-const norm = (key: string) => key.toLowerCase().replace(/[^a-z0-9]/g, '');
 
 /** Fields that differ on every call without changing what is asked: they would hide exact repeats. */
 const VOLATILE = new Set([
@@ -27,7 +25,7 @@ const VOLATILE = new Set([
   'clientrequestid',
 ]);
 
-const isVolatile = (key: string): boolean => VOLATILE.has(norm(key));
+const isVolatile = (key: string): boolean => VOLATILE.has(normalisedKey(key));
 
 /**
  * The canonical form of one tool call. Equal when the calls ask the same thing: key order,

@@ -15,7 +15,8 @@ export interface Hashing {
   keyed(text: string): string;
 }
 
-const norm = (key: string) => key.toLowerCase().replace(/[^a-z0-9]/g, '');
+/** A key name as the name lists spell it: lower case, letters and digits only (`api_key` -> `apikey`). */
+export const normalisedKey = (key: string): string => key.toLowerCase().replace(/[^a-z0-9]/g, '');
 
 /** Key names, normalised (lower case, letters and digits only), whose whole value is a secret. */
 const SECRET_NAME =
@@ -27,7 +28,7 @@ const SECRET_EXACT = new Set(['pwd', 'pass', 'auth', 'session', 'sid', 'otp', 's
  * one ending in "tokens" is a count ("max_tokens").
  */
 export function isSecretKey(key: string): boolean {
-  const k = norm(key);
+  const k = normalisedKey(key);
   return (
     SECRET_EXACT.has(k) ||
     k.endsWith('token') ||
