@@ -2,7 +2,7 @@
  * No secret in plain text anywhere in the data dir (events, ledger, key file aside), whichever
  * field carried it, and a keyed hash whose key is not public.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -119,6 +119,16 @@ describe('the key of the keyed hash', () => {
     const first = await fingerprint('a');
     expect(first).toBeDefined();
     expect(await fingerprint('b')).toBe(first);
+  });
+
+  it('a damaged key file is a clear error, never silently replaced', async () => {
+    const dataDir = tmp();
+    writeFileSync(join(dataDir, SECRET_KEY_FILE), 'not a key\n');
+    await expect(createGuard({ dataDir })).rejects.toMatchObject({
+      code: 'secret_key_unreadable',
+      message: expect.stringContaining('expected 64 hex characters'),
+    });
+    expect(readFileSync(join(dataDir, SECRET_KEY_FILE), 'utf8')).toBe('not a key\n');
   });
 
   it('LOOPGUARD_SECRET_KEY wins, and no key file is written', async () => {

@@ -1,5 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { LoopguardError } from '../domain/index.js';
 
@@ -32,7 +41,14 @@ export function dataDirSecretKey(dataDir: string): string {
   if (existing !== undefined) return existing;
   mkdirSync(dataDir, { recursive: true });
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  writeFileSync(tmp, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+  // On disk before it is published: after a crash the key is whole or absent, never empty.
+  const fd = openSync(tmp, 'wx', 0o600);
+  try {
+    writeSync(fd, `${randomBytes(32).toString('hex')}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
   try {
     linkSync(tmp, path);
   } catch (e) {
