@@ -149,10 +149,12 @@ export function decideResult(s: RunState, p: RunPolicy, cmd: Cmd<'CompleteToolCa
     terminal: cmd.terminal ?? false,
     progressVersion: cmd.progressVersion ?? null,
     tokens: cmd.tokens ?? 0,
-    costUsd: cmd.costUsd ?? 0,
+    // A call that reports no cost is charged its estimate: else a tool that never reports cost
+    // spends nothing, and maxCostUsd would never stop it.
+    costUsd: cmd.costUsd ?? call.costEstimateUsd ?? toolPolicy(p, call.tool).costUsd ?? 0,
     retryAfterMs: cmd.retryAfterMs ?? null,
     durationMs: Math.max(0, cmd.atMs - call.startedAtMs),
-    informative: cmd.resultJson === undefined || isInformative(cmd.resultJson),
+    informative: cmd.resultJson === undefined || isInformative(cmd.resultJson, call.argsJson),
   };
   const events: DomainEvent[] = [done];
   const inDoubt = (cmd.inDoubt ?? false) && call.operationKey !== null;
