@@ -22,7 +22,7 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
   loopguard audit RUN_ID [--data-dir D | --kafka] [--json]
   loopguard stops [--follow] [--data-dir D | --kafka] [--json]
   loopguard alert --kafka [--webhook URL] [--group G]
-  loopguard eval FILE.jsonl... [--policy P.json] [--json]
+  loopguard eval FILE.jsonl... [--synthetic] [--policy P.json] [--json]
   loopguard demo [--data-dir D]
 
 The data dir defaults to ./.loopguard (the embedded, file-backed log). --kafka uses Kafka and a
@@ -35,6 +35,7 @@ const OPTIONS = {
   policy: { type: 'string' },
   'data-dir': { type: 'string' },
   json: { type: 'boolean' },
+  synthetic: { type: 'boolean' },
   follow: { type: 'boolean' },
   kafka: { type: 'boolean' },
   brokers: { type: 'string' },
@@ -100,8 +101,13 @@ export async function main(
         ),
       );
     case 'eval':
-      if (rest.length === 0) throw new LoopguardError('usage', 'eval: give at least one FILE.jsonl');
-      return evalCommand(rest, { ...(values.policy ? { policy: values.policy } : {}), json }, io);
+      if (rest.length === 0 && !values.synthetic)
+        throw new LoopguardError('usage', 'eval: give at least one FILE.jsonl, or --synthetic');
+      return evalCommand(
+        rest,
+        { ...(values.policy ? { policy: values.policy } : {}), json, synthetic: values.synthetic ?? false },
+        io,
+      );
     case 'rebuild':
       return withStore(values, env, (s) => rebuildCommand((p) => s.rebuild(p), { json }, io));
     case 'audit': {

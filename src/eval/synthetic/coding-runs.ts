@@ -71,6 +71,15 @@ export function syntheticCodingRuns(seed: number = SYNTHETIC_SEED): TraceRun[] {
   return runs;
 }
 
+/** The synthetic runs grouped by harness, for an evaluation that reports each and their total. */
+export function syntheticCodingFiles(seed: number = SYNTHETIC_SEED): { name: string; runs: TraceRun[] }[] {
+  const runs = syntheticCodingRuns(seed);
+  return HARNESSES.map((h) => ({
+    name: `synthetic-${h.name}`,
+    runs: runs.filter((r) => r.run_id.startsWith(`synthetic/${h.name}/`)),
+  }));
+}
+
 function traceRun(runId: string, log: CallLog, success: boolean): TraceRun {
   return {
     run_id: runId,
