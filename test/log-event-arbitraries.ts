@@ -61,6 +61,9 @@ const report: fc.Arbitrary<StopReport> = fc.record({
   nextAllowedAction: str,
   evidence,
   spend: fc.record({ steps: long, toolCalls: long, tokens: long, costUsd: dbl, elapsedMs: long }),
+  children: fc.array(fc.record({ runId: str, state: fc.constantFrom(...TERMINAL_STATES, 'RUNNING' as const) }), {
+    maxLength: 3,
+  }),
 });
 
 const ev = <T extends DomainEvent['type']>(
@@ -78,6 +81,7 @@ export const domainEventArb: fc.Arbitrary<DomainEvent> = fc.oneof(
       policy,
       progressVersion: long,
       meta: fc.dictionary(mapKey, str, { maxKeys: 3 }),
+      parentRunId: nstr,
     }),
   ),
   ev(

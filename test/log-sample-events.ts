@@ -35,6 +35,7 @@ export const SAMPLE_EVENTS: readonly DomainEvent[] = [
     policy,
     progressVersion: 0,
     meta: { source: 'test' },
+    parentRunId: null,
   },
   {
     type: 'ToolCallRequested',
@@ -101,6 +102,7 @@ export const SAMPLE_EVENTS: readonly DomainEvent[] = [
       nextAllowedAction: 'resume',
       evidence,
       spend: { steps: 7, toolCalls: 6, tokens: 1370, costUsd: 0.0145, elapsedMs: 65_000 },
+      children: [],
     },
   },
   {

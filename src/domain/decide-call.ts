@@ -3,6 +3,7 @@ import { err, LoopguardError, ok, type Result } from './errors.js';
 import { type DomainEvent, type EventOf, isTerminal, type RecordedEvent } from './events.js';
 import { evolve } from './evolve.js';
 import { canonicalCall, type Hashing } from './fingerprint.js';
+import type { ChildState } from './family.js';
 import { isInformative } from './informative.js';
 import { type RunPolicy, toolPolicy } from './policy.js';
 import { checkAfter } from './rules-after.js';
@@ -46,7 +47,12 @@ function decided(callId: string | null, phase: 'before' | 'after', v: Verdict): 
   };
 }
 
-export function stopped(s: RunState, v: Verdict, atMs: number): EventOf<'RunStopped'> {
+export function stopped(
+  s: RunState,
+  v: Verdict,
+  atMs: number,
+  children?: readonly ChildState[],
+): EventOf<'RunStopped'> {
   return {
     type: 'RunStopped',
     report: stopReport(s, atMs, {
@@ -55,6 +61,7 @@ export function stopped(s: RunState, v: Verdict, atMs: number): EventOf<'RunStop
       message: v.message,
       evidence: v.evidence,
       unmetPrecondition: v.unmetPrecondition,
+      children,
     }),
   };
 }
@@ -108,6 +115,7 @@ export function decideRequest(
       atMs: cmd.atMs,
       afterUserTurn: cmd.afterUserTurn ?? false,
       progressVersion: cmd.progressVersion ?? null,
+      family: cmd.family,
     },
     deps.similarity,
   );
@@ -129,7 +137,7 @@ export function decideRequest(
     decided(cmd.callId, 'before', check.verdict),
   ];
   if (check.verdict.terminal !== undefined && !isTerminal(s.status))
-    events.push(stopped(s, check.verdict, cmd.atMs));
+    events.push(stopped(s, check.verdict, cmd.atMs, cmd.family?.children));
   if (check.verdict.decision === 'execute' && sideEffect && operationKey !== null) {
     events.push({ type: 'OperationClaimed', operationKey, callId: cmd.callId });
   }
@@ -193,6 +201,7 @@ export function decideResult(s: RunState, p: RunPolicy, cmd: Cmd<'CompleteToolCa
     });
   }
   events.push(...budgetWarnings(after, p, cmd.atMs));
-  if (v.terminal !== undefined) events.push(stopped(applied(s, events, cmd.atMs), v, cmd.atMs));
+  if (v.terminal !== undefined)
+    events.push(stopped(applied(s, events, cmd.atMs), v, cmd.atMs, cmd.family?.children));
   return ok(events);
 }

@@ -31,6 +31,7 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
         policy: cmd.policy,
         progressVersion: cmd.progressVersion ?? 0,
         meta: cmd.meta ?? {},
+        parentRunId: cmd.parentRunId ?? null,
       },
     ]);
   }
@@ -52,12 +53,20 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
     }
     case 'Finish':
     case 'Cancel':
-    case 'Fail': {
+    case 'Fail':
+    case 'EndWithParent': {
       if (isTerminal(s.status)) return fail('run_ended', `run ${s.runId} has already ended (${s.status})`);
       if (s.inFlight !== null)
         return fail('call_in_flight', `run ${s.runId}: call ${s.inFlight.callId} has no result yet`);
       const end =
-        cmd.type === 'Cancel'
+        cmd.type === 'EndWithParent'
+          ? {
+              terminal: 'PARTIAL' as const,
+              reason: 'parent_stopped',
+              message: `Stopped with its supervisor: parent run ${cmd.parentRunId} ended (${cmd.parentState}).`,
+              gaps: [`parent run ${cmd.parentRunId} ended (${cmd.parentState}) before this sub-agent finished`],
+            }
+          : cmd.type === 'Cancel'
           ? {
               terminal: 'PARTIAL' as const,
               reason: 'cancelled',
@@ -85,7 +94,10 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
                   gaps: cmd.gaps ?? [],
                 };
       return ok([
-        { type: 'RunStopped', report: stopReport(s, cmd.atMs, { ...end, evidence: emptyEvidence }) },
+        {
+          type: 'RunStopped',
+          report: stopReport(s, cmd.atMs, { ...end, evidence: emptyEvidence, children: cmd.children }),
+        },
       ]);
     }
     case 'Resume': {

@@ -168,6 +168,7 @@ function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
         policy: e.policy,
         taskType: e.taskType,
         tenant: e.tenant,
+        parentRunId: e.parentRunId,
         startedAtMs: atMs,
         progressVersion: e.progressVersion,
       });

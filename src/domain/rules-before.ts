@@ -1,5 +1,6 @@
 import type { LedgerView } from './commands.js';
 import { type Evidence, isTerminal } from './events.js';
+import { ancestorVerdict, type FamilyView, treeSpend } from './family.js';
 import type { CanonicalCall } from './fingerprint.js';
 import { intentOf } from './intent.js';
 import { type LoopRule, type RunPolicy, toolPolicy } from './policy.js';
@@ -16,6 +17,7 @@ export interface CallRequest {
   readonly atMs: number;
   readonly afterUserTurn: boolean;
   readonly progressVersion: number | null;
+  readonly family: FamilyView | undefined;
 }
 
 /**
@@ -61,7 +63,9 @@ function loopRule(s: RunState, p: RunPolicy, rule: LoopRule, stop: Verdict): Ver
   return stop;
 }
 
-function budgets(s: RunState, p: RunPolicy, r: CallRequest): Verdict | null {
+/** The run's own budgets, against what it and all its sub-agents have used. */
+function budgets(own: RunState, p: RunPolicy, r: CallRequest): Verdict | null {
+  const s = r.family === undefined ? own : patch(own, treeSpend(own, r.family.below));
   const elapsed = r.atMs - s.startedAtMs;
   // Checked without allocating: this runs before every call, and a budget is rarely spent.
   if (p.maxWallClockMs !== null && elapsed >= p.maxWallClockMs)
@@ -307,7 +311,12 @@ export function checkBefore(
       });
     }
   }
-  const v = budgets(s, p, r) ?? perCall(s, p, r) ?? exactRepeat(s, p, call) ?? shortCycle(s, p, call);
+  const v =
+    budgets(s, p, r) ??
+    ancestorVerdict(r.family, r.costEstimateUsd ?? toolPolicy(p, call.tool).costUsd) ??
+    perCall(s, p, r) ??
+    exactRepeat(s, p, call) ??
+    shortCycle(s, p, call);
   if (v !== null && v.decision !== 'execute') return plain(v);
   const near = nearDuplicate(s, p, call, similarity);
   if (near !== null && near.verdict.decision !== 'execute') return near;

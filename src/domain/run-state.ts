@@ -54,6 +54,8 @@ export interface RunState {
   readonly policy: RunPolicy | null;
   readonly taskType: string | null;
   readonly tenant: string | null;
+  /** The supervisor run this one is a sub-agent of, or null. */
+  readonly parentRunId: string | null;
   readonly seq: number;
   readonly startedAtMs: number;
   readonly lastAtMs: number;
@@ -111,6 +113,7 @@ export function initialState(runId: string): RunState {
     policy: null,
     taskType: null,
     tenant: null,
+    parentRunId: null,
     seq: 0,
     startedAtMs: 0,
     lastAtMs: 0,
@@ -177,6 +180,7 @@ export function copyState(s: RunState): RunState {
     policy: s.policy,
     taskType: s.taskType,
     tenant: s.tenant,
+    parentRunId: s.parentRunId,
     seq: s.seq,
     startedAtMs: s.startedAtMs,
     lastAtMs: s.lastAtMs,
