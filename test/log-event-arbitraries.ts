@@ -61,9 +61,12 @@ const report: fc.Arbitrary<StopReport> = fc.record({
   nextAllowedAction: str,
   evidence,
   spend: fc.record({ steps: long, toolCalls: long, tokens: long, costUsd: dbl, elapsedMs: long }),
-  children: fc.array(fc.record({ runId: str, state: fc.constantFrom(...TERMINAL_STATES, 'RUNNING' as const) }), {
-    maxLength: 3,
-  }),
+  children: fc.array(
+    fc.record({ runId: str, state: fc.constantFrom(...TERMINAL_STATES, 'RUNNING' as const) }),
+    {
+      maxLength: 3,
+    },
+  ),
 });
 
 const ev = <T extends DomainEvent['type']>(

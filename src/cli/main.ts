@@ -113,9 +113,10 @@ export async function main(
     case 'audit': {
       const runId = rest[0];
       if (runId === undefined) throw new LoopguardError('usage', 'audit: give a RUN_ID');
-      return withStore(values, env, async (s) =>
-        auditOutput(runId, (await s.rebuild()).audit.timeline(runId), json, io),
-      );
+      return withStore(values, env, async (s) => {
+        const p = await s.rebuild();
+        return auditOutput(runId, p.audit.timeline(runId), json, io, p.tree.of(runId));
+      });
     }
     case 'stops':
       return withStore(values, env, async (s) => {

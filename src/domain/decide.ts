@@ -64,35 +64,37 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
               terminal: 'PARTIAL' as const,
               reason: 'parent_stopped',
               message: `Stopped with its supervisor: parent run ${cmd.parentRunId} ended (${cmd.parentState}).`,
-              gaps: [`parent run ${cmd.parentRunId} ended (${cmd.parentState}) before this sub-agent finished`],
+              gaps: [
+                `parent run ${cmd.parentRunId} ended (${cmd.parentState}) before this sub-agent finished`,
+              ],
             }
           : cmd.type === 'Cancel'
-          ? {
-              terminal: 'PARTIAL' as const,
-              reason: 'cancelled',
-              message: `Cancelled: ${cmd.reason}`,
-              gaps: [cmd.reason],
-            }
-          : cmd.type === 'Fail'
             ? {
-                terminal: 'FAILED' as const,
-                reason: 'failed',
-                message: `Failed: ${cmd.reason}`,
+                terminal: 'PARTIAL' as const,
+                reason: 'cancelled',
+                message: `Cancelled: ${cmd.reason}`,
                 gaps: [cmd.reason],
               }
-            : cmd.verified
+            : cmd.type === 'Fail'
               ? {
-                  terminal: 'COMPLETED' as const,
-                  reason: 'verified',
-                  message: 'The verifier confirmed the goal is met.',
-                  gaps: cmd.gaps ?? [],
+                  terminal: 'FAILED' as const,
+                  reason: 'failed',
+                  message: `Failed: ${cmd.reason}`,
+                  gaps: [cmd.reason],
                 }
-              : {
-                  terminal: 'PARTIAL' as const,
-                  reason: 'unverified',
-                  message: 'Finished without verification: a partial result.',
-                  gaps: cmd.gaps ?? [],
-                };
+              : cmd.verified
+                ? {
+                    terminal: 'COMPLETED' as const,
+                    reason: 'verified',
+                    message: 'The verifier confirmed the goal is met.',
+                    gaps: cmd.gaps ?? [],
+                  }
+                : {
+                    terminal: 'PARTIAL' as const,
+                    reason: 'unverified',
+                    message: 'Finished without verification: a partial result.',
+                    gaps: cmd.gaps ?? [],
+                  };
       return ok([
         {
           type: 'RunStopped',

@@ -80,7 +80,10 @@ export function spentBudget(
 }
 
 /** Before a call of a sub-agent: an ended ancestor ends it; a spent ancestor budget stops it. */
-export function ancestorVerdict(family: FamilyView | undefined, costEstimateUsd: number | null): Verdict | null {
+export function ancestorVerdict(
+  family: FamilyView | undefined,
+  costEstimateUsd: number | null,
+): Verdict | null {
   for (const a of family?.ancestors ?? []) {
     const ev: Evidence = evidence([], counts(a.spent), {});
     if (isTerminal(a.status)) {

@@ -5,6 +5,7 @@ import {
   LoopguardError,
   type RecordedEvent,
   type RunState,
+  type TerminalState,
   toolPolicy,
 } from '../domain/index.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
@@ -13,6 +14,7 @@ import { claimOperation, ledgerCall, type OperationClaim } from './claim-operati
 import { executeTool, type ToolFn } from './execute-tool.js';
 import { interruptedCompletion } from './interrupted-call.js';
 import type { Ledger, ReissueNote } from './ledger.js';
+import type { RunFamily } from './run-family.js';
 import type { RunStore } from './run-store.js';
 
 export interface CallRequest {
@@ -38,11 +40,14 @@ export interface CallHooks {
 export class GuardedRun {
   private queue: Promise<unknown> = Promise.resolve();
   private calls = 0;
+  /** Whether this run's end has been passed on to its sub-agents. */
+  private cascaded = false;
 
   constructor(
     private readonly actor: RunActor,
     private readonly store: RunStore,
     private readonly ledger: Ledger,
+    private readonly family?: RunFamily,
   ) {}
 
   get runId(): string {
@@ -56,12 +61,40 @@ export class GuardedRun {
   private serial<T>(work: () => Promise<T>): Promise<T> {
     const next = this.queue.then(work, work);
     this.queue = next.catch(() => undefined);
-    return next;
+    return next.then(async (value) => {
+      await this.cascade();
+      return value;
+    });
+  }
+
+  /** Once this run has ended, so do its live sub-agents (outside its own queue: they wait on theirs). */
+  private async cascade(): Promise<void> {
+    if (this.cascaded || this.family === undefined || !isTerminal(this.actor.state.status)) return;
+    this.cascaded = true;
+    await this.family.ended(this.runId);
+  }
+
+  /** The command with the run's place in its tree of supervisors and sub-agents, if it has one. */
+  private withFamily(cmd: CommandInput): CommandInput {
+    const view = this.family?.view(this.runId);
+    if (view === undefined) return cmd;
+    switch (cmd.type) {
+      case 'RequestToolCall':
+      case 'CompleteToolCall':
+        return { ...cmd, family: view };
+      case 'Finish':
+      case 'Cancel':
+      case 'Fail':
+      case 'EndWithParent':
+        return { ...cmd, children: view.children };
+      default:
+        return cmd;
+    }
   }
 
   /** Record first, then act: append, and only once durable move the actor. */
   private async record(cmd: CommandInput): Promise<RecordedEvent[]> {
-    const proposed = this.actor.propose(cmd);
+    const proposed = this.actor.propose(this.withFamily(cmd));
     if (!proposed.ok) throw proposed.error;
     try {
       await this.store.append(proposed.value);
@@ -143,8 +176,8 @@ export class GuardedRun {
       resultJson: ran.resultJson,
       terminal: ran.terminal,
       tokens: ran.tokens,
-      costUsd: ran.costUsd,
       inDoubt,
+      ...(ran.costUsd !== null ? { costUsd: ran.costUsd } : {}),
       ...(ran.code !== null ? { code: ran.code } : {}),
       ...(ran.retryAfterMs !== null ? { retryAfterMs: ran.retryAfterMs } : {}),
       ...(ran.progressVersion !== null ? { progressVersion: ran.progressVersion } : {}),
@@ -254,6 +287,14 @@ export class GuardedRun {
     return note;
   }
 
+  /** Used by the run's family when an ancestor has ended: this run ends too (PARTIAL, parent_stopped). */
+  async endWithParent(parentRunId: string, parentState: TerminalState): Promise<void> {
+    await this.serial(async () => {
+      if (isTerminal(this.actor.state.status)) return;
+      await this.record({ type: 'EndWithParent', parentRunId, parentState });
+    });
+  }
+
   /** Used by Guard.startRun. */
   async start(cmd: Extract<CommandInput, { type: 'StartRun' }>): Promise<void> {
     await this.serial(() => this.record(cmd));
@@ -265,6 +306,7 @@ export class GuardedRun {
       const cutOff = await interruptedCompletion(this.actor.state, this.ledger);
       if (cutOff !== null) await this.record(cutOff);
       await this.record({ type: 'Resume', ...change });
+      this.cascaded = false;
     });
   }
 }
