@@ -154,6 +154,39 @@ describe('informativeness judged without the wording', () => {
     }
   });
 
+  it('given a run of similar `sed -i` edits each answered with the wrapped empty output, then none is refused', () => {
+    const s = given(start());
+    for (let i = 0; i < 8; i++) {
+      const o = s.when(
+        call(`e${i}`, 'bash', {
+          command: `sed -i '${10 + i}s/value.a${i}/value.get("a${i}")/' src/pkg/parser.py`,
+        }),
+      );
+      expect(o.before.decision, `edit ${i}`).toBe('execute');
+      s.given(result(`e${i}`, 'wrapped-empty', json(boilerplate)));
+    }
+  });
+
+  it('given similar scratch scripts whose runs answer differently, then writing the next one is not a rephrasing', () => {
+    const s = given(start());
+    for (let i = 0; i < 6; i++) {
+      const body = `from pkg.parser import parse_value\nprint(parse_value(${i}))\n`;
+      const w = s.when(call(`w${i}`, 'write_file', { path: `check_${i}.py`, content: body }));
+      expect(w.before.decision, `write ${i}`).toBe('execute');
+      // One answer for every write, and it says something about the ask (it names the module).
+      s.given(result(`w${i}`, 'written', json('saved 3 lines (from pkg.parser)')));
+      s.given(
+        step(
+          `r${i}`,
+          'bash',
+          { command: `python check_${i}.py` },
+          `out-${i}`,
+          json(`parse_value -> ${i * 7}`),
+        ),
+      );
+    }
+  });
+
   it('but rephrasings that get the same answer only among themselves are still stopped', () => {
     const answer = json('Paris: 18C, light rain, wind 12 km/h');
     const s = given(

@@ -119,8 +119,8 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
 /**
  * Near-duplicate asks in a row that got the very answer of the ask they resemble, per tool. Any
  * new information in the run (news from outside, a new informative answer, a question answered
- * differently than before) starts every count over: similar asks around new answers are
- * exploration, not rephrasing.
+ * differently than before, a near-duplicate answered differently from the ask it resembles)
+ * starts every count over: similar asks with different answers are exploration, not rephrasing.
  */
 function nearDuplicatesAfter(
   s: RunState,
@@ -135,7 +135,8 @@ function nearDuplicatesAfter(
   const fresh = outsideNews || (!known && news.informative);
   const resembled = call.similarTo === null ? undefined : prior.find((a) => a.intent === call.similarTo);
   const sameAnswer = resembled !== undefined && resembled.resultHash === e.resultHash && news.informative;
-  if (!sameAnswer && (fresh || news.flipped))
+  const explored = resembled !== undefined && resembled.resultHash !== e.resultHash;
+  if (!sameAnswer && (fresh || news.flipped || explored))
     return Object.keys(s.nearDuplicates).length === 0 ? s.nearDuplicates : {};
   const chain = sameAnswer ? (s.nearDuplicates[call.tool] ?? 0) + 1 : 0;
   if (chain === 0 && s.nearDuplicates[call.tool] === undefined) return s.nearDuplicates;
