@@ -127,7 +127,11 @@ export type DomainEvent =
       readonly costUsd: number;
       readonly retryAfterMs: number | null;
       readonly durationMs: number;
-      /** False for an answer that says nothing ("", "ok", "done", {}): it cannot show a rephrasing got nowhere. */
+      /**
+       * False for an answer that says nothing about its call: empty once markup and structure are
+       * taken away ("", "ok", {}, a harness's wrapped empty output), or short and sharing no word
+       * with the call's arguments. Such an answer cannot show that a rephrasing got nowhere.
+       */
       readonly informative: boolean;
     }
   | {
