@@ -89,7 +89,7 @@ describe('eval --synthetic', () => {
     const r = await run(['eval', '--synthetic']);
     expect(r.code).toBe(0);
     for (const h of ['shell-only', 'editor-tools', 'json-exec'])
-      expect(r.out).toContain(`== synthetic-${h}: 80 runs`);
-    expect(r.out).toMatch(/^loopguard .*0\/180 \(0\.0%\), 0 clean/m);
+      expect(r.out).toContain(`== synthetic-${h}: 100 runs`);
+    expect(r.out).toMatch(/^loopguard .*0\/240 \(0\.0%\), 0 clean/m);
   });
 });

@@ -1,7 +1,9 @@
 import type { TraceRun } from '../../trace/trace-run.js';
 import {
   boilerplateEdits,
+  debugPrint,
   flipFlop,
+  installRetry,
   longRun,
   type Project,
   pollAndPage,
@@ -22,6 +24,8 @@ const WORKING: Readonly<Record<string, Shape>> = {
   'revert-and-compare': revertAndCompare,
   'scratch-scripts': scratchScripts,
   'poll-and-page': pollAndPage,
+  'debug-print': debugPrint,
+  'install-retry': installRetry,
   'long-run': (log, rng, p) => longRun(log, rng, p, rng.int(30, 150)),
 };
 

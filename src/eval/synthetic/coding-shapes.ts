@@ -142,6 +142,38 @@ export function pollAndPage(log: CallLog, rng: Prng, p: Project): void {
   log.shell(pytest(p), outcomes(p)[1] ?? '');
 }
 
+/** Adds a debug print, runs, takes the print out again, runs: the same output as before the print. */
+export function debugPrint(log: CallLog, rng: Prng, p: Project): void {
+  explore(log, rng, p);
+  const [fail, pass] = outcomes(p);
+  log.shell(pytest(p), fail ?? '', 1);
+  const rounds = rng.int(1, 3);
+  for (let i = 0; i < rounds; i++) {
+    const line = rng.int(10, 90);
+    log.quiet(`sed -i '${line}a\\    print("DEBUG", value)' /repo/${src(p)}`);
+    log.shell(pytest(p), `DEBUG {'a': ${i}}\n${fail ?? ''}`, 1);
+    log.quiet(`sed -i '/print("DEBUG", value)/d' /repo/${src(p)}`);
+    log.shell(pytest(p), fail ?? '', 1);
+  }
+  log.write(`/repo/${src(p)}`, `def ${p.symbol}(value):\n    return {k: str(v) for k, v in value.items()}\n`);
+  log.shell(pytest(p), pass ?? '');
+}
+
+/** An install that fails on the network, is retried as is, and then works; then the tests. */
+export function installRetry(log: CallLog, rng: Prng, p: Project): void {
+  const install = 'cd /repo && pip install -q -e ".[test]"';
+  const tries = rng.int(1, 2);
+  for (let i = 0; i < tries; i++)
+    log.shell(
+      install,
+      `ERROR: Could not install packages due to an OSError: [Errno 104] Connection reset (attempt ${i + 1})\n`,
+      1,
+    );
+  log.quiet(install);
+  explore(log, rng, p);
+  log.shell(pytest(p), outcomes(p)[1] ?? '');
+}
+
 /** 30 to 150 calls: heredoc writes, `sed -i`, `grep -rn`, the same test after every change. */
 export function longRun(log: CallLog, rng: Prng, p: Project, target: number): void {
   explore(log, rng, p);
