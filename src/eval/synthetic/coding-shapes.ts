@@ -181,18 +181,20 @@ export function longRun(log: CallLog, rng: Prng, p: Project, target: number): vo
   let failure = outs[0] ?? '';
   let edits = 0;
   while (log.length < target - 3) {
-    // Sometimes a look around first: where a name is used, what changed, the file as it is now.
-    const look = rng.next();
-    if (look < 0.2) {
-      log.shell(
-        `grep -rn "${p.symbol}" /repo/src /repo/tests | head -20`,
-        `${src(p)}:${10 + (edits >> 2)}: ${p.symbol}\n`,
-      );
-    } else if (look < 0.35) {
-      log.shell('cd /repo && git status --short', ` M ${src(p)}\n${edits > 3 ? '?? tests/\n' : ''}`);
-    } else if (look < 0.5) {
-      log.shell(`cat -n /repo/${src(p)} | sed -n '1,40p'`, `     1\t# ${p.module} rev ${edits}\n`);
-    }
+    // A look around first, none to three different checks: where a name is used, what the
+    // working tree holds, the file as it is now. Most answer what they answered last time.
+    const looks = [
+      () =>
+        log.shell(
+          `grep -rn "${p.symbol}" /repo/src /repo/tests | head -20`,
+          `${src(p)}:${10 + (edits >> 2)}: ${p.symbol}\n`,
+        ),
+      () => log.shell('cd /repo && git status --short', ` M ${src(p)}\n${edits > 3 ? '?? tests/\n' : ''}`),
+      () => log.shell(`cat -n /repo/${src(p)} | sed -n '1,40p'`, `     1\t# ${p.module} rev ${edits >> 1}\n`),
+    ];
+    const first = rng.int(0, 2);
+    const count = rng.pick([0, 0, 1, 1, 2, 3]);
+    for (let k = 0; k < count; k++) looks[(first + k) % looks.length]?.();
     if (rng.chance(0.6))
       log.quiet(`sed -i 's/${p.symbol}(v${edits})/${p.symbol}(v${edits + 1})/' /repo/${src(p)}`);
     else log.write(`/repo/tests/test_case_${edits}.py`, `def test_case_${edits}():\n    assert True\n`);
