@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isInformative } from '../src/domain/informative.js';
+import { answersAsk, isInformative } from '../src/domain/informative.js';
 
 /** Whether an answer says anything, by its shape and by what it shares with the ask: no wording lists. */
 const text = (t: string) => JSON.stringify(t);
@@ -37,12 +37,12 @@ describe('isInformative', () => {
 
   it('a short answer sharing no word with the arguments is about the harness, not the ask', () => {
     const args = JSON.stringify({ path: 'check_a.py', content: 'print(parse_value(1))' });
-    expect(isInformative(text('File written successfully.'), args)).toBe(false);
-    expect(isInformative(text('(no output)'), JSON.stringify({ cmd: "sed -i 's/a/b/' x.py" }))).toBe(false);
-    expect(isInformative(text('parse_value returned 1'), args)).toBe(true);
+    expect(answersAsk(text('File written successfully.'), args)).toBe(false);
+    expect(answersAsk(text('(no output)'), JSON.stringify({ cmd: "sed -i 's/a/b/' x.py" }))).toBe(false);
+    expect(answersAsk(text('parse_value returned 1'), args)).toBe(true);
   });
 
   it('an answer with no words at all is judged by its shape alone', () => {
-    expect(isInformative(text('1.0\n'), JSON.stringify({ cmd: 'python check_e.py' }))).toBe(true);
+    expect(answersAsk(text('1.0\n'), JSON.stringify({ cmd: 'python check_e.py' }))).toBe(true);
   });
 });

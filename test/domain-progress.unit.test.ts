@@ -102,6 +102,55 @@ describe('a question answered differently from last time is news', () => {
   });
 });
 
+describe('checks after a change are news', () => {
+  const checks = [
+    ['git status --short', 'status', ' M src/app.py'],
+    ['grep -rn parse_value src', 'grep', 'src/app.py:3: parse_value'],
+    ['cat -n src/app.py', 'cat', '1 def parse_value(v): ...'],
+    ['pytest tests/test_app.py', 'test', 'F test_app: AssertionError'],
+  ] as const;
+
+  it('given an edit, when status, grep, the file and the test all answer what they did before it, then that is not a lack of progress', () => {
+    const s = given(start({ noProgressLimit: 3 }));
+    for (const [cmd, h, out] of checks) s.given(step(`first-${h}`, 'bash', { cmd }, h, json(out)));
+    for (let i = 0; i < 5; i++) {
+      s.given(step(`e${i}`, 'bash', { cmd: `sed -i '${i + 3}s/a/b/' src/app.py` }, 'empty', json('')));
+      for (const [cmd, h, out] of checks) {
+        s.given(call(`${h}${i}`, 'bash', { cmd }));
+        const o = s.when(result(`${h}${i}`, h, json(out)));
+        expect(o.after.decision, `${h} after edit ${i}`).toBe('continue');
+      }
+    }
+  });
+
+  it('but the same checks again, with no change in between, are stopped at noProgressLimit', () => {
+    // Checks whose answers are about what they ask: none of them can have changed anything.
+    const reads = checks.filter(([, h]) => h !== 'cat');
+    const s = given(start({ noProgressLimit: 3 }));
+    for (const [cmd, h, out] of reads) s.given(step(`first-${h}`, 'bash', { cmd }, h, json(out)));
+    const decisions: string[] = [];
+    // In another order: the same order again would be a cycle, which short_cycle stops sooner.
+    for (const [cmd, h, out] of [...reads].reverse()) {
+      s.given(call(`again-${h}`, 'bash', { cmd }));
+      decisions.push(s.when(result(`again-${h}`, h, json(out))).after.decision);
+    }
+    expect(decisions).toEqual(['continue', 'continue', 'stop']);
+  });
+
+  it('and A, B, A, B where B answered nothing still goes round: the cycle is stopped', () => {
+    const s = given(
+      start(),
+      step('a1', 'api', { q: 'a' }, 'ra', json('a result about a')),
+      step('b1', 'api', { q: 'b' }, 'empty', json('')),
+      step('a2', 'api', { q: 'a' }, 'ra', json('a result about a')),
+    );
+    expect(s.when(call('b2', 'api', { q: 'b' })).before).toMatchObject({
+      decision: 'stop_partial',
+      rule: 'short_cycle',
+    });
+  });
+});
+
 describe('informativeness judged without the wording', () => {
   const boilerplate = '<returncode>0</returncode>\n<output>\n</output>';
 
@@ -118,10 +167,10 @@ describe('informativeness judged without the wording', () => {
     const s = given(start());
     s.given(call('c1', 'write_file', { path: 'check_a.py', content: 'print(parse("1"))' }));
     const written = s.when(result('c1', 'w', json('File written successfully.')));
-    expect(written.of('ToolCallCompleted')[0]?.informative).toBe(false);
+    expect(written.of('ToolCallCompleted')[0]).toMatchObject({ informative: true, answersAsk: false });
     s.given(call('c2', 'bash', { command: 'grep -rn parse_value src' }));
     const found = s.when(result('c2', 'g', json('src/pkg/x.py:42: def parse_value(v):')));
-    expect(found.of('ToolCallCompleted')[0]?.informative).toBe(true);
+    expect(found.of('ToolCallCompleted')[0]).toMatchObject({ informative: true, answersAsk: true });
   });
 
   it('given similar writes that each get the same acknowledgement, then they are never stopped as near-duplicates', () => {

@@ -131,6 +131,7 @@ export const domainEventArb: fc.Arbitrary<DomainEvent> = fc.oneof(
       retryAfterMs: nlong,
       durationMs: long,
       informative: fc.boolean(),
+      answersAsk: fc.boolean(),
     }),
   ),
   ev('ModelUsageRecorded', fc.record({ tokensIn: long, tokensOut: long, costUsd: dbl })),

@@ -76,6 +76,7 @@ export const SAMPLE_EVENTS: readonly DomainEvent[] = [
     retryAfterMs: 1500,
     durationMs: 830,
     informative: true,
+    answersAsk: true,
   },
   { type: 'ModelUsageRecorded', tokensIn: 1000, tokensOut: 250, costUsd: 0.0125 },
   {

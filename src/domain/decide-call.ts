@@ -4,7 +4,7 @@ import { type DomainEvent, type EventOf, isTerminal, type RecordedEvent } from '
 import { evolve } from './evolve.js';
 import type { ChildState } from './family.js';
 import { canonicalCall, type Hashing } from './fingerprint.js';
-import { isInformative } from './informative.js';
+import { answersAsk, isInformative } from './informative.js';
 import { type RunPolicy, toolPolicy } from './policy.js';
 import { checkAfter } from './rules-after.js';
 import { checkBefore } from './rules-before.js';
@@ -162,7 +162,8 @@ export function decideResult(s: RunState, p: RunPolicy, cmd: Cmd<'CompleteToolCa
     costUsd: cmd.costUsd ?? call.costEstimateUsd ?? toolPolicy(p, call.tool).costUsd ?? 0,
     retryAfterMs: cmd.retryAfterMs ?? null,
     durationMs: Math.max(0, cmd.atMs - call.startedAtMs),
-    informative: cmd.resultJson === undefined || isInformative(cmd.resultJson, call.argsJson),
+    informative: cmd.resultJson === undefined || isInformative(cmd.resultJson),
+    answersAsk: cmd.resultJson === undefined || answersAsk(cmd.resultJson, call.argsJson),
   };
   const events: DomainEvent[] = [done];
   const inDoubt = (cmd.inDoubt ?? false) && call.operationKey !== null;

@@ -128,11 +128,16 @@ export type DomainEvent =
       readonly retryAfterMs: number | null;
       readonly durationMs: number;
       /**
-       * False for an answer that says nothing about its call: empty once markup and structure are
-       * taken away ("", "ok", {}, a harness's wrapped empty output), or short and sharing no word
-       * with the call's arguments. Such an answer cannot show that a rephrasing got nowhere.
+       * False for an answer that says nothing: empty once markup and structure are taken away
+       * ("", "ok", {}, a harness's wrapped empty output).
        */
       readonly informative: boolean;
+      /**
+       * False for a short answer that shares no word with the call's arguments ("File written
+       * successfully." to a write of a script): about the harness, not the ask. Neither kind can
+       * show that a rephrasing got nowhere.
+       */
+      readonly answersAsk: boolean;
     }
   | {
       readonly type: 'ModelUsageRecorded';

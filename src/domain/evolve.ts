@@ -46,8 +46,10 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   const pair = seenPair(fp, e.resultHash);
   const known = s.seen.includes(pair);
   const news = newsOf(s, {
+    pair,
     resultHash: e.resultHash,
     says: e.informative,
+    answersAsk: e.answersAsk,
     known,
     rephrased: call.similarTo !== null,
     previousHash: prior.find((a) => a.intent === intent)?.resultHash,
@@ -88,11 +90,12 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   }
   // New information, the only thing that opens a new window: a higher progress version, a user
   // turn since the last call, a result this exact call has never returned, or (a bounded number
-  // of times) one it returned before but not last time: the world moved in between (news.ts).
+  // of times) a check of what a change did, or an answer that differs from last time (news.ts).
   const fresh = outsideNews || !known;
-  const progressed = fresh || news.revisit;
+  const progressed = fresh || news.flipBack;
   n.answers = news.answers;
-  n.revisits = fresh ? 0 : news.revisit ? s.revisits + 1 : s.revisits;
+  n.sinceChange = news.sinceChange;
+  n.revisits = fresh ? 0 : news.flipBack || news.recheck ? s.revisits + 1 : s.revisits;
   const entry: WindowEntry = { callId: e.callId, fingerprint: fp, tool: call.tool, kind: e.kind, progressed };
   // Polls are bounded by maxPolls and retries by maxRetries: neither counts as spinning here.
   const counts = e.kind !== 'PENDING';
@@ -102,7 +105,7 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   n.recent = capped(s.recent, entry, RECENT_CAP);
   // The caller's progress version, once reported, is the authority: a new result under an unmoved
   // version is still no progress (the divergent loop). Without one, novelty is the signal.
-  const moved = tracksProgress ? outsideNews : progressed;
+  const moved = tracksProgress ? outsideNews : progressed || news.recheck;
   n.noProgress = moved ? 0 : counts ? s.noProgress + 1 : s.noProgress;
   n.retries = progressed ? EMPTY : without(s.retries, fp);
   n.polls =

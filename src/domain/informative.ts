@@ -62,16 +62,19 @@ function wordsOf(v: unknown, into: Set<string>): Set<string> {
   return into;
 }
 
-/**
- * Whether the result says something about the call it answers. A short answer that shares no word
- * with the call's arguments ("File written successfully." to a write of a script, "(no output)" to
- * `sed -i`) is about the harness, not about what was asked: two rephrasings answered with it have
- * not shown that they asked the same question. A long answer says something whatever its words.
- */
-export function isInformative(resultJson: string, argsJson?: string): boolean {
+export function isInformative(resultJson: string): boolean {
   if (resultJson.length > JUDGED_LENGTH) return true;
-  if (!says(parsed(resultJson), 0)) return false;
-  if (argsJson === undefined) return true;
+  return says(parsed(resultJson), 0);
+}
+
+/**
+ * Whether the result is about the call it answers. A short answer that shares no word with the
+ * call's arguments ("File written successfully." to a write of a script, "(no output)" to `sed -i`)
+ * is about the harness, not about what was asked: two rephrasings answered with it have not shown
+ * that they asked the same question. A long answer, or one with no words at all, is not judged.
+ */
+export function answersAsk(resultJson: string, argsJson: string): boolean {
+  if (resultJson.length > JUDGED_LENGTH) return true;
   const result = resultJson.match(WORD) ?? [];
   if (result.length === 0) return true;
   const asked = wordsOf(parsed(argsJson), new Set());

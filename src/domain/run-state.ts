@@ -77,6 +77,8 @@ export interface RunState {
    */
   readonly tracksProgress: boolean;
   readonly answers: readonly AnswerCount[];
+  /** (call, result) pairs seen since the last call that may have changed the world (news.ts). */
+  readonly sinceChange: readonly number[];
   /** Flips back to a known result counted as progress since something new last arrived. */
   readonly revisits: number;
   /** Per tool, the intents (args without paging and id fields) asked since the last outside news, with the answer each got. */
@@ -130,6 +132,7 @@ export function initialState(runId: string): RunState {
     noProgress: 0,
     tracksProgress: false,
     answers: [],
+    sinceChange: [],
     revisits: 0,
     asked: {},
     nearDuplicates: {},
@@ -197,6 +200,7 @@ export function copyState(s: RunState): RunState {
     noProgress: s.noProgress,
     tracksProgress: s.tracksProgress,
     answers: s.answers,
+    sinceChange: s.sinceChange,
     revisits: s.revisits,
     asked: s.asked,
     nearDuplicates: s.nearDuplicates,
