@@ -120,3 +120,13 @@ describe('a supervisor run', () => {
     expect(o.report).toMatchObject({ guardReason: 'exact_repeat', children });
   });
 });
+
+describe("a supervisor's cost estimate", () => {
+  it('given its sub-agents spent $0.80 of its $1, when it asks for a $0.30 call, then it is refused', () => {
+    const below = { steps: 3, toolCalls: 3, tokens: 0, costUsd: 0.8 };
+    const o = given(start({ maxCostUsd: 1 })).when(
+      call('c1', 'render', {}, { costEstimateUsd: 0.3, family: family({ below }) }),
+    );
+    expect(o.before).toMatchObject({ decision: 'refuse', rule: 'cost_estimate' });
+  });
+});

@@ -63,9 +63,8 @@ function loopRule(s: RunState, p: RunPolicy, rule: LoopRule, stop: Verdict): Ver
   return stop;
 }
 
-/** The run's own budgets, against what it and all its sub-agents have used. */
-function budgets(own: RunState, p: RunPolicy, r: CallRequest): Verdict | null {
-  const s = r.family === undefined ? own : patch(own, treeSpend(own, r.family.below));
+/** The run's own budgets; `s` counts what it and all its sub-agents have used (see `checkBefore`). */
+function budgets(s: RunState, p: RunPolicy, r: CallRequest): Verdict | null {
   const elapsed = r.atMs - s.startedAtMs;
   // Checked without allocating: this runs before every call, and a budget is rarely spent.
   if (p.maxWallClockMs !== null && elapsed >= p.maxWallClockMs)
@@ -311,10 +310,12 @@ export function checkBefore(
       });
     }
   }
+  // A supervisor's budgets and cost estimates count what its sub-agents have used too.
+  const spent = r.family === undefined ? s : patch(s, treeSpend(s, r.family.below));
   const v =
-    budgets(s, p, r) ??
+    budgets(spent, p, r) ??
     ancestorVerdict(r.family, r.costEstimateUsd ?? toolPolicy(p, call.tool).costUsd) ??
-    perCall(s, p, r) ??
+    perCall(spent, p, r) ??
     exactRepeat(s, p, call) ??
     shortCycle(s, p, call);
   if (v !== null && v.decision !== 'execute') return plain(v);
