@@ -1,11 +1,9 @@
 import type { DomainEvent, EventOf, RecordedEvent } from './events.js';
 import { intentOf } from './intent.js';
-import { type News, newsOf } from './news.js';
+import { nearDuplicatesAfter, newsOf } from './news.js';
 import {
   ASKED_CAP,
-  type AskedEntry,
   copyState,
-  type InFlightCall,
   initialState,
   type Mutable,
   patch,
@@ -117,33 +115,6 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
     n.succeededTools = capped(s.succeededTools, call.tool, SUCCEEDED_CAP);
   }
   return n;
-}
-
-/**
- * Near-duplicate asks in a row that got the very answer of the ask they resemble, per tool. Any
- * new information in the run (news from outside, a new informative answer, a question answered
- * differently than before, a near-duplicate answered differently from the ask it resembles)
- * starts every count over: similar asks with different answers are exploration, not rephrasing.
- */
-function nearDuplicatesAfter(
-  s: RunState,
-  call: InFlightCall,
-  e: EventOf<'ToolCallCompleted'>,
-  prior: readonly AskedEntry[],
-  news: News,
-  outsideNews: boolean,
-  known: boolean,
-): RunState['nearDuplicates'] {
-  if (e.kind === 'RETRYABLE') return outsideNews ? {} : s.nearDuplicates;
-  const fresh = outsideNews || (!known && news.informative);
-  const resembled = call.similarTo === null ? undefined : prior.find((a) => a.intent === call.similarTo);
-  const sameAnswer = resembled !== undefined && resembled.resultHash === e.resultHash && news.informative;
-  const explored = resembled !== undefined && resembled.resultHash !== e.resultHash;
-  if (!sameAnswer && (fresh || news.flipped || explored))
-    return Object.keys(s.nearDuplicates).length === 0 ? s.nearDuplicates : {};
-  const chain = sameAnswer ? (s.nearDuplicates[call.tool] ?? 0) + 1 : 0;
-  if (chain === 0 && s.nearDuplicates[call.tool] === undefined) return s.nearDuplicates;
-  return { ...s.nearDuplicates, [call.tool]: chain };
 }
 
 function executed(s: RunState, atMs: number): RunState {

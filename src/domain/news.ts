@@ -1,4 +1,5 @@
-import type { AnswerCount, RunState } from './run-state.js';
+import type { EventOf } from './events.js';
+import type { AnswerCount, AskedEntry, InFlightCall, RunState } from './run-state.js';
 
 /**
  * What a result tells the guard beyond "this exact call answered this before", read off the run
@@ -90,4 +91,31 @@ export function newsOf(s: RunState, a: Answered): News {
       ? s.sinceChange
       : [...s.sinceChange.slice(s.sinceChange.length >= SINCE_CHANGE_CAP ? 1 : 0), a.pair];
   return { informative, flipped, flipBack, recheck, answers, sinceChange };
+}
+
+/**
+ * Near-duplicate asks in a row that got the very answer of the ask they resemble, per tool. Any
+ * new information in the run (news from outside, a new informative answer, a question answered
+ * differently than before, a near-duplicate answered differently from the ask it resembles)
+ * starts every count over: similar asks with different answers are exploration, not rephrasing.
+ */
+export function nearDuplicatesAfter(
+  s: RunState,
+  call: InFlightCall,
+  e: EventOf<'ToolCallCompleted'>,
+  prior: readonly AskedEntry[],
+  news: News,
+  outsideNews: boolean,
+  known: boolean,
+): RunState['nearDuplicates'] {
+  if (e.kind === 'RETRYABLE') return outsideNews ? {} : s.nearDuplicates;
+  const fresh = outsideNews || (!known && news.informative);
+  const resembled = call.similarTo === null ? undefined : prior.find((a) => a.intent === call.similarTo);
+  const sameAnswer = resembled !== undefined && resembled.resultHash === e.resultHash && news.informative;
+  const explored = resembled !== undefined && resembled.resultHash !== e.resultHash;
+  if (!sameAnswer && (fresh || news.flipped || explored))
+    return Object.keys(s.nearDuplicates).length === 0 ? s.nearDuplicates : {};
+  const chain = sameAnswer ? (s.nearDuplicates[call.tool] ?? 0) + 1 : 0;
+  if (chain === 0 && s.nearDuplicates[call.tool] === undefined) return s.nearDuplicates;
+  return { ...s.nearDuplicates, [call.tool]: chain };
 }

@@ -9,12 +9,12 @@ import {
   toolPolicy,
 } from '../domain/index.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
-import type { CallResult } from './call-result.js';
+import { type CallResult, decision, parseValue, stoppedReport } from './call-result.js';
 import { claimOperation, ledgerCall, type OperationClaim } from './claim-operation.js';
 import { executeTool, type ToolFn } from './execute-tool.js';
 import { interruptedCompletion } from './interrupted-call.js';
 import type { Ledger, ReissueNote } from './ledger.js';
-import type { RunFamily } from './run-family.js';
+import { type RunFamily, withFamily } from './run-family.js';
 import type { RunStore } from './run-store.js';
 
 export interface CallRequest {
@@ -61,10 +61,7 @@ export class GuardedRun {
   private serial<T>(work: () => Promise<T>): Promise<T> {
     const next = this.queue.then(work, work);
     this.queue = next.catch(() => undefined);
-    return next.then(async (value) => {
-      await this.cascade();
-      return value;
-    });
+    return next.then((value) => this.cascade().then(() => value));
   }
 
   /** Once this run has ended, so do its live sub-agents (outside its own queue: they wait on theirs). */
@@ -74,27 +71,9 @@ export class GuardedRun {
     await this.family.ended(this.runId);
   }
 
-  /** The command with the run's place in its tree of supervisors and sub-agents, if it has one. */
-  private withFamily(cmd: CommandInput): CommandInput {
-    const view = this.family?.view(this.runId);
-    if (view === undefined) return cmd;
-    switch (cmd.type) {
-      case 'RequestToolCall':
-      case 'CompleteToolCall':
-        return { ...cmd, family: view };
-      case 'Finish':
-      case 'Cancel':
-      case 'Fail':
-      case 'EndWithParent':
-        return { ...cmd, children: view.children };
-      default:
-        return cmd;
-    }
-  }
-
   /** Record first, then act: append, and only once durable move the actor. */
   private async record(cmd: CommandInput): Promise<RecordedEvent[]> {
-    const proposed = this.actor.propose(this.withFamily(cmd));
+    const proposed = this.actor.propose(withFamily(cmd, this.family?.view(this.runId)));
     if (!proposed.ok) throw proposed.error;
     try {
       await this.store.append(proposed.value);
@@ -205,7 +184,7 @@ export class GuardedRun {
         const cached = Object.values(own).find(
           (o) => o.status === 'completed' && o.resultJson !== null,
         )?.resultJson;
-        return { status: 'cached', value: parse(d.resultJson ?? cached ?? 'null'), message: d.message };
+        return { status: 'cached', value: parseValue(d.resultJson ?? cached ?? 'null'), message: d.message };
       }
       case 'wait':
         return { status: 'waiting', rule, message: d.message, waitUntilMs: d.waitUntilMs };
@@ -309,22 +288,4 @@ export class GuardedRun {
       this.cascaded = false;
     });
   }
-}
-
-function parse(json: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch {
-    return json;
-  }
-}
-
-function decision(records: readonly RecordedEvent[], phase: 'before' | 'after'): EventOf<'GuardDecided'> {
-  for (const r of records) if (r.event.type === 'GuardDecided' && r.event.phase === phase) return r.event;
-  throw new LoopguardError('internal', `no ${phase} decision recorded`);
-}
-
-function stoppedReport(records: readonly RecordedEvent[]) {
-  for (const r of records) if (r.event.type === 'RunStopped') return r.event.report;
-  return null;
 }

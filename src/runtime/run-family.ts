@@ -9,6 +9,7 @@ import {
   type TreeSpend,
   treeSpend,
 } from '../domain/index.js';
+import type { CommandInput } from '../machines/index.js';
 
 /** What the family needs of a run: its state, and a way to end it with its ended parent. */
 export interface FamilyMember {
@@ -96,5 +97,22 @@ export class RunFamily {
     for (const child of this.children(runId)) {
       if (!isTerminal(child.state.status)) await child.endWithParent(runId, status);
     }
+  }
+}
+
+/** The command with the run's place in its tree of supervisors and sub-agents, if it has one. */
+export function withFamily(cmd: CommandInput, view: FamilyView | undefined): CommandInput {
+  if (view === undefined) return cmd;
+  switch (cmd.type) {
+    case 'RequestToolCall':
+    case 'CompleteToolCall':
+      return { ...cmd, family: view };
+    case 'Finish':
+    case 'Cancel':
+    case 'Fail':
+    case 'EndWithParent':
+      return { ...cmd, children: view.children };
+    default:
+      return cmd;
   }
 }
