@@ -88,7 +88,8 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   }
   // New information, the only thing that opens a new window: a higher progress version, a user
   // turn since the last call, a result this exact call has never returned, or (a bounded number
-  // of times) a check of what a change did, or an answer that differs from last time (news.ts).
+  // of times) one that differs from what it returned last time. A check of what a change did is
+  // progress for no_progress only (below), so cycles through it still show (news.ts).
   const fresh = outsideNews || !known;
   const progressed = fresh || news.flipBack;
   n.answers = news.answers;
