@@ -70,6 +70,10 @@ describe('the packed package, installed', () => {
       expect.arrayContaining(['KafkaLog', 'KafkaLedger', 'RegistrySchemaStore', 'startAlertSubscriber']),
     );
     expect(out.mcp).toEqual(['McpGuardProxy', 'declaredSideEffects', 'isSideEffectTool']);
+    expect(out.ai).toEqual(['guardStopped', 'guardToolApproval', 'wrapTools']);
+    // The entries resolve; only their optional peer framework is missing in this project.
+    expect(out.openaiAgents).toMatch(/Cannot find package '@openai\/agents'/);
+    expect(out.langchain).toMatch(/Cannot find package 'langchain'/);
     expect([out.statuses, out.searches]).toEqual([['executed', 'executed', 'stopped'], 2]);
     expect(out.lastMessage).toMatch(/^\[loopguard\] stopped \(exact_repeat\)/);
     expect([out.outcome, out.toolError]).toEqual(['RETRYABLE', true]);
