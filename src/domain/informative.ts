@@ -2,9 +2,9 @@
  * Whether a result says anything, judged by its shape rather than by a list of harness wordings.
  * Edits, writes and `sed -i` answer with nothing, and harnesses wrap that nothing in markup or a
  * JSON envelope (`<returncode>0</returncode><output></output>`, `{"exit_code":0,"stdout":""}`):
- * what is left once tags, structure, numbers and punctuation are taken away is what was said.
- * A wrapper that carries words ("File written successfully.") is caught by the run itself: see
- * `isAcknowledgement` in run-state.ts (an answer many unrelated calls return alike).
+ * what is left once tags, status codes, structure and punctuation are taken away is what was said.
+ * A wrapper that carries words ("File written successfully.") is caught otherwise: it shares no
+ * word with what was asked (`answersAsk` below), and unrelated calls get it alike (news.ts).
  */
 const EMPTY_WORDS =
   /^(ok|okay|done|success|succeeded|true|false|null|none|nil|undefined|saved|written|updated)?$/i;
