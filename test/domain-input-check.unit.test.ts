@@ -21,7 +21,7 @@ describe('names', () => {
     ['', 'expected a non-empty string'],
     ['  \t', 'expected a non-empty string'],
     [undefined, 'missing'],
-    [42, 'missing or not a non-empty string (got 42)'],
+    [42, 'expected a non-empty string, got 42'],
     ['x'.repeat(MAX_NAME_CHARS + 1), 'longer than'],
     ['run-\uD800', 'not valid Unicode'],
     ['run-\uDC00-x', 'not valid Unicode'],

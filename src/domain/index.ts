@@ -4,6 +4,7 @@ export * from './decide.js';
 export * from './errors.js';
 export * from './events.js';
 export * from './evolve.js';
+export * from './family.js';
 export * from './fingerprint.js';
 export * from './input-check.js';
 export * from './input-check.js';

@@ -1,5 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { CALL_FIELDS, fieldsProblem, inputError, type LoopguardError, nameProblem } from '../domain/index.js';
+import {
+  CALL_FIELDS,
+  fieldsProblem,
+  type Hashing,
+  inputError,
+  LoopguardError,
+  nameProblem,
+  resultJsonOf,
+} from '../domain/index.js';
+import type { CommandInput } from '../machines/index.js';
 
 export interface CallRequest {
   readonly tool: string;
@@ -47,4 +56,33 @@ export const insideOwnTool = (run: object): boolean => runningTools.getStore()?.
 /** Runs `work` (a tool of `run`) so that what it calls knows it is inside that run's tool. */
 export function runningTool<T>(run: object, work: () => Promise<T>): Promise<T> {
   return runningTools.run(new Set(runningTools.getStore() ?? []).add(run), work);
+}
+
+/** A result as it is recorded (canonical, secrets redacted), or the error naming what cannot be. */
+export function recordedResult(value: unknown, hashing: Hashing): string {
+  const r = resultJsonOf(value, hashing);
+  if (!r.ok) throw r.error;
+  return r.value.json;
+}
+
+export const reentrantCall = (runId: string): LoopguardError =>
+  new LoopguardError(
+    'reentrant_call',
+    `run ${runId}: run.call from inside a tool of the same run would wait for itself; call the inner tool directly, or give it a run of its own`,
+  );
+
+/**
+ * The log did not take a command's events. After a tool ran, "nothing was executed" would be
+ * false: the message says what is true instead.
+ */
+export function logRefused(cmd: CommandInput, e: unknown): LoopguardError {
+  const ran = cmd.type === 'CompleteToolCall';
+  const what = ran
+    ? `the tool ran but its result was not recorded; resume the run (guard.resume) to settle call ${cmd.callId}`
+    : 'nothing was executed';
+  return new LoopguardError(
+    'log_unavailable',
+    `the event log did not accept the ${ran ? 'result' : 'decision'}; ${what} (${(e as Error).message})`,
+    { retriable: true, cause: e },
+  );
 }

@@ -76,7 +76,7 @@ export function notRunResult(d: EventOf<'GuardDecided'>, state: RunState): CallR
       const cached = Object.values(state.operations).find(
         (o) => o.status === 'completed' && o.resultJson !== null,
       )?.resultJson;
-      return { status: 'cached', value: parse(d.resultJson ?? cached ?? 'null'), message: d.message };
+      return { status: 'cached', value: parseValue(d.resultJson ?? cached ?? 'null'), message: d.message };
     }
     case 'wait':
       return { status: 'waiting', rule, message: d.message, waitUntilMs: d.waitUntilMs };
@@ -89,14 +89,7 @@ export function notRunResult(d: EventOf<'GuardDecided'>, state: RunState): CallR
   }
 }
 
-function parse(json: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch {
-    return json;
-  }
-}
-
+/** The guard's decision of one phase among a command's records. */
 export function decision(
   records: readonly RecordedEvent[],
   phase: 'before' | 'after',
@@ -105,7 +98,17 @@ export function decision(
   throw new LoopguardError('internal', `no ${phase} decision recorded`);
 }
 
+/** The stop report among a command's records, if the command ended the run. */
 export function stoppedReport(records: readonly RecordedEvent[]) {
   for (const r of records) if (r.event.type === 'RunStopped') return r.event.report;
   return null;
+}
+
+/** A recorded result as the value the agent gets back (the raw text when it is not JSON). */
+export function parseValue(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return json;
+  }
 }

@@ -1,5 +1,6 @@
+import type { CallHooks, CallRequest } from './call-request.js';
 import type { CallResult } from './call-result.js';
-import type { CallHooks, CallRequest, GuardedRun } from './guarded-run.js';
+import type { GuardedRun } from './guarded-run.js';
 
 export type ToolImpl = (args: Record<string, unknown>, signal: AbortSignal) => Promise<unknown> | unknown;
 

@@ -6,6 +6,7 @@ import {
   fieldsProblem,
   type Hashing,
   inputError,
+  isTerminal,
   LoopguardError,
   nameProblem,
   type Policy,
@@ -22,6 +23,7 @@ import { FileLedger } from './file-ledger.js';
 import { GuardedRun } from './guarded-run.js';
 import type { Ledger } from './ledger.js';
 import { nodeHashing } from './node-hashing.js';
+import { RunFamily } from './run-family.js';
 import type { RunStore } from './run-store.js';
 import { chooseSecretKey } from './secret-key.js';
 import { runStoreOf } from './store-adapter.js';
@@ -45,6 +47,11 @@ export interface StartRun {
   readonly tenant?: string;
   readonly progressVersion?: number;
   readonly meta?: Readonly<Record<string, string>>;
+  /**
+   * Makes this run a sub-agent of a live run of this guard: its steps, tokens and cost also count
+   * against every ancestor's budgets, and it ends when an ancestor ends.
+   */
+  readonly parentRunId?: string;
 }
 
 /** What is wrong with startRun's options, by argument path; the run id is the one field required. */
@@ -69,6 +76,7 @@ function resumeProblem(
 /** The library's entry point: runs, each behind its own actor, over one log and one ledger. */
 export class Guard {
   private readonly runs = new Map<string, GuardedRun>();
+  private readonly family = new RunFamily();
   private readonly deps: DeciderDeps;
   readonly policy: Policy;
 
@@ -100,14 +108,29 @@ export class Guard {
         `run ${opts.runId} already exists; use guard.resume(${JSON.stringify(opts.runId)}, ...) to continue it`,
       );
     }
+    if (opts.parentRunId !== undefined) {
+      const parent = this.runs.get(opts.parentRunId);
+      if (parent === undefined)
+        throw new LoopguardError(
+          'unknown_parent',
+          `parentRunId: run ${opts.parentRunId} is not a run this guard holds; start or resume it first`,
+        );
+      if (isTerminal(parent.state.status))
+        throw new LoopguardError(
+          'parent_ended',
+          `parentRunId: run ${opts.parentRunId} has ended (${parent.state.status}); a sub-agent cannot start under it`,
+        );
+    }
     const run = new GuardedRun(
       new RunActor(opts.runId, this.deps, this.clock()),
       this.ports.store,
       this.ports.ledger,
       this.deps.hashing,
+      this.family,
     );
     await run.start({ ...opts, type: 'StartRun', policy: resolvePolicy(this.policy, opts.taskType) });
     this.runs.set(opts.runId, run);
+    this.family.add(run);
     return run;
   }
 
@@ -131,8 +154,10 @@ export class Guard {
         this.ports.store,
         this.ports.ledger,
         this.deps.hashing,
+        this.family,
       );
       this.runs.set(runId, run);
+      this.family.add(run);
     }
     await run.resumeWith(change);
     return run;

@@ -8,7 +8,7 @@ import {
   type RecordedEvent,
   type RunState,
   redactText,
-  resultJsonOf,
+  type TerminalState,
   textProblem,
   toolPolicy,
 } from '../domain/index.js';
@@ -17,7 +17,10 @@ import {
   type CallHooks,
   type CallRequest,
   insideOwnTool,
+  logRefused,
   namesProblem,
+  recordedResult,
+  reentrantCall,
   requestProblem,
   runningTool,
 } from './call-request.js';
@@ -26,9 +29,8 @@ import { claimOperation, ledgerCall, type OperationClaim } from './claim-operati
 import { executeTool, type ToolFn } from './execute-tool.js';
 import { interruptedCompletion } from './interrupted-call.js';
 import type { Ledger, ReissueNote } from './ledger.js';
+import { type RunFamily, withFamily } from './run-family.js';
 import type { RunStore } from './run-store.js';
-
-export type { CallHooks, CallRequest } from './call-request.js';
 
 /**
  * One run as the agent loop sees it. Calls go one at a time; each decision is durable in the log
@@ -37,12 +39,15 @@ export type { CallHooks, CallRequest } from './call-request.js';
 export class GuardedRun {
   private queue: Promise<unknown> = Promise.resolve();
   private calls = 0;
+  /** Whether this run's end has been passed on to its sub-agents. */
+  private cascaded = false;
 
   constructor(
     private readonly actor: RunActor,
     private readonly store: RunStore,
     private readonly ledger: Ledger,
     private readonly hashing: Hashing,
+    private readonly family?: RunFamily,
   ) {}
 
   /** Operation keys are recorded redacted; the ledger holds them the same way. */
@@ -61,39 +66,31 @@ export class GuardedRun {
   private serial<T>(work: () => Promise<T>): Promise<T> {
     const next = this.queue.then(work, work);
     this.queue = next.catch(() => undefined);
-    return next;
+    return next.then((value) => this.cascade().then(() => value));
+  }
+
+  /** Once this run has ended, so do its live sub-agents (outside its own queue: they wait on theirs). */
+  private async cascade(): Promise<void> {
+    if (this.cascaded || this.family === undefined || !isTerminal(this.actor.state.status)) return;
+    this.cascaded = true;
+    await this.family.ended(this.runId);
   }
 
   /** Record first, then act: append, and only once durable move the actor. */
   private async record(cmd: CommandInput): Promise<RecordedEvent[]> {
-    const proposed = this.actor.propose(cmd);
+    const proposed = this.actor.propose(withFamily(cmd, this.family?.view(this.runId)));
     if (!proposed.ok) throw proposed.error;
     try {
       await this.store.append(proposed.value);
     } catch (e) {
-      // After a tool ran, "nothing was executed" would be false: say what is true instead.
-      const what =
-        cmd.type === 'CompleteToolCall'
-          ? `the tool ran but its result was not recorded; resume the run (guard.resume) to settle call ${cmd.callId}`
-          : 'nothing was executed';
-      throw new LoopguardError(
-        'log_unavailable',
-        `the event log did not accept the ${cmd.type === 'CompleteToolCall' ? 'result' : 'decision'}; ${what} (${(e as Error).message})`,
-        { retriable: true, cause: e },
-      );
+      throw logRefused(cmd, e);
     }
     this.actor.commit(proposed.value);
     return proposed.value;
   }
 
   call(req: CallRequest, fn: ToolFn, hooks: CallHooks = {}): Promise<CallResult> {
-    if (insideOwnTool(this))
-      return Promise.reject(
-        new LoopguardError(
-          'reentrant_call',
-          `run ${this.runId}: run.call from inside a tool of the same run would wait for itself; call the inner tool directly, or give it a run of its own`,
-        ),
-      );
+    if (insideOwnTool(this)) return Promise.reject(reentrantCall(this.runId));
     const bad = requestProblem(req);
     if (bad !== null) return Promise.reject(bad);
     return this.serial(() => this.callNow(req, fn, hooks));
@@ -117,7 +114,7 @@ export class GuardedRun {
             owner,
             hooks,
             Object.hasOwn(this.actor.state.operations, key),
-            (v) => this.recordable(v),
+            (v) => recordedResult(v, this.hashing),
           );
     if (key !== undefined && claim.settled !== null)
       await this.record({
@@ -172,8 +169,8 @@ export class GuardedRun {
       resultJson: ran.resultJson,
       terminal: ran.terminal,
       tokens: ran.tokens,
-      costUsd: ran.costUsd,
       inDoubt,
+      ...(ran.costUsd !== null ? { costUsd: ran.costUsd } : {}),
       ...(ran.code !== null ? { code: ran.code } : {}),
       ...(ran.retryAfterMs !== null ? { retryAfterMs: ran.retryAfterMs } : {}),
       ...(ran.progressVersion !== null ? { progressVersion: ran.progressVersion } : {}),
@@ -232,7 +229,7 @@ export class GuardedRun {
       ['verdict.settledBy', verdict?.settledBy],
     ]);
     if (bad !== null) throw bad;
-    const resultJson = this.recordable(verdict.result);
+    const resultJson = recordedResult(verdict.result, this.hashing);
     const key = this.ledgerKey(operationKey);
     await this.serial(async () => {
       await ledgerCall(`settle ${operationKey}`, () => this.ledger.settle(key, verdict.happened, resultJson));
@@ -274,11 +271,12 @@ export class GuardedRun {
     return note;
   }
 
-  /** A result as it is recorded (canonical, secrets redacted), or the error naming what cannot be. */
-  private recordable(value: unknown): string {
-    const r = resultJsonOf(value, this.hashing);
-    if (!r.ok) throw r.error;
-    return r.value.json;
+  /** Used by the run's family when an ancestor has ended: this run ends too (PARTIAL, parent_stopped). */
+  async endWithParent(parentRunId: string, parentState: TerminalState): Promise<void> {
+    await this.serial(async () => {
+      if (isTerminal(this.actor.state.status)) return;
+      await this.record({ type: 'EndWithParent', parentRunId, parentState });
+    });
   }
 
   /** Used by Guard.startRun. */
@@ -292,6 +290,7 @@ export class GuardedRun {
       const cutOff = await interruptedCompletion(this.actor.state, this.ledger);
       if (cutOff !== null) await this.record(cutOff);
       await this.record({ type: 'Resume', ...change });
+      this.cascaded = false;
     });
   }
 }

@@ -1,3 +1,4 @@
+export type { CallHooks, CallRequest } from './call-request.js';
 export { type CallResult, toModelMessage } from './call-result.js';
 export type { ToolFn } from './execute-tool.js';
 export * from './file-ledger.js';

@@ -81,6 +81,9 @@ export function parseTraceLine(line: string, lineNo: number, file = 'input'): Re
   }
   if (outcome.detail !== undefined && textProblem(outcome.detail) !== null)
     return bad('outcome.detail', textProblem(outcome.detail) ?? '');
+  if (raw.parent_run_id !== undefined && nameProblem(raw.parent_run_id) !== null)
+    return bad('parent_run_id', nameProblem(raw.parent_run_id) ?? '');
+  if (raw.parent_run_id === raw.run_id) return bad('parent_run_id', 'a run cannot be its own parent');
   if (!Array.isArray(raw.calls)) return bad('calls', 'expected an array');
   const calls: TraceCall[] = [];
   for (const [i, c] of raw.calls.entries()) {
@@ -103,6 +106,7 @@ export function parseTraceLine(line: string, lineNo: number, file = 'input'): Re
     run_id: raw.run_id as string,
     line: lineNo,
     ...(typeof raw.source === 'string' ? { source: raw.source } : {}),
+    ...(typeof raw.parent_run_id === 'string' ? { parent_run_id: raw.parent_run_id } : {}),
     outcome: { success, ...(typeof outcome.detail === 'string' ? { detail: outcome.detail } : {}) },
     calls,
   });

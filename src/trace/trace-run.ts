@@ -33,6 +33,8 @@ export interface TraceRun {
   /** The line of the file it was read from, for messages about it. */
   readonly line?: number;
   readonly source?: string;
+  /** The supervisor run this run was a sub-agent of, recorded in the same files. */
+  readonly parent_run_id?: string;
   readonly outcome: TraceOutcome;
   readonly calls: readonly TraceCall[];
 }
