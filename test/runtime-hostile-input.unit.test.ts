@@ -11,7 +11,14 @@ import { MAX_DEPTH, MAX_TIMER_MS } from '../src/domain/index.js';
 import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
 import type { EventLog, LogRecord } from '../src/log/event-log.js';
 import { MemoryLog } from '../src/log/memory-log.js';
-import { createGuard, type Guard, outcome } from '../src/runtime/index.js';
+import {
+  type ClaimOwner,
+  createGuard,
+  FileLedger,
+  type Guard,
+  type Ledger,
+  outcome,
+} from '../src/runtime/index.js';
 
 const dirs: string[] = [];
 const guards: Guard[] = [];
@@ -90,6 +97,25 @@ describe('limits the encoder and the runtime can honour', () => {
     });
     expect((await run.call({ tool: 's', args: { q: 1 } }, () => (n++, 'ok'))).status).toBe('executed');
     expect(n).toBe(1);
+  });
+
+  it('a side effect with args that can never be recorded takes no claim in the ledger', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'loopguard-hostile-'));
+    dirs.push(dataDir);
+    const files = FileLedger.open(dataDir);
+    let claims = 0;
+    const ledger: Ledger = Object.assign(Object.create(files) as Ledger, {
+      claim: (key: string, owner: ClaimOwner) => (claims++, files.claim(key, owner)),
+    });
+    const policy = { tools: { pay: { sideEffect: true } } };
+    const guard = await createGuard({ policy, dataDir, ledger, secretKey: 'k' });
+    guards.push(guard);
+    const run = await guard.startRun({ runId: 'r' });
+    let n = 0;
+    const req = { tool: 'pay', args: nested(100) as object, operationKey: 'pay:1' };
+    await expect(run.call(req, () => n++)).rejects.toMatchObject({ code: 'too_deep' });
+    expect(claims).toBe(0);
+    expect(n).toBe(0);
   });
 
   it('args over the size limit: too_large, nothing runs', async () => {

@@ -1,4 +1,5 @@
 import {
+  canonicalCall,
   type EventOf,
   type Hashing,
   inputError,
@@ -104,6 +105,9 @@ export class GuardedRun {
     const sideEffect = req.sideEffect ?? toolPolicy(policy, req.tool).sideEffect;
     const asked = sideEffect && !isTerminal(this.actor.state.status) ? req.operationKey : undefined;
     const key = asked === undefined ? undefined : this.ledgerKey(asked);
+    // Arguments that can never be recorded must not take a shared claim first (the decider refuses them too).
+    const args = key === undefined ? null : canonicalCall(req.tool, req.args, this.hashing);
+    if (args !== null && !args.ok) throw args.error;
     const owner = { runId: this.runId, callId };
     const claim: OperationClaim =
       asked === undefined || key === undefined
