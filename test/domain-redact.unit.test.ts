@@ -2,6 +2,7 @@
  * Secrets never reach the log in plain text: by key name, and by the shape of the value wherever
  * it sits. Each case is one that was found in plain text in a data dir.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalCall, isSecretKey, redactText } from '../src/domain/index.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
@@ -97,6 +98,36 @@ describe('secret-shaped values under innocuous keys', () => {
     expect(redactText(a, hashing)).toBe(a);
     const url = redactText('https://x.io/?token=abcdefgh123', hashing);
     expect(redactText(url, hashing)).toBe(url);
+  });
+
+  it('redacting twice changes nothing, for any text (operation keys are redacted at both ends)', () => {
+    const piece = fc.oneof(
+      fc.string({ maxLength: 12 }),
+      fc.constantFrom(
+        'password=',
+        'token: ',
+        '"api_key": "',
+        'Bearer ',
+        'Basic ',
+        'Cookie: ',
+        'https://u:p@',
+        '?access_token=',
+        SECRET,
+        'sk-live-4eC39HqLyjWDarjtT1zdp7dc',
+        'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig',
+        'redacted:',
+        ' ',
+        ':',
+        '=',
+      ),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 8 }), (parts) => {
+        const once = redactText(parts.join(''), hashing);
+        expect(redactText(once, hashing)).toBe(once);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('a different key gives a different hash, so a guessable secret cannot be confirmed without it', () => {

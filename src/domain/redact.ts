@@ -42,7 +42,7 @@ export const redactedMark = (text: string, hashing: Hashing): string => `${MARK}
 
 /** Headers whose value is a credential, written out in text ("Cookie: session=..."). */
 const HEADER =
-  /\b((?:proxy-)?authorization|set-cookie|cookie|x-api-key|x-auth-token)("?\s*[:=]\s*"?)(?!redacted:)([^\r\n"]+)/gi;
+  /\b((?:proxy-)?authorization|set-cookie|cookie|x-api-key|x-auth-token)("?\s*[:=]\s*"?)(?!redacted:)([^\s"][^\r\n"]*)/gi;
 /** A credential after the scheme has a digit, or is long: "Basic Instinct" and "basic economy" stay. */
 const SCHEME =
   /\b(bearer|basic)(\s+)(?!redacted:)(?=[A-Za-z._~+/=-]*\d|[A-Za-z0-9._~+/=-]{16})([A-Za-z0-9._~+/=-]{8,})/gi;
@@ -103,15 +103,32 @@ const LONG_RUN = /[A-Za-z0-9+_=-]{24}/;
 const mayHoldSecret = (text: string): boolean =>
   HINT.test(text) || (text.length >= 24 && LONG_RUN.test(text));
 
-/** The text with every secret-shaped part replaced by its keyed hash. */
-export function redactText(text: string, hashing: Hashing): string {
-  if (text.length < 6 || !mayHoldSecret(text)) return text;
-  const mark = (s: string) => redactedMark(s, hashing);
-  return redactNamed(text, mark)
-    .replace(HEADER, (_m, name: string, sep: string, value: string) => `${name}${sep}${mark(value)}`)
+/** One pass of every pattern; a header goes first, so its whole value goes, not just its first word. */
+function redactOnce(text: string, mark: (s: string) => string): string {
+  return redactNamed(
+    text.replace(HEADER, (_m, name: string, sep: string, value: string) => `${name}${sep}${mark(value)}`),
+    mark,
+  )
     .replace(SCHEME, (_m, scheme: string, sp: string, value: string) => `${scheme}${sp}${mark(value)}`)
     .replace(JWT, mark)
     .replace(PREFIXED, mark)
     .replace(URL_USERINFO, (_m, scheme: string, userinfo: string) => `${scheme}${mark(userinfo)}@`)
     .replace(RUN, (s) => (looksRandom(s) ? mark(s) : s));
+}
+
+/**
+ * The text with every secret-shaped part replaced by its keyed hash. Repeated until nothing
+ * changes: one replacement can expose another shape ("0eyJ..." becomes ".eyJ..."), and an
+ * operation key is redacted by the runtime and again by the decider, which must agree.
+ */
+export function redactText(text: string, hashing: Hashing): string {
+  if (text.length < 6 || !mayHoldSecret(text)) return text;
+  const mark = (s: string) => redactedMark(s, hashing);
+  let out = text;
+  for (let pass = 0; pass < 8; pass++) {
+    const next = redactOnce(out, mark);
+    if (next === out) return out;
+    out = next;
+  }
+  return out;
 }
