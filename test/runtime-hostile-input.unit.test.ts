@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_DEPTH, MAX_TIMER_MS } from '../src/domain/index.js';
+import { MAX_DEPTH, MAX_TIMER_MS, own } from '../src/domain/index.js';
 import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
 import type { EventLog, LogRecord } from '../src/log/event-log.js';
 import { MemoryLog } from '../src/log/memory-log.js';
@@ -16,6 +16,7 @@ import {
   createGuard,
   FileLedger,
   type Guard,
+  guardTools,
   type Ledger,
   outcome,
 } from '../src/runtime/index.js';
@@ -52,6 +53,15 @@ describe('names that are also object internals', () => {
       expect(run.state.perTool[tool]).toBe(2);
     },
   );
+
+  it('guardTools keeps a tool named __proto__ in the map it returns', async () => {
+    const run = await (await guardWith()).startRun({ runId: 'r' });
+    // A computed key defines an own property named __proto__, as JSON.parse does.
+    const tools: Record<string, () => string> = { ['__proto__']: () => 'ran' };
+    const wrapped = guardTools(run, tools);
+    expect(Object.keys(wrapped)).toEqual(['__proto__']);
+    expect(await own(wrapped, '__proto__')?.({})).toMatchObject({ status: 'executed', value: 'ran' });
+  });
 
   it('an args key __proto__ is kept: three different calls are three different calls', async () => {
     const run = await (await guardWith()).startRun({ runId: 'r' });
