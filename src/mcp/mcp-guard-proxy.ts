@@ -8,7 +8,7 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { canonicalCall, isTerminal, LoopguardError, type RunState } from '../domain/index.js';
+import { canonicalCall, isTerminal, LoopguardError, own, type RunState } from '../domain/index.js';
 import type { CallResult, Guard, GuardedRun } from '../runtime/index.js';
 import { guardErrorResult, toMcpToolResult } from './mcp-tool-result.js';
 import { isSideEffectTool } from './tool-side-effect.js';
@@ -152,7 +152,8 @@ export class McpGuardProxy {
    * side effect, the safe reading.
    */
   private async sideEffect(name: string): Promise<boolean> {
-    const declared = this.opts.declaredSideEffects?.[name];
+    // own: an upstream tool named "constructor" is not Object's constructor.
+    const declared = own(this.opts.declaredSideEffects ?? {}, name);
     if (declared !== undefined) return declared;
     if (!this.tools.has(name)) {
       let cursor: string | undefined;
