@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { type OpenStore, openEmbeddedStore } from '../src/cli/open-store.js';
-import { replayCommand } from '../src/cli/replay-command.js';
+import { replayCommand, type WithSink } from '../src/cli/replay-command.js';
 import { FileSchemaStore } from '../src/events/file-schema-store.js';
 import { EmbeddedLog } from '../src/log/embedded/embedded-log.js';
 import { EventStore } from '../src/log/event-store.js';
@@ -103,12 +103,15 @@ describe('two replays into one data dir at once', () => {
     const secondKnown = await peek.knownRunIds();
     await peek.close();
     expect([firstKnown.size, secondKnown.size]).toEqual([0, 0]);
-    const sink = (s: OpenStore, known: ReadonlySet<string>) => ({
-      knownRunIds: known,
-      where: s.where,
-      append: (runId: string, r: Parameters<OpenStore['stream']['append']>[2]) =>
-        s.stream.append(runId, 0, r),
-    });
+    const sink =
+      (s: OpenStore, known: ReadonlySet<string>): WithSink =>
+      (work) =>
+        work({
+          knownRunIds: known,
+          where: s.where,
+          secretKey: 'test-key',
+          append: (runId, r) => s.stream.append(runId, 0, r),
+        });
     expect(
       await replayCommand([RUNS], { policy: POLICY, json: true }, sink(first, firstKnown), captureIo()),
     ).toBe(0);

@@ -37,7 +37,12 @@ async function setup() {
       writes.push([...events]);
     },
   };
-  const guard = new Guard({ store: counting, ledger: FileLedger.open(dir), policy: undefined });
+  const guard = new Guard({
+    store: counting,
+    ledger: FileLedger.open(dir),
+    policy: undefined,
+    secretKey: 'test-key',
+  });
   return { guard, stream, writes };
 }
 
@@ -107,7 +112,12 @@ describe('a write that failed for its caller but landed', () => {
         }
       },
     };
-    const guard = new Guard({ store: flaky, ledger: FileLedger.open(dir), policy: undefined });
+    const guard = new Guard({
+      store: flaky,
+      ledger: FileLedger.open(dir),
+      policy: undefined,
+      secretKey: 'test-key',
+    });
     const run = await guard.startRun({ runId: 'landed' });
     await run.call({ tool: 'search', args: { page: 1 } }, () => 'one');
     landLate = true;

@@ -10,6 +10,7 @@ import { alertCommand } from './alert-command.js';
 import { auditOutput } from './audit-command.js';
 import { evalCommand } from './eval-command.js';
 import { type Io, processIo } from './io.js';
+import { mcpCommand } from './mcp-command.js';
 import { type Env, type KafkaFlags, kafkaConfig, openKafkaStore } from './open-kafka-store.js';
 import { type OpenStore, openEmbeddedStore } from './open-store.js';
 import { rebuildCommand } from './rebuild-command.js';
@@ -24,7 +25,8 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
   loopguard audit RUN_ID [--data-dir D | --kafka] [--json]
   loopguard stops [--follow] [--data-dir D | --kafka] [--json]
   loopguard alert --kafka [--webhook URL] [--group G]
-  loopguard eval FILE.jsonl... [--policy P.json] [--json]
+  loopguard eval FILE.jsonl... [--synthetic] [--policy P.json] [--json]
+  loopguard mcp [--policy P.json] [--data-dir D | --kafka] [--run-id ID] -- COMMAND [ARGS...]
   loopguard repair [--data-dir D]
   loopguard demo [--data-dir D]
 
@@ -32,12 +34,15 @@ The data dir defaults to ./.loopguard (the embedded, file-backed log). --kafka u
 schema registry: --brokers host:port[,...] and --registry URL, or KAFKA_BROKERS and
 SCHEMA_REGISTRY_URL (with both set, Kafka is the default unless --data-dir is given);
 --topic-prefix P prefixes every topic. alert: --retry-base-ms, --retry-max-ms, --session-timeout-ms.
+mcp: an MCP server on stdio in front of the MCP server COMMAND; every tool call goes through the
+guard, one run per session (its id from --run-id, else generated and printed on stderr).
 `;
 
 const OPTIONS = {
   policy: { type: 'string' },
   'data-dir': { type: 'string' },
   json: { type: 'boolean' },
+  synthetic: { type: 'boolean' },
   follow: { type: 'boolean' },
   kafka: { type: 'boolean' },
   brokers: { type: 'string' },
@@ -90,6 +95,9 @@ export async function main(
   io: Io = processIo,
   opts: MainOptions = {},
 ): Promise<number> {
+  // mcp parses its own flags: everything after its -- belongs to the upstream command.
+  if (argv[0] === 'mcp')
+    return mcpCommand(argv.slice(1), io, opts.env ?? process.env, shutdownSignal(opts.signal));
   const { values, positionals } = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true });
   const [command, ...rest] = positionals;
   const env = opts.env ?? process.env;
@@ -101,33 +109,41 @@ export async function main(
   switch (command) {
     case 'replay':
       if (rest.length === 0) throw new LoopguardError('usage', 'replay: give at least one FILE.jsonl');
-      return withStore(
-        values,
-        env,
-        async (s) =>
-          replayCommand(
-            rest,
-            { ...(values.policy ? { policy: values.policy } : {}), json },
-            {
-              knownRunIds: await s.knownRunIds(),
-              where: s.where,
-              append: (runId, r) => s.stream.append(runId, 0, r),
-            },
-            io,
+      return replayCommand(
+        rest,
+        { ...(values.policy ? { policy: values.policy } : {}), json },
+        (work) =>
+          withStore(
+            values,
+            env,
+            async (s) =>
+              work({
+                knownRunIds: await s.knownRunIds(),
+                where: s.where,
+                secretKey: s.secretKey(env),
+                append: (runId, r) => s.stream.append(runId, 0, r),
+              }),
+            'write',
           ),
-        'write',
+        io,
       );
     case 'eval':
-      if (rest.length === 0) throw new LoopguardError('usage', 'eval: give at least one FILE.jsonl');
-      return evalCommand(rest, { ...(values.policy ? { policy: values.policy } : {}), json }, io);
+      if (rest.length === 0 && !values.synthetic)
+        throw new LoopguardError('usage', 'eval: give at least one FILE.jsonl, or --synthetic');
+      return evalCommand(
+        rest,
+        { ...(values.policy ? { policy: values.policy } : {}), json, synthetic: values.synthetic ?? false },
+        io,
+      );
     case 'rebuild':
       return withStore(values, env, (s) => rebuildCommand((p) => s.rebuild(p), { json }, io));
     case 'audit': {
       const runId = rest[0];
       if (runId === undefined) throw new LoopguardError('usage', 'audit: give a RUN_ID');
-      return withStore(values, env, async (s) =>
-        auditOutput(runId, (await s.rebuild()).audit.timeline(runId), json, io),
-      );
+      return withStore(values, env, async (s) => {
+        const p = await s.rebuild();
+        return auditOutput(runId, p.audit.timeline(runId), json, io, p.tree.of(runId));
+      });
     }
     case 'stops':
       return withStore(values, env, async (s) => {

@@ -3,6 +3,7 @@ import { RegistrySchemaStore } from '../events/registry-schema-store.js';
 import { EventStore } from '../log/event-store.js';
 import { KafkaLog } from '../log/kafka/kafka-log.js';
 import { KafkaRunStream } from '../log/kafka/kafka-run-stream.js';
+import { chooseSecretKey } from '../runtime/secret-key.js';
 import type { OpenStore } from './open-store.js';
 import { kafkaRunIds, rebuildFromKafka } from './rebuild-from-kafka.js';
 
@@ -71,6 +72,12 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
       where: `kafka ${cfg.brokers.join(',')} (topics ${log.physicalName('loopguard.*')})`,
       rebuild: async (onProgress) => (await rebuildFromKafka(log, events, onProgress)).projections,
       knownRunIds: () => kafkaRunIds(log),
+      secretKey: (env) =>
+        chooseSecretKey(
+          undefined,
+          { kind: 'shared', where: 'replay --kafka (workers share the topics)' },
+          env,
+        ),
       close: async () => {
         await stream.close();
         await log.close();

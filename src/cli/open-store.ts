@@ -9,6 +9,7 @@ import {
   runStreamOf,
 } from '../log/index.js';
 import type { Projections } from '../projections/index.js';
+import { chooseSecretKey } from '../runtime/secret-key.js';
 import { rebuildProjections } from './rebuild-command.js';
 
 /** A log the commands read and write, whichever adapter is behind it. */
@@ -22,6 +23,8 @@ export interface OpenStore {
   rebuild(onProgress?: (n: number) => void): Promise<Projections>;
   /** Run ids already in the log: a second recording of one run would corrupt its history. */
   knownRunIds(): Promise<Set<string>>;
+  /** The key for secret values recorded here (only commands that record need one). */
+  secretKey(env: Readonly<Record<string, string | undefined>>): string;
   close(): Promise<void>;
 }
 
@@ -43,6 +46,7 @@ export async function openEmbeddedStore(
     stream,
     where: `data dir ${dataDir}`,
     rebuild: (onProgress) => rebuildProjections(events.readRuns(0), onProgress),
+    secretKey: (env) => chooseSecretKey(undefined, { kind: 'embedded', dataDir }, env),
     knownRunIds: async () => {
       const ids = new Set<string>();
       for await (const e of events.readRuns(0)) ids.add(e.runId);

@@ -3,23 +3,30 @@ import { DEFAULT_POLICY, LoopguardError, type Policy, parsePolicy } from '../dom
 
 /** The policy from `--policy FILE`, or the defaults; a bad file is an error naming the field. */
 export function loadPolicy(path: string | undefined): Policy {
-  if (path === undefined) return DEFAULT_POLICY;
-  let text: string;
+  return readPolicyFile(path).policy;
+}
+
+/** The parsed policy and the JSON it came from (for what the file states explicitly). */
+export function readPolicyFile(path: string | undefined): { policy: Policy; json: unknown } {
+  if (path === undefined) return { policy: DEFAULT_POLICY, json: {} };
+  let bytes: Uint8Array;
   try {
-    text = readFileSync(path, 'utf8');
+    bytes = readFileSync(path);
   } catch (e) {
     throw new LoopguardError('policy_unreadable', `--policy ${path}: ${(e as Error).message}`);
   }
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    // Strict UTF-8, never a silent U+FFFD in a tool name; the decoder drops a byte order mark.
+    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch (e) {
-    throw new LoopguardError('invalid_policy', `--policy ${path}: not JSON (${(e as Error).message})`);
+    const why = e instanceof TypeError ? 'not valid UTF-8' : `not JSON (${(e as Error).message})`;
+    throw new LoopguardError('invalid_policy', `--policy ${path}: ${why}`);
   }
   const parsed = parsePolicy(json);
   if (!parsed.ok)
     throw new LoopguardError('invalid_policy', `--policy ${path}: ${parsed.error.message}`, {
       details: parsed.error.details,
     });
-  return parsed.value;
+  return { policy: parsed.value, json };
 }

@@ -1,6 +1,9 @@
+import { budgets } from './budget-rules.js';
 import type { LedgerView } from './commands.js';
 import { type Evidence, isTerminal } from './events.js';
+import { ancestorVerdict, type FamilyView, treeSpend } from './family.js';
 import type { CanonicalCall } from './fingerprint.js';
+import { own } from './input-check.js';
 import { intentOf } from './intent.js';
 import { type LoopRule, type RunPolicy, toolPolicy } from './policy.js';
 import { patch, type RunState } from './run-state.js';
@@ -16,6 +19,7 @@ export interface CallRequest {
   readonly atMs: number;
   readonly afterUserTurn: boolean;
   readonly progressVersion: number | null;
+  readonly family: FamilyView | undefined;
 }
 
 /**
@@ -61,52 +65,6 @@ function loopRule(s: RunState, p: RunPolicy, rule: LoopRule, stop: Verdict): Ver
   return stop;
 }
 
-function budgets(s: RunState, p: RunPolicy, r: CallRequest): Verdict | null {
-  const elapsed = r.atMs - s.startedAtMs;
-  // Checked without allocating: this runs before every call, and a budget is rarely spent.
-  if (p.maxWallClockMs !== null && elapsed >= p.maxWallClockMs)
-    return spent(s, 'wall_clock_budget', 'wall-clock', elapsed, p.maxWallClockMs, elapsed);
-  if (p.maxSteps !== null && s.steps >= p.maxSteps)
-    return spent(s, 'step_budget', 'step', s.steps, p.maxSteps, elapsed);
-  if (p.maxToolCalls !== null && s.toolCalls >= p.maxToolCalls)
-    return spent(s, 'tool_call_budget', 'tool-call', s.toolCalls, p.maxToolCalls, elapsed);
-  if (p.maxTokens !== null && s.tokens >= p.maxTokens)
-    return spent(s, 'token_budget', 'token', s.tokens, p.maxTokens, elapsed);
-  if (p.maxCostUsd !== null && s.costUsd >= p.maxCostUsd) {
-    return stopVerdict(
-      'before',
-      'cost_budget',
-      `Stopped: the cost budget is spent ($${s.costUsd} of $${p.maxCostUsd}).`,
-      evidence(
-        [],
-        { steps: s.steps, toolCalls: s.toolCalls, tokens: s.tokens, elapsedMs: elapsed },
-        { limit: p.maxCostUsd, used: s.costUsd },
-      ),
-    );
-  }
-  return null;
-}
-
-function spent(
-  s: RunState,
-  rule: string,
-  what: string,
-  used: number,
-  limit: number,
-  elapsed: number,
-): Verdict {
-  return stopVerdict(
-    'before',
-    rule,
-    `Stopped: the ${what} budget is spent (${used} of ${limit}). Give your final answer with what you have.`,
-    evidence(
-      [],
-      { steps: s.steps, toolCalls: s.toolCalls, tokens: s.tokens, elapsedMs: elapsed, used },
-      { limit },
-    ),
-  );
-}
-
 function perCall(s: RunState, p: RunPolicy, r: CallRequest): Verdict | null {
   const { call } = r;
   const tool = toolPolicy(p, call.tool);
@@ -119,7 +77,7 @@ function perCall(s: RunState, p: RunPolicy, r: CallRequest): Verdict | null {
       evidence([call.fingerprint], {}, { estimateUsd: estimate, leftUsd: left, maxCostUsd: p.maxCostUsd }),
     );
   }
-  const used = s.perTool[call.tool] ?? 0;
+  const used = own(s.perTool, call.tool) ?? 0;
   if (tool.maxCalls !== null && used >= tool.maxCalls) {
     return refuse(
       'tool_budget',
@@ -198,7 +156,7 @@ function nearDuplicate(
   call: CanonicalCall,
   similarity: Similarity,
 ): BeforeCheck | null {
-  const asked = s.asked[call.tool] ?? [];
+  const asked = own(s.asked, call.tool) ?? [];
   if (asked.length === 0) return null;
   // The same intent is a repeat or a next page: the exact-repeat rule's business, not this one's.
   const intent = intentOf(call.argsJson);
@@ -211,7 +169,7 @@ function nearDuplicate(
   }
   if (bestText === null || best < p.nearDuplicate.threshold) return null;
   const similarTo = bestText;
-  const n = s.nearDuplicates[call.tool] ?? 0;
+  const n = own(s.nearDuplicates, call.tool) ?? 0;
   const rounded = Math.round(best * 1000) / 1000;
   if (n < p.nearDuplicate.limit) return { verdict: execute, similarTo, similarity: rounded };
   const stop = stopVerdict(
@@ -250,10 +208,10 @@ export function checkBefore(
     );
   }
   if (r.operationKey !== null) {
-    const own = s.operations[r.operationKey];
+    const entry = own(s.operations, r.operationKey);
     const cached =
-      own?.status === 'completed'
-        ? own.resultJson
+      entry?.status === 'completed'
+        ? entry.resultJson
         : r.ledger.status === 'completed'
           ? r.ledger.resultJson
           : null;
@@ -266,7 +224,7 @@ export function checkBefore(
         resultJson: cached,
       });
     }
-    if (own?.status === 'in_doubt' || r.ledger.status === 'in_doubt') {
+    if (entry?.status === 'in_doubt' || r.ledger.status === 'in_doubt') {
       return plain(
         stopVerdict(
           'before',
@@ -307,7 +265,14 @@ export function checkBefore(
       });
     }
   }
-  const v = budgets(s, p, r) ?? perCall(s, p, r) ?? exactRepeat(s, p, call) ?? shortCycle(s, p, call);
+  // A supervisor's budgets and cost estimates count what its sub-agents have used too.
+  const spent = r.family === undefined ? s : patch(s, treeSpend(s, r.family.below));
+  const v =
+    budgets(spent, p, r.atMs) ??
+    ancestorVerdict(r.family, r.costEstimateUsd ?? toolPolicy(p, call.tool).costUsd) ??
+    perCall(spent, p, r) ??
+    exactRepeat(s, p, call) ??
+    shortCycle(s, p, call);
   if (v !== null && v.decision !== 'execute') return plain(v);
   const near = nearDuplicate(s, p, call, similarity);
   if (near !== null && near.verdict.decision !== 'execute') return near;

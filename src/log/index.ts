@@ -13,5 +13,5 @@ export * from './kafka/index.js';
 export { isKeyedLog, type KeyedLog } from './keyed-log.js';
 export { LogRunStream } from './log-run-stream.js';
 export { MemoryLog } from './memory-log.js';
-export { type RunStream, streamConflict } from './run-stream.js';
+export { type LoadedRun, type RunStream, streamConflict } from './run-stream.js';
 export { runStreamOf } from './run-stream-of.js';

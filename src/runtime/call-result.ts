@@ -1,4 +1,14 @@
-import type { Decision, Evidence, ResultKind, StopReport } from '../domain/index.js';
+import {
+  type Decision,
+  type EventOf,
+  type Evidence,
+  isTerminal,
+  LoopguardError,
+  type RecordedEvent,
+  type ResultKind,
+  type RunState,
+  type StopReport,
+} from '../domain/index.js';
 
 /** What `run.call` gives back: the agent loop acts on `status`, and can show `message` to the model. */
 export type CallResult =
@@ -55,5 +65,50 @@ export function toModelMessage(r: CallResult): string {
       return `[loopguard] wait (${r.rule}): ${r.message}`;
     case 'stopped':
       return `[loopguard] stopped (${r.rule}): ${r.message} No further tool call of this run will execute; reply with your final answer.`;
+  }
+}
+
+/** What a call the guard did not let run gives back: cached, waiting, refused or stopped. */
+export function notRunResult(d: EventOf<'GuardDecided'>, state: RunState): CallResult {
+  const rule = d.rule ?? d.decision;
+  switch (d.decision) {
+    case 'return_cached_success': {
+      const cached = Object.values(state.operations).find(
+        (o) => o.status === 'completed' && o.resultJson !== null,
+      )?.resultJson;
+      return { status: 'cached', value: parseValue(d.resultJson ?? cached ?? 'null'), message: d.message };
+    }
+    case 'wait':
+      return { status: 'waiting', rule, message: d.message, waitUntilMs: d.waitUntilMs };
+    case 'refuse':
+      if (isTerminal(state.status))
+        return { status: 'stopped', rule, message: d.message, report: state.report };
+      return { status: 'refused', rule, message: d.message, evidence: d.evidence };
+    default:
+      return { status: 'stopped', rule, message: d.message, report: state.report };
+  }
+}
+
+/** The guard's decision of one phase among a command's records. */
+export function decision(
+  records: readonly RecordedEvent[],
+  phase: 'before' | 'after',
+): EventOf<'GuardDecided'> {
+  for (const r of records) if (r.event.type === 'GuardDecided' && r.event.phase === phase) return r.event;
+  throw new LoopguardError('internal', `no ${phase} decision recorded`);
+}
+
+/** The stop report among a command's records, if the command ended the run. */
+export function stoppedReport(records: readonly RecordedEvent[]) {
+  for (const r of records) if (r.event.type === 'RunStopped') return r.event.report;
+  return null;
+}
+
+/** A recorded result as the value the agent gets back (the raw text when it is not JSON). */
+export function parseValue(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return json;
   }
 }

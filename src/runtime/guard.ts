@@ -3,11 +3,18 @@ import {
   DEFAULT_POLICY,
   type DeciderDeps,
   diceSimilarity,
+  fieldsProblem,
+  type Hashing,
+  inputError,
+  isTerminal,
   LoopguardError,
+  nameProblem,
   type Policy,
   parsePolicy,
+  RESUME_FIELDS,
   resolvePolicy,
   type Similarity,
+  START_FIELDS,
 } from '../domain/index.js';
 import { FileSchemaStore, type SchemaStore } from '../events/index.js';
 import {
@@ -23,16 +30,19 @@ import { FileLedger } from './file-ledger.js';
 import { GuardedRun } from './guarded-run.js';
 import type { Ledger } from './ledger.js';
 import { nodeHashing } from './node-hashing.js';
+import { RunFamily } from './run-family.js';
+import { chooseSecretKey } from './secret-key.js';
 
 export interface GuardPorts {
   /** The runs' event streams: read from a seq, append at an expected seq. */
   readonly store: RunStream;
   readonly ledger: Ledger;
-  readonly policy?: Policy;
+  /** A policy as in a policy file, or one parsed before: validated either way. */
+  readonly policy?: unknown;
   readonly clock?: Clock;
   readonly similarity?: Similarity;
-  /** Key for hashing secret-looking argument values (else LOOPGUARD_SECRET_KEY). */
-  readonly secretKey?: string;
+  /** Key of the keyed hash of secret values (see chooseSecretKey). */
+  readonly secretKey: string;
   /** Called when the guard is closed (the adapters it opened). */
   readonly onClose?: () => Promise<void>;
 }
@@ -43,17 +53,51 @@ export interface StartRun {
   readonly tenant?: string;
   readonly progressVersion?: number;
   readonly meta?: Readonly<Record<string, string>>;
+  /**
+   * Makes this run a sub-agent of a live run of this guard: its steps, tokens and cost also count
+   * against every ancestor's budgets, and it ends when an ancestor ends.
+   */
+  readonly parentRunId?: string;
+}
+
+/** What is wrong with startRun's options, by argument path; the run id is the one field required. */
+function startProblem(opts: StartRun): { readonly path: string; readonly problem: string } | null {
+  if (typeof opts !== 'object' || opts === null) return { path: 'opts', problem: 'expected an object' };
+  const runId = nameProblem(opts.runId);
+  if (runId !== null) return { path: 'opts.runId', problem: runId };
+  return fieldsProblem(opts, START_FIELDS, 'opts');
+}
+
+/** What is wrong with resume's arguments, by argument path (a missing note is named, not skipped). */
+function resumeProblem(
+  runId: string,
+  change: { preconditionChange: string; approvedBy?: string },
+): { readonly path: string; readonly problem: string } | null {
+  const run = nameProblem(runId);
+  if (run !== null) return { path: 'runId', problem: run };
+  const note = { preconditionChange: change?.preconditionChange ?? null, approvedBy: change?.approvedBy };
+  return fieldsProblem(note, RESUME_FIELDS, 'change');
 }
 
 /** The library's entry point: runs, each behind its own actor, over one log and one ledger. */
 export class Guard {
   private readonly runs = new Map<string, GuardedRun>();
+  private readonly family = new RunFamily();
   private readonly deps: DeciderDeps;
   readonly policy: Policy;
 
   constructor(private readonly ports: GuardPorts) {
-    this.policy = ports.policy ?? DEFAULT_POLICY;
+    // Always parsed: an object that merely looks like a Policy may hold "explode" as a rule action
+    // or leave a budget undefined, which would then never fire.
+    const parsed = ports.policy === undefined ? null : parsePolicy(ports.policy);
+    if (parsed !== null && !parsed.ok) throw parsed.error;
+    this.policy = parsed === null ? DEFAULT_POLICY : parsed.value;
     this.deps = { hashing: nodeHashing(ports.secretKey), similarity: ports.similarity ?? diceSimilarity };
+  }
+
+  /** How this guard hashes: fingerprints, and secret values under its key. */
+  get hashing(): Hashing {
+    return this.deps.hashing;
   }
 
   private clock(): Clock {
@@ -65,11 +109,28 @@ export class Guard {
    * by the stream itself (no search of the log), also when another process started it meanwhile.
    */
   async startRun(opts: StartRun): Promise<GuardedRun> {
+    const bad = startProblem(opts);
+    if (bad !== null) throw inputError('invalid_input', bad.path, bad.problem);
     if (this.runs.has(opts.runId)) throw runExists(opts.runId);
+    if (opts.parentRunId !== undefined) {
+      const parent = this.runs.get(opts.parentRunId);
+      if (parent === undefined)
+        throw new LoopguardError(
+          'unknown_parent',
+          `parentRunId: run ${opts.parentRunId} is not a run this guard holds; start or resume it first`,
+        );
+      if (isTerminal(parent.state.status))
+        throw new LoopguardError(
+          'parent_ended',
+          `parentRunId: run ${opts.parentRunId} has ended (${parent.state.status}); a sub-agent cannot start under it`,
+        );
+    }
     const run = new GuardedRun(
       new RunActor(opts.runId, this.deps, this.clock()),
       this.ports.store,
       this.ports.ledger,
+      this.deps.hashing,
+      this.family,
     );
     try {
       await run.start({ ...opts, type: 'StartRun', policy: resolvePolicy(this.policy, opts.taskType) });
@@ -78,6 +139,7 @@ export class Guard {
       throw e;
     }
     this.runs.set(opts.runId, run);
+    this.family.add(run);
     return run;
   }
 
@@ -89,6 +151,9 @@ export class Guard {
     runId: string,
     change: { preconditionChange: string; approvedBy?: string },
   ): Promise<GuardedRun> {
+    // Checked before the run is loaded: a cut-off call would otherwise be recorded for nothing.
+    const bad = resumeProblem(runId, change);
+    if (bad !== null) throw inputError('invalid_input', bad.path, bad.problem);
     let run = this.runs.get(runId);
     if (run === undefined) {
       const loaded = await this.ports.store.load(runId);
@@ -98,8 +163,11 @@ export class Guard {
         new RunActor(runId, this.deps, this.clock(), loaded.events, loaded.snapshot),
         this.ports.store,
         this.ports.ledger,
+        this.deps.hashing,
+        this.family,
       );
       this.runs.set(runId, run);
+      this.family.add(run);
     }
     await run.resumeWith(change);
     return run;
@@ -126,8 +194,8 @@ const runExists = (runId: string): LoopguardError =>
   );
 
 export interface CreateGuard {
-  /** A Policy, or plain JSON as in a policy file (validated). */
-  readonly policy?: Policy | unknown;
+  /** Plain JSON as in a policy file, or a parsed Policy: validated either way. */
+  readonly policy?: unknown;
   /** Embedded data dir (default ./.loopguard). */
   readonly dataDir?: string;
   /** An EventLog of your own (for example KafkaLog); default: the embedded log in dataDir. */
@@ -136,24 +204,25 @@ export interface CreateGuard {
   readonly schemaStore?: SchemaStore;
   readonly clock?: Clock;
   readonly similarity?: Similarity;
+  /**
+   * Key of the keyed hash of secret values; else LOOPGUARD_SECRET_KEY; else, on the embedded log,
+   * a random key kept in the data dir. A log of your own (Kafka) needs one of the first two.
+   */
   readonly secretKey?: string;
 }
 
-const isPolicy = (p: unknown): p is Policy =>
-  typeof p === 'object' && p !== null && 'rules' in p && 'tools' in p && 'taskTypes' in p;
-
 /** Opens the adapters (embedded by default) and returns a Guard over them. */
 export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
-  let policy: Policy = DEFAULT_POLICY;
-  if (opts.policy !== undefined) {
-    if (isPolicy(opts.policy)) policy = opts.policy;
-    else {
-      const parsed = parsePolicy(opts.policy);
-      if (!parsed.ok) throw parsed.error;
-      policy = parsed.value;
-    }
-  }
+  // Everything that can be refused is checked before a file or a connection is opened.
+  const parsed = opts.policy === undefined ? null : parsePolicy(opts.policy);
+  if (parsed !== null && !parsed.ok) throw parsed.error;
   const dataDir = opts.dataDir ?? DEFAULT_DATA_DIR;
+  const secretKey = chooseSecretKey(
+    opts.secretKey,
+    opts.log === undefined
+      ? { kind: 'embedded', dataDir }
+      : { kind: 'shared', where: 'createGuard({ log }) on a log of your own' },
+  );
   const log = opts.log ?? (await EmbeddedLog.open(dataDir));
   const events = await EventStore.create(
     log,
@@ -163,10 +232,10 @@ export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
   return new Guard({
     store,
     ledger: opts.ledger ?? FileLedger.open(dataDir),
-    policy,
+    secretKey,
+    ...(parsed !== null ? { policy: parsed.value } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.similarity ? { similarity: opts.similarity } : {}),
-    ...(opts.secretKey ? { secretKey: opts.secretKey } : {}),
     onClose: async () => {
       await store.close();
       if (opts.log === undefined) await log.close();

@@ -1,36 +1,38 @@
 import { createHash } from 'node:crypto';
 import {
+  canonicalCall,
   type EventOf,
+  type Hashing,
+  inputError,
   isTerminal,
   type LedgerView,
   LoopguardError,
   type RecordedEvent,
   type RunState,
+  redactText,
+  type TerminalState,
+  textProblem,
   toolPolicy,
 } from '../domain/index.js';
 import type { RunStream } from '../log/index.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
-import type { CallResult } from './call-result.js';
+import {
+  type CallHooks,
+  type CallRequest,
+  insideOwnTool,
+  logRefused,
+  namesProblem,
+  recordedResult,
+  reentrantCall,
+  requestProblem,
+  runningTool,
+} from './call-request.js';
+import { type CallResult, decision, notRunResult, stoppedReport } from './call-result.js';
 import { claimOperation, ledgerCall, type OperationClaim } from './claim-operation.js';
 import { executeTool, type ToolFn } from './execute-tool.js';
 import { interruptedCompletion } from './interrupted-call.js';
 import type { Ledger, ReissueNote } from './ledger.js';
-
-export interface CallRequest {
-  readonly tool: string;
-  readonly args: unknown;
-  /** The business operation this call performs (tenant + order + action); required for side effects to be deduplicated. */
-  readonly operationKey?: string;
-  readonly sideEffect?: boolean;
-  readonly costEstimateUsd?: number;
-  readonly progressVersion?: number;
-  readonly afterUserTurn?: boolean;
-}
-
-export interface CallHooks {
-  /** Asks the provider whether an in-doubt operation happened (and with what result). */
-  readonly reconcile?: (operationKey: string) => Promise<{ happened: boolean; result?: unknown }>;
-}
+import { type RunFamily, withFamily } from './run-family.js';
 
 /**
  * One run as the agent loop sees it. Calls go one at a time; each decision is durable in the log
@@ -43,12 +45,21 @@ export class GuardedRun {
   private held: RecordedEvent[] = [];
   /** A write that failed but may still land (see adoptLanded). */
   private unconfirmed: readonly RecordedEvent[] | null = null;
+  /** Whether this run's end has been passed on to its sub-agents. */
+  private cascaded = false;
 
   constructor(
     private readonly actor: RunActor,
     private readonly store: RunStream,
     private readonly ledger: Ledger,
+    private readonly hashing: Hashing,
+    private readonly family?: RunFamily,
   ) {}
+
+  /** Operation keys are recorded redacted; the ledger holds them the same way. */
+  private ledgerKey(operationKey: string): string {
+    return redactText(operationKey, this.hashing);
+  }
 
   get runId(): string {
     return this.actor.runId;
@@ -61,7 +72,14 @@ export class GuardedRun {
   private serial<T>(work: () => Promise<T>): Promise<T> {
     const next = this.queue.then(work, work);
     this.queue = next.catch(() => undefined);
-    return next;
+    return next.then((value) => this.cascade().then(() => value));
+  }
+
+  /** Once this run has ended, so do its live sub-agents (outside its own queue: they wait on theirs). */
+  private async cascade(): Promise<void> {
+    if (this.cascaded || this.family === undefined || !isTerminal(this.actor.state.status)) return;
+    this.cascaded = true;
+    await this.family.ended(this.runId);
   }
 
   /**
@@ -75,14 +93,14 @@ export class GuardedRun {
    */
   private async record(cmd: CommandInput, deferred = false): Promise<RecordedEvent[]> {
     for (;;) {
-      const proposed = this.actor.propose(cmd);
+      const proposed = this.actor.propose(withFamily(cmd, this.family?.view(this.runId)));
       if (!proposed.ok) throw proposed.error;
       if (deferred && !proposed.value.some((r) => r.event.type === 'RunStopped')) {
         this.actor.commit(proposed.value);
         this.held.push(...proposed.value);
         return proposed.value;
       }
-      const written = await this.write([...this.held, ...proposed.value]);
+      const written = await this.write([...this.held, ...proposed.value], (e) => this.refused(cmd, e));
       this.held = [];
       if (!written) continue; // the run's own lost write was found in the stream: decide again on it
       this.actor.commit(proposed.value);
@@ -92,7 +110,10 @@ export class GuardedRun {
   }
 
   /** Appends at the seq of the first record; false when the stream had moved on with this run's own lost write instead (then the actor has taken it, and the caller proposes again). */
-  private async write(records: readonly RecordedEvent[]): Promise<boolean> {
+  private async write(
+    records: readonly RecordedEvent[],
+    refused: (e: unknown) => LoopguardError,
+  ): Promise<boolean> {
     const first = records[0];
     if (first === undefined) return true;
     try {
@@ -106,12 +127,19 @@ export class GuardedRun {
       }
       // It may still land (a request that timed out); the next write finds out.
       this.unconfirmed = records;
-      throw new LoopguardError(
-        'log_unavailable',
-        `the event log did not accept the decision; nothing was executed (${(e as Error).message})`,
-        { retriable: true, cause: e },
-      );
+      throw refused(e);
     }
+  }
+
+  /** The error for a write the log refused, naming a held result it carried (its tool did run). */
+  private refused(cmd: CommandInput, e: unknown): LoopguardError {
+    const held = this.held.find((r) => r.event.type === 'ToolCallCompleted')?.event;
+    if (held === undefined || held.type !== 'ToolCallCompleted') return logRefused(cmd, e);
+    return new LoopguardError(
+      'log_unavailable',
+      `the event log did not accept the result of call ${held.callId}: the tool ran but its result was not recorded; resume the run (guard.resume) to settle it. Nothing of this ${cmd.type} ran (${(e as Error).message})`,
+      { retriable: true, cause: e },
+    );
   }
 
   /**
@@ -154,13 +182,24 @@ export class GuardedRun {
   async flush(): Promise<void> {
     if (this.held.length === 0) return;
     await this.serial(async () => {
-      await this.write(this.held);
+      await this.write(
+        this.held,
+        (e) =>
+          new LoopguardError(
+            'log_unavailable',
+            `the event log did not accept the last result of run ${this.runId}; resume the run (guard.resume) to settle it (${(e as Error).message})`,
+            { retriable: true, cause: e },
+          ),
+      );
       this.held = [];
       this.store.snapshot(this.actor.state);
     });
   }
 
   call(req: CallRequest, fn: ToolFn, hooks: CallHooks = {}): Promise<CallResult> {
+    if (insideOwnTool(this)) return Promise.reject(reentrantCall(this.runId));
+    const bad = requestProblem(req);
+    if (bad !== null) return Promise.reject(bad);
     return this.serial(() => this.callNow(req, fn, hooks));
   }
 
@@ -170,12 +209,23 @@ export class GuardedRun {
       throw new LoopguardError('run_not_started', `run ${this.runId} has not been started`);
     const callId = `call-${this.actor.state.seq + 1}-${++this.calls}`;
     const sideEffect = req.sideEffect ?? toolPolicy(policy, req.tool).sideEffect;
-    const key = sideEffect && !isTerminal(this.actor.state.status) ? req.operationKey : undefined;
+    const asked = sideEffect && !isTerminal(this.actor.state.status) ? req.operationKey : undefined;
+    const key = asked === undefined ? undefined : this.ledgerKey(asked);
+    // Arguments that can never be recorded must not take a shared claim first (the decider refuses them too).
+    const args = key === undefined ? null : canonicalCall(req.tool, req.args, this.hashing);
+    if (args !== null && !args.ok) throw args.error;
     const owner = { runId: this.runId, callId };
     const claim: OperationClaim =
-      key === undefined
+      asked === undefined || key === undefined
         ? { view: { status: 'none' } as LedgerView, won: false, settled: null }
-        : await claimOperation(this.ledger, key, owner, hooks, key in this.actor.state.operations);
+        : await claimOperation(
+            this.ledger,
+            { key, asked },
+            owner,
+            hooks,
+            Object.hasOwn(this.actor.state.operations, key),
+            (v) => recordedResult(v, this.hashing),
+          );
     if (key !== undefined && claim.settled !== null)
       await this.record({
         type: 'SettleOperation',
@@ -204,9 +254,11 @@ export class GuardedRun {
     const before = decision(records, 'before');
     if (before.decision !== 'execute') {
       if (claim.won && key !== undefined) await this.ledger.release(key, owner);
-      return this.notRun(before);
+      return notRunResult(before, this.actor.state);
     }
-    const ran = await executeTool(fn, policy.stepTimeoutMs, sideEffect);
+    const ran = await runningTool(this, () =>
+      executeTool(fn, policy.stepTimeoutMs, sideEffect, this.hashing),
+    );
     const inDoubt = ran.inDoubt && key !== undefined;
     // Whether the outcome is safe somewhere before the run's record of it is durable.
     let covered = !sideEffect;
@@ -235,8 +287,8 @@ export class GuardedRun {
         resultJson: ran.resultJson,
         terminal: ran.terminal,
         tokens: ran.tokens,
-        costUsd: ran.costUsd,
         inDoubt,
+        ...(ran.costUsd !== null ? { costUsd: ran.costUsd } : {}),
         ...(ran.code !== null ? { code: ran.code } : {}),
         ...(ran.retryAfterMs !== null ? { retryAfterMs: ran.retryAfterMs } : {}),
         ...(ran.progressVersion !== null ? { progressVersion: ran.progressVersion } : {}),
@@ -256,27 +308,6 @@ export class GuardedRun {
       waitUntilMs: after.waitUntilMs,
       report: stoppedReport(done),
     };
-  }
-
-  private notRun(d: EventOf<'GuardDecided'>): CallResult {
-    const rule = d.rule ?? d.decision;
-    switch (d.decision) {
-      case 'return_cached_success': {
-        const own = this.actor.state.operations;
-        const cached = Object.values(own).find(
-          (o) => o.status === 'completed' && o.resultJson !== null,
-        )?.resultJson;
-        return { status: 'cached', value: parse(d.resultJson ?? cached ?? 'null'), message: d.message };
-      }
-      case 'wait':
-        return { status: 'waiting', rule, message: d.message, waitUntilMs: d.waitUntilMs };
-      case 'refuse':
-        if (isTerminal(this.actor.state.status))
-          return { status: 'stopped', rule, message: d.message, report: this.actor.state.report };
-        return { status: 'refused', rule, message: d.message, evidence: d.evidence };
-      default:
-        return { status: 'stopped', rule, message: d.message, report: this.actor.state.report };
-    }
   }
 
   async recordModelUsage(u: { tokensIn: number; tokensOut: number; costUsd: number }): Promise<void> {
@@ -313,11 +344,15 @@ export class GuardedRun {
     operationKey: string,
     verdict: { happened: boolean; result?: unknown; settledBy: string },
   ): Promise<void> {
-    const resultJson = JSON.stringify(verdict.result ?? null);
+    const bad = namesProblem([
+      ['operationKey', operationKey],
+      ['verdict.settledBy', verdict?.settledBy],
+    ]);
+    if (bad !== null) throw bad;
+    const resultJson = recordedResult(verdict.result, this.hashing);
+    const key = this.ledgerKey(operationKey);
     await this.serial(async () => {
-      await ledgerCall(`settle ${operationKey}`, () =>
-        this.ledger.settle(operationKey, verdict.happened, resultJson),
-      );
+      await ledgerCall(`settle ${operationKey}`, () => this.ledger.settle(key, verdict.happened, resultJson));
       await this.record({
         type: 'SettleOperation',
         operationKey,
@@ -337,15 +372,31 @@ export class GuardedRun {
     newKey: string,
     why: { reason: string; approvedBy?: string },
   ): Promise<ReissueNote> {
+    const bad = namesProblem([
+      ['oldKey', oldKey],
+      ['newKey', newKey],
+    ]);
+    if (bad !== null) throw bad;
+    // A blank reason is the ledger's to refuse (reissue_refused); only a non-text one is bad input.
+    const reason = textProblem(why?.reason);
+    if (reason !== null) throw inputError('invalid_input', 'why.reason', reason);
     const note: ReissueNote = {
-      oldKey,
-      newKey,
+      oldKey: this.ledgerKey(oldKey),
+      newKey: this.ledgerKey(newKey),
       reason: why.reason.trim(),
       approvedBy: why.approvedBy ?? null,
       by: { runId: this.runId, callId: `reissue-${this.actor.state.seq}` },
     };
     await this.serial(() => ledgerCall(`reissue ${oldKey}`, () => this.ledger.reissue(note)));
     return note;
+  }
+
+  /** Used by the run's family when an ancestor has ended: this run ends too (PARTIAL, parent_stopped). */
+  async endWithParent(parentRunId: string, parentState: TerminalState): Promise<void> {
+    await this.serial(async () => {
+      if (isTerminal(this.actor.state.status)) return;
+      await this.record({ type: 'EndWithParent', parentRunId, parentState });
+    });
   }
 
   /** Used by Guard.startRun. */
@@ -359,24 +410,7 @@ export class GuardedRun {
       const cutOff = await interruptedCompletion(this.actor.state, this.ledger);
       if (cutOff !== null) await this.record(cutOff);
       await this.record({ type: 'Resume', ...change });
+      this.cascaded = false;
     });
   }
-}
-
-function parse(json: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch {
-    return json;
-  }
-}
-
-function decision(records: readonly RecordedEvent[], phase: 'before' | 'after'): EventOf<'GuardDecided'> {
-  for (const r of records) if (r.event.type === 'GuardDecided' && r.event.phase === phase) return r.event;
-  throw new LoopguardError('internal', `no ${phase} decision recorded`);
-}
-
-function stoppedReport(records: readonly RecordedEvent[]) {
-  for (const r of records) if (r.event.type === 'RunStopped') return r.event.report;
-  return null;
 }

@@ -30,7 +30,11 @@ export interface TraceOutcome {
 
 export interface TraceRun {
   readonly run_id: string;
+  /** The line of the file it was read from, for messages about it. */
+  readonly line?: number;
   readonly source?: string;
+  /** The supervisor run this run was a sub-agent of, recorded in the same files. */
+  readonly parent_run_id?: string;
   readonly outcome: TraceOutcome;
   readonly calls: readonly TraceCall[];
 }
