@@ -9,12 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { main } from '../src/cli/main.js';
 import { FileSchemaStore } from '../src/events/file-schema-store.js';
 import { EmbeddedLog } from '../src/log/embedded/embedded-log.js';
 import { TOPICS } from '../src/log/event-log.js';
 import { EventStore } from '../src/log/event-store.js';
 import { LogRunStream } from '../src/log/log-run-stream.js';
 import { SAMPLE_EVENTS } from './log-sample-events.js';
+import { captureIo } from './support/capture-io.js';
 import { runEvents } from './support/run-events.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -60,6 +62,15 @@ describe('a writer killed at every step boundary', () => {
       const dir = await mkdtemp(join(tmpdir(), 'lg-kill-'));
       try {
         expect(await writer(dir, step)).toBe(step === 'none' ? 0 : 'SIGKILL');
+        // Before any writer comes back, a reader already sees each stop once.
+        const io = captureIo();
+        expect(await main(['stops', '--json', '--data-dir', dir], io)).toBe(0);
+        const shown = io
+          .stdout()
+          .trim()
+          .split('\n')
+          .filter((l) => l.includes('"victim"'));
+        expect(shown).toHaveLength(STOPS);
         const log = await EmbeddedLog.open(dir, { note: () => undefined });
         const events = await EventStore.create(log, new FileSchemaStore(join(dir, 'schemas')));
         const stream = new LogRunStream(events, log);

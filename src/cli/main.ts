@@ -148,7 +148,7 @@ export async function main(
     case 'stops':
       return withStore(values, env, async (s) => {
         if (!values.follow) {
-          for await (const e of s.events.readStops(0)) printStop(e, json, io);
+          for await (const e of s.readStops()) printStop(e, json, io);
           return 0;
         }
         await s.events.followStops(0, (e) => printStop(e, json, io), shutdownSignal(opts.signal));

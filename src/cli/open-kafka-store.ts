@@ -72,6 +72,7 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
       where: `kafka ${cfg.brokers.join(',')} (topics ${log.physicalName('loopguard.*')})`,
       rebuild: async (onProgress) => (await rebuildFromKafka(log, events, onProgress)).projections,
       knownRunIds: () => kafkaRunIds(log),
+      readStops: () => events.readStops(0),
       secretKey: (env) =>
         chooseSecretKey(
           undefined,

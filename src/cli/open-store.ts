@@ -1,12 +1,14 @@
 import { join } from 'node:path';
+import type { RecordedEvent } from '../domain/index.js';
 import { FileSchemaStore } from '../events/index.js';
 import {
+  CopyProjector,
   DEFAULT_DATA_DIR,
   EmbeddedLog,
-  type EventLog,
   EventStore,
   type RunStream,
   runStreamOf,
+  TOPICS,
 } from '../log/index.js';
 import type { Projections } from '../projections/index.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
@@ -23,6 +25,8 @@ export interface OpenStore {
   rebuild(onProgress?: (n: number) => void): Promise<Projections>;
   /** Run ids already in the log: a second recording of one run would corrupt its history. */
   knownRunIds(): Promise<Set<string>>;
+  /** Every stop report: the stops topic, and on the embedded log any stop not copied there yet. */
+  readStops(): AsyncIterable<RecordedEvent>;
   /** The key for secret values recorded here (only commands that record need one). */
   secretKey(env: Readonly<Record<string, string | undefined>>): string;
   close(): Promise<void>;
@@ -38,7 +42,7 @@ export async function openEmbeddedStore(
   opts: { readonly readOnly?: boolean } = {},
 ): Promise<OpenStore> {
   const readOnly = opts.readOnly ?? false;
-  const log: EventLog = await EmbeddedLog.open(dataDir, { readOnly });
+  const log = await EmbeddedLog.open(dataDir, { readOnly });
   const events = await EventStore.create(log, new FileSchemaStore(join(dataDir, 'schemas'), { readOnly }));
   const stream = runStreamOf(events);
   return {
@@ -51,6 +55,10 @@ export async function openEmbeddedStore(
       const ids = new Set<string>();
       for await (const e of events.readRuns(0)) ids.add(e.runId);
       return ids;
+    },
+    async *readStops() {
+      yield* events.readStops(0);
+      yield* await new CopyProjector(log, events).unpublished(TOPICS.stops);
     },
     close: async () => {
       await stream.close();

@@ -6,6 +6,7 @@
  * goes on exactly after the last copy that made it. For logs with one-number offsets per topic
  * (memory, embedded); the Kafka stream publishes its copies itself.
  */
+import type { RecordedEvent } from '../domain/events.js';
 import { type StoredRecord, TOPICS } from './event-log.js';
 import { copyTopicOf, type EventStore, SOURCE_HEADER } from './event-store.js';
 import type { KeyedLog } from './keyed-log.js';
@@ -62,6 +63,22 @@ export class CopyProjector {
     // The pass starts after the one running, so the queue slot frees as soon as this one begins.
     void this.running.catch(() => undefined);
     return pass;
+  }
+
+  /**
+   * The events the runs topic holds for `topic` that are not copied yet (a writer died before its
+   * projector ran): what a reader adds to the copy topic to see everything, writing nothing.
+   */
+  async unpublished(topic: CopyTopic): Promise<RecordedEvent[]> {
+    const out: RecordedEvent[] = [];
+    for (let from = await this.resumeAt(topic); ; ) {
+      const page = await this.log.read(TOPICS.runs, from, PAGE);
+      if (page.length === 0) return out;
+      for (const r of page)
+        if (copyTopicOf(r.headers?.['loopguard.type'] ?? '') === topic)
+          out.push(await this.events.decode(TOPICS.runs, r.value));
+      from = (page.at(-1) as StoredRecord).offset + 1;
+    }
   }
 
   private async project(): Promise<void> {
