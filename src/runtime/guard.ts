@@ -180,7 +180,7 @@ export class Guard {
 
   /** Makes every run's held last result durable, then closes the adapters the guard opened. */
   async close(): Promise<void> {
-    await Promise.all([...this.runs.values()].map((r) => r.flush().catch(() => undefined)));
+    await Promise.all([...this.runs.values()].map((r) => r.close().catch(() => undefined)));
     this.runs.clear();
     await this.ports.ledger.close();
     await this.ports.onClose?.();

@@ -45,6 +45,8 @@ export class GuardedRun {
   private held: RecordedEvent[] = [];
   /** A write that failed but may still land (see adoptLanded). */
   private unconfirmed: readonly RecordedEvent[] | null = null;
+  /** Set by Guard.close: nothing more is recorded (a late tool answer included). */
+  private closed = false;
   /** Whether this run's end has been passed on to its sub-agents. */
   private cascaded = false;
 
@@ -92,6 +94,7 @@ export class GuardedRun {
    * never held: alerting must see it at once.
    */
   private async record(cmd: CommandInput, deferred = false): Promise<RecordedEvent[]> {
+    if (this.closed) throw logRefused(cmd, new Error(`the guard of run ${this.runId} is closed`));
     for (;;) {
       const proposed = this.actor.propose(withFamily(cmd, this.family?.view(this.runId)));
       if (!proposed.ok) throw proposed.error;
@@ -175,9 +178,18 @@ export class GuardedRun {
     return true;
   }
 
+  /** Writes what is held, then refuses to record anything more: Guard.close does this for every run. */
+  async close(): Promise<void> {
+    try {
+      await this.flush();
+    } finally {
+      this.closed = true;
+    }
+  }
+
   /**
-   * Makes the held result of the last call durable (Guard.close does this for every run). With
-   * nothing held it returns at once, never waiting behind a call still running.
+   * Makes the held result of the last call durable. With nothing held it returns at once, never
+   * waiting behind a call still running.
    */
   async flush(): Promise<void> {
     if (this.held.length === 0) return;
