@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   canonicalCall,
   type EventOf,
@@ -20,7 +19,6 @@ import {
   type CallHooks,
   type CallRequest,
   insideOwnTool,
-  logRefused,
   namesProblem,
   recordedResult,
   reentrantCall,
@@ -33,6 +31,7 @@ import { executeTool, type ToolFn } from './execute-tool.js';
 import { interruptedCompletion } from './interrupted-call.js';
 import type { Ledger, ReissueNote } from './ledger.js';
 import { type RunFamily, withFamily } from './run-family.js';
+import { RunWriter } from './run-writer.js';
 
 /**
  * One run as the agent loop sees it. Calls go one at a time; each decision is durable in the log
@@ -41,22 +40,19 @@ import { type RunFamily, withFamily } from './run-family.js';
 export class GuardedRun {
   private queue: Promise<unknown> = Promise.resolve();
   private calls = 0;
-  /** Committed to the actor, not yet in the log: the last call's result (see record). */
-  private held: RecordedEvent[] = [];
-  /** A write that failed but may still land (see adoptLanded). */
-  private unconfirmed: readonly RecordedEvent[] | null = null;
-  /** Set by Guard.close: nothing more is recorded (a late tool answer included). */
-  private closed = false;
+  private readonly writer: RunWriter;
   /** Whether this run's end has been passed on to its sub-agents. */
   private cascaded = false;
 
   constructor(
     private readonly actor: RunActor,
-    private readonly store: RunStream,
+    store: RunStream,
     private readonly ledger: Ledger,
     private readonly hashing: Hashing,
     private readonly family?: RunFamily,
-  ) {}
+  ) {
+    this.writer = new RunWriter(actor, store);
+  }
 
   /** Operation keys are recorded redacted; the ledger holds them the same way. */
   private ledgerKey(operationKey: string): string {
@@ -85,127 +81,18 @@ export class GuardedRun {
   }
 
   /**
-   * Record first, then act: append at the seq the log has, and only once durable move the actor.
-   * A `conflict` (another writer of this run got there first) is passed on as it is.
-   *
-   * `deferred`: a tool's result and the after-decision need not be durable before the caller
-   * goes on (nothing runs on them; a side effect's outcome is already in the ledger), so they
-   * are held and ride on the run's next write: one durable write per guarded call. A stop is
-   * never held: alerting must see it at once.
+   * Record first, then act: the RunWriter appends at the seq the log has, and only once durable
+   * the actor moves. `deferred` (a tool's result and the decision after it) may ride on the run's
+   * next write instead: one durable write per guarded call.
    */
   private async record(cmd: CommandInput, deferred = false): Promise<RecordedEvent[]> {
-    if (this.closed) throw logRefused(cmd, new Error(`the guard of run ${this.runId} is closed`));
-    for (;;) {
-      const proposed = this.actor.propose(withFamily(cmd, this.family?.view(this.runId)));
-      if (!proposed.ok) throw proposed.error;
-      if (deferred && !proposed.value.some((r) => r.event.type === 'RunStopped')) {
-        this.actor.commit(proposed.value);
-        this.held.push(...proposed.value);
-        return proposed.value;
-      }
-      const written = await this.write([...this.held, ...proposed.value], (e) => this.refused(cmd, e));
-      this.held = [];
-      if (!written) continue; // the run's own lost write was found in the stream: decide again on it
-      this.actor.commit(proposed.value);
-      this.store.snapshot(this.actor.state);
-      return proposed.value;
-    }
-  }
-
-  /** Appends at the seq of the first record; false when the stream had moved on with this run's own lost write instead (then the actor has taken it, and the caller proposes again). */
-  private async write(
-    records: readonly RecordedEvent[],
-    refused: (e: unknown) => LoopguardError,
-  ): Promise<boolean> {
-    const first = records[0];
-    if (first === undefined) return true;
-    try {
-      await this.store.append(this.runId, first.seq - 1, records);
-      this.unconfirmed = null;
-      return true;
-    } catch (e) {
-      if (e instanceof LoopguardError && e.code === 'conflict') {
-        if (await this.adoptLanded()) return false;
-        throw e;
-      }
-      // It may still land (a request that timed out); the next write finds out.
-      this.unconfirmed = records;
-      throw refused(e);
-    }
-  }
-
-  /** The error for a write the log refused, naming a held result it carried (its tool did run). */
-  private refused(cmd: CommandInput, e: unknown): LoopguardError {
-    const held = this.held.find((r) => r.event.type === 'ToolCallCompleted')?.event;
-    if (held === undefined || held.type !== 'ToolCallCompleted') return logRefused(cmd, e);
-    return new LoopguardError(
-      'log_unavailable',
-      `the event log did not accept the result of call ${held.callId}: the tool ran but its result was not recorded; resume the run (guard.resume) to settle it. Nothing of this ${cmd.type} ran (${(e as Error).message})`,
-      { retriable: true, cause: e },
-    );
-  }
-
-  /**
-   * A write this run was told had failed may have landed after all (a request that timed out and
-   * was delivered later). If the stream holds exactly that batch, it is this run's own history:
-   * the actor takes it, and a call it decided to execute is recorded as never run (its caller was
-   * told nothing ran, and its claim was released), so the run goes on from the stream's head.
-   */
-  private async adoptLanded(): Promise<boolean> {
-    const lost = this.unconfirmed;
-    this.unconfirmed = null;
-    const from = lost?.[0]?.seq;
-    if (lost === null || from === undefined) return false;
-    const landed = await this.store.read(this.runId, from);
-    if (landed.length < lost.length || lost.some((r, i) => landed[i]?.eventId !== r.eventId)) return false;
-    this.actor.commit(landed.slice(0, lost.length).filter((r) => r.seq > this.actor.state.seq));
-    const call = this.actor.state.inFlight;
-    if (call !== null) {
-      const resultJson = JSON.stringify({ error: 'not_run' });
-      const proposed = this.actor.propose({
-        type: 'CompleteToolCall',
-        callId: call.callId,
-        kind: 'RETRYABLE',
-        code: 'not_run',
-        retryAfterMs: 0,
-        resultJson,
-        resultHash: createHash('sha256').update(resultJson).digest('hex'),
-      });
-      if (!proposed.ok) throw proposed.error;
-      await this.store.append(this.runId, this.actor.state.seq, proposed.value);
-      this.actor.commit(proposed.value);
-    }
-    return true;
+    return this.writer.record(withFamily(cmd, this.family?.view(this.runId)), deferred);
   }
 
   /** Writes what is held, then refuses to record anything more: Guard.close does this for every run. */
   async close(): Promise<void> {
-    try {
-      await this.flush();
-    } finally {
-      this.closed = true;
-    }
-  }
-
-  /**
-   * Makes the held result of the last call durable. With nothing held it returns at once, never
-   * waiting behind a call still running.
-   */
-  async flush(): Promise<void> {
-    if (this.held.length === 0) return;
-    await this.serial(async () => {
-      await this.write(
-        this.held,
-        (e) =>
-          new LoopguardError(
-            'log_unavailable',
-            `the event log did not accept the last result of run ${this.runId}; resume the run (guard.resume) to settle it (${(e as Error).message})`,
-            { retriable: true, cause: e },
-          ),
-      );
-      this.held = [];
-      this.store.snapshot(this.actor.state);
-    });
+    if (this.writer.holding) await this.serial(() => this.writer.close());
+    else await this.writer.close();
   }
 
   call(req: CallRequest, fn: ToolFn, hooks: CallHooks = {}): Promise<CallResult> {
