@@ -28,7 +28,11 @@ import { reissueRefusal } from '../../runtime/ledger.js';
 import { TOPICS } from '../event-log.js';
 import { withTimeout } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
-import { type LedgerFollower as Follower, LedgerFollower, type LedgerMessage } from './ledger-follower.js';
+import {
+  type FollowedMessage,
+  type PartitionFollower as Follower,
+  PartitionFollower,
+} from './partition-follower.js';
 
 export interface KafkaLedgerOptions {
   /** The log whose ledger topic (same prefix/suffix) holds the claims. */
@@ -72,7 +76,9 @@ export class KafkaLedger implements Ledger {
     const codec = await EventCodec.create(opts.schemaStore, opts.subject ?? `${TOPICS.ledger}-value`);
     const ledger = new KafkaLedger(opts.log, codec, topic, opts);
     await ledger.admin.connect();
-    ledger.follower = new LedgerFollower(opts.log.kafka, topic.name, topic.partitions, (m) => ledger.fold(m));
+    ledger.follower = new PartitionFollower(opts.log.kafka, topic.name, topic.partitions, (m) =>
+      ledger.fold(m),
+    );
     return ledger;
   }
 
@@ -257,7 +263,7 @@ export class KafkaLedger implements Ledger {
     return withTimeout(this.follower.foldedTo(partition, offset), this.timeoutMs, 'ledger fold');
   }
 
-  private async fold(m: LedgerMessage): Promise<void> {
+  private async fold(m: FollowedMessage): Promise<void> {
     let rec: RecordedEvent;
     try {
       rec = await this.codec.decode(m.value);

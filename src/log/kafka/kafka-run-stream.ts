@@ -28,7 +28,7 @@ import {
 } from '../run-stream.js';
 import { withTimeout } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
-import { LedgerFollower, type LedgerMessage } from './ledger-follower.js';
+import { type FollowedMessage, PartitionFollower } from './partition-follower.js';
 import { AFTER_HEADER, BATCH_HEADER, EMPTY_HEAD, foldRunRecord, type RunHead } from './run-batch-fold.js';
 import { RunSnapshots } from './run-snapshots.js';
 
@@ -50,7 +50,7 @@ export class KafkaRunStream implements RunStream {
   /** Tells this writer's batches from any other's: randomness for identity only, never for a decision. */
   private readonly writer = randomUUID();
   private appends = 0;
-  private follower: Promise<LedgerFollower> | undefined;
+  private follower: Promise<PartitionFollower> | undefined;
   private snapshots: Promise<RunSnapshots> | undefined;
   private readonly timeoutMs: number;
 
@@ -170,10 +170,10 @@ export class KafkaRunStream implements RunStream {
     return s;
   }
 
-  private following(): Promise<LedgerFollower> {
+  private following(): Promise<PartitionFollower> {
     this.follower ??= this.log
       .prepare(TOPICS.runs)
-      .then((info) => new LedgerFollower(this.log.kafka, info.name, info.partitions, (m) => this.fold(m)));
+      .then((info) => new PartitionFollower(this.log.kafka, info.name, info.partitions, (m) => this.fold(m)));
     const f = this.follower;
     f.catch(() => {
       if (this.follower === f) this.follower = undefined;
@@ -181,7 +181,7 @@ export class KafkaRunStream implements RunStream {
     return f;
   }
 
-  private fold(m: LedgerMessage): void {
+  private fold(m: FollowedMessage): void {
     const next = foldRunRecord(this.heads.get(m.key) ?? EMPTY_HEAD, m.headers);
     if (next === null) return;
     this.heads.set(m.key, { ...next, offset: m.offset });

@@ -9,7 +9,7 @@ import { TOPICS } from '../event-log.js';
 import type { EventStore } from '../event-store.js';
 import { withTimeout } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
-import { LedgerFollower, type LedgerMessage } from './ledger-follower.js';
+import { type FollowedMessage, PartitionFollower } from './partition-follower.js';
 import { readRanges } from './partition-reader.js';
 import { type RunSnapshot, SnapshotCodec } from './snapshot-codec.js';
 
@@ -21,7 +21,7 @@ interface Position {
 
 export class RunSnapshots {
   private readonly newest = new Map<string, Position>();
-  private readonly follower: LedgerFollower;
+  private readonly follower: PartitionFollower;
 
   private constructor(
     private readonly log: KafkaLog,
@@ -29,7 +29,7 @@ export class RunSnapshots {
     private readonly topic: string,
     private readonly timeoutMs: number,
   ) {
-    this.follower = new LedgerFollower(log.kafka, topic, 1, (m) => this.fold(m));
+    this.follower = new PartitionFollower(log.kafka, topic, 1, (m) => this.fold(m));
   }
 
   static async open(events: EventStore, log: KafkaLog, timeoutMs: number): Promise<RunSnapshots> {
@@ -64,7 +64,7 @@ export class RunSnapshots {
     return this.follower.close();
   }
 
-  private async fold(m: LedgerMessage): Promise<void> {
+  private async fold(m: FollowedMessage): Promise<void> {
     let s: { readonly runId: string; readonly seq: number };
     try {
       s = await this.codec.peek(m.value);
