@@ -5,3 +5,5 @@ export * from './log/index.js';
 export * from './machines/index.js';
 export * from './projections/index.js';
 export * from './runtime/index.js';
+export * from './client/index.js';
+export * from './service/index.js';

@@ -13,6 +13,7 @@ import { type Env, type KafkaFlags, kafkaConfig, openKafkaStore } from './open-k
 import { type OpenStore, openEmbeddedStore } from './open-store.js';
 import { rebuildCommand } from './rebuild-command.js';
 import { replayCommand } from './replay-command.js';
+import { serveCommand } from './serve-command.js';
 import { printStop } from './stops-command.js';
 
 const USAGE = `loopguard: a runtime guard for AI-agent tool calls
@@ -22,6 +23,7 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
   loopguard audit RUN_ID [--data-dir D | --kafka] [--json]
   loopguard stops [--follow] [--data-dir D | --kafka] [--json]
   loopguard alert --kafka [--webhook URL] [--group G]
+  loopguard serve --kafka [--group G] [--metrics-port P] [--policy P.json] [--partitions N]
   loopguard eval FILE.jsonl... [--policy P.json] [--json]
   loopguard demo [--data-dir D]
 
@@ -45,6 +47,8 @@ const OPTIONS = {
   'retry-base-ms': { type: 'string' },
   'retry-max-ms': { type: 'string' },
   'session-timeout-ms': { type: 'string' },
+  'metrics-port': { type: 'string' },
+  partitions: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -128,6 +132,11 @@ export async function main(
       const kafka = kafkaConfig({ ...values, kafka: true }, env);
       if (kafka === null) throw new LoopguardError('usage', 'alert: needs Kafka (--kafka)');
       return alertCommand(kafka, values, io, shutdownSignal(opts.signal));
+    }
+    case 'serve': {
+      const kafka = kafkaConfig({ ...values, kafka: true }, env);
+      if (kafka === null) throw new LoopguardError('usage', 'serve: needs Kafka (--kafka)');
+      return serveCommand(kafka, values, io, shutdownSignal(opts.signal));
     }
     case 'demo':
       return demo(values['data-dir'], io);
