@@ -20,7 +20,8 @@ export const DEFAULT_SERVE_GROUP = 'loopguard-serve';
 function intFlag(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new LoopguardError('usage', `--${flag} must be an integer >= 0, got ${value}`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new LoopguardError('usage', `--${flag} must be an integer >= 0, got ${value}`);
   return n;
 }
 
@@ -28,7 +29,12 @@ function intFlag(flag: string, value: string | undefined): number | undefined {
  * `loopguard serve --kafka [--group G] [--metrics-port P]`: one guard worker; start as many as
  * there are partitions to share, on any machines, with the same group. Runs until the signal.
  */
-export async function serveCommand(cfg: KafkaConfig, flags: ServeFlags, io: Io, signal: AbortSignal): Promise<number> {
+export async function serveCommand(
+  cfg: KafkaConfig,
+  flags: ServeFlags,
+  io: Io,
+  signal: AbortSignal,
+): Promise<number> {
   const policy = loadPolicy(flags.policy);
   const metricsPort = intFlag('metrics-port', flags['metrics-port']);
   const sessionTimeoutMs = intFlag('session-timeout-ms', flags['session-timeout-ms']);

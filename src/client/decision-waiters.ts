@@ -21,7 +21,11 @@ export class DecisionWaiters {
 
   private constructor(private readonly consumer: Consumer) {}
 
-  static async follow(log: KafkaLog, decisions: ServiceCodec<WireDecision>, admin: Admin): Promise<DecisionWaiters> {
+  static async follow(
+    log: KafkaLog,
+    decisions: ServiceCodec<WireDecision>,
+    admin: Admin,
+  ): Promise<DecisionWaiters> {
     const topic = log.physicalName(SERVICE_TOPICS.decisions);
     const ends = await admin.fetchTopicOffsets(topic);
     const consumer = log.consumer({ groupId: `loopguard-client-${randomUUID()}`, maxWaitTimeInMs: 20 });

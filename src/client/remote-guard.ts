@@ -9,8 +9,8 @@ import type { Admin } from 'kafkajs';
 import { LoopguardError } from '../domain/index.js';
 import { type Clock, systemClock } from '../machines/index.js';
 import type { StartRun } from '../runtime/guard.js';
-import { REQUEST_ID_HEADER } from '../service/process-batch.js';
 import { openService, type ServiceConnection } from '../service/open-service.js';
+import { REQUEST_ID_HEADER } from '../service/process-batch.js';
 import { SERVICE_TOPICS, type WireDecision, type WireRequest } from '../service/service-topics.js';
 import { DecisionWaiters } from './decision-waiters.js';
 import { RemoteRun } from './remote-run.js';
@@ -47,7 +47,10 @@ export class RemoteGuard {
     });
     const admin = conn.log.kafka.admin();
     try {
-      await Promise.all([conn.log.prepare(SERVICE_TOPICS.requests), conn.log.prepare(SERVICE_TOPICS.decisions)]);
+      await Promise.all([
+        conn.log.prepare(SERVICE_TOPICS.requests),
+        conn.log.prepare(SERVICE_TOPICS.decisions),
+      ]);
       await admin.connect();
       const waiters = await DecisionWaiters.follow(conn.log, conn.decisions, admin);
       return new RemoteGuard(conn, admin, waiters, opts);
@@ -71,14 +74,22 @@ export class RemoteGuard {
     const decided = this.waiters.wait(req.request_id, this.opts.timeoutMs ?? 10_000);
     try {
       await this.conn.log.append(SERVICE_TOPICS.requests, [
-        { key: req.run_id, value: this.conn.requests.encode(req), headers: { [REQUEST_ID_HEADER]: req.request_id } },
+        {
+          key: req.run_id,
+          value: this.conn.requests.encode(req),
+          headers: { [REQUEST_ID_HEADER]: req.request_id },
+        },
       ]);
     } catch (e) {
       decided.catch(() => undefined);
-      throw new LoopguardError('guard_unavailable', `request ${req.request_id} was not published: ${(e as Error).message}`, {
-        retriable: true,
-        cause: e,
-      });
+      throw new LoopguardError(
+        'guard_unavailable',
+        `request ${req.request_id} was not published: ${(e as Error).message}`,
+        {
+          retriable: true,
+          cause: e,
+        },
+      );
     }
     return decided;
   }
@@ -98,9 +109,15 @@ export class RemoteGuard {
   }
 
   /** Records an approved precondition change on a stopped run, served by whichever worker owns it. */
-  async resume(runId: string, change: { preconditionChange: string; approvedBy?: string }): Promise<RemoteRun> {
+  async resume(
+    runId: string,
+    change: { preconditionChange: string; approvedBy?: string },
+  ): Promise<RemoteRun> {
     const run = new RemoteRun(this, runId);
-    await run.send('RESUME', { precondition_change: change.preconditionChange, approved_by: change.approvedBy ?? null });
+    await run.send('RESUME', {
+      precondition_change: change.preconditionChange,
+      approved_by: change.approvedBy ?? null,
+    });
     return run;
   }
 

@@ -8,7 +8,12 @@ import {
 import type { CallResult } from '../runtime/call-result.js';
 import { executeTool, type ToolFn } from '../runtime/execute-tool.js';
 import type { CallRequest } from '../runtime/guarded-run.js';
-import { emptyRequest, type RequestType, type WireDecision, type WireRequest } from '../service/service-topics.js';
+import {
+  emptyRequest,
+  type RequestType,
+  type WireDecision,
+  type WireRequest,
+} from '../service/service-topics.js';
 import type { RemoteGuard } from './remote-guard.js';
 
 export interface RemoteRunState {
@@ -48,14 +53,22 @@ export class RemoteRun {
   }
 
   /** Sends a request of this run; an `error` decision rejects with its code and field. */
-  async send(type: RequestType, fields: Partial<WireRequest>, requestId = this.guard.newRequestId()): Promise<WireDecision> {
+  async send(
+    type: RequestType,
+    fields: Partial<WireRequest>,
+    requestId = this.guard.newRequestId(),
+  ): Promise<WireDecision> {
     const req: WireRequest = { ...emptyRequest(requestId, this.runId, type, this.guard.now()), ...fields };
     const d = await this.guard.request(req);
     if (d.decision === 'error')
       throw new LoopguardError(d.error_code ?? 'error', d.message, {
         details: { field: d.error_field, requestId },
       });
-    this.last = { status: d.status as RunStatus, seq: d.seq, report: parse<StopReport | null>(d.report_json, null) };
+    this.last = {
+      status: d.status as RunStatus,
+      seq: d.seq,
+      report: parse<StopReport | null>(d.report_json, null),
+    };
     return d;
   }
 
@@ -88,7 +101,12 @@ export class RemoteRun {
         return { status: 'waiting', rule, message: before.message, waitUntilMs: before.wait_until_ms };
       case 'refuse':
         if (!isTerminal(this.last.status))
-          return { status: 'refused', rule, message: before.message, evidence: parse<Evidence>(before.evidence_json, {} as Evidence) };
+          return {
+            status: 'refused',
+            rule,
+            message: before.message,
+            evidence: parse<Evidence>(before.evidence_json, {} as Evidence),
+          };
         return { status: 'stopped', rule, message: before.message, report: this.last.report };
       default:
         return { status: 'stopped', rule, message: before.message, report: this.last.report };

@@ -28,7 +28,13 @@ const ERROR_FIELD: Readonly<Record<string, string>> = {
   bad_args: 'args_json',
 };
 
-export function decideRequest(actor: RunActor, req: WireRequest, policy: Policy, worker: string, atMs: number): Decided {
+export function decideRequest(
+  actor: RunActor,
+  req: WireRequest,
+  policy: Policy,
+  worker: string,
+  atMs: number,
+): Decided {
   const base = { request_id: req.request_id, run_id: req.run_id, worker, decided_at_ms: atMs };
   const refuse = (e: LoopguardError): Decided => ({
     records: [],
@@ -59,7 +65,10 @@ export function decideRequest(actor: RunActor, req: WireRequest, policy: Policy,
   const phase = req.type === 'TOOL_CALL' ? 'before' : req.type === 'TOOL_RESULT' ? 'after' : null;
   const d = phase === null ? undefined : decided(proposed.value, phase);
   if (d === undefined)
-    return { records: proposed.value, decision: { ...after, decision: 'recorded', message: `run is ${s.status}` } };
+    return {
+      records: proposed.value,
+      decision: { ...after, decision: 'recorded', message: `run is ${s.status}` },
+    };
   return {
     records: proposed.value,
     decision: {

@@ -66,9 +66,7 @@ export class GuardWorker {
 
   static async start(opts: GuardWorkerOptions): Promise<GuardWorker> {
     const { log } = opts;
-    await Promise.all(
-      [TOPICS.runs, TOPICS.dlq, SERVICE_TOPICS.requests, SERVICE_TOPICS.decisions].map((t) => log.prepare(t)),
-    );
+    await prepareTopics(log);
     const topic = log.physicalName(SERVICE_TOPICS.requests);
     const admin = log.kafka.admin();
     await admin.connect();
@@ -80,10 +78,13 @@ export class GuardWorker {
       readUncommitted: false,
     });
     const worker = new GuardWorker(opts, consumer, admin, new KafkaRunStream(opts.events, log), topic);
-    consumer.on(consumer.events.GROUP_JOIN, (e) => worker.rebalanced(e.payload.memberAssignment[topic] ?? []));
+    consumer.on(consumer.events.GROUP_JOIN, (e) =>
+      worker.rebalanced(e.payload.memberAssignment[topic] ?? []),
+    );
     await consumer.connect();
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
-    const partitions = (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]?.partitions.length ?? 1;
+    const partitions =
+      (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]?.partitions.length ?? 1;
     await consumer.run({
       autoCommit: false,
       partitionsConsumedConcurrently: partitions,
@@ -127,12 +128,13 @@ export class GuardWorker {
 
   private async takeOver(partition: number): Promise<Owned> {
     const started = Date.now();
-    const producer = await transactionalProducer(this.opts.log, `${this.opts.groupId}.${this.topic}.${partition}`);
+    const producer = await transactionalProducer(
+      this.opts.log,
+      `${this.opts.groupId}.${this.topic}.${partition}`,
+    );
     try {
       const offsets = await this.admin.fetchOffsets({ groupId: this.opts.groupId, topics: [this.topic] });
-      const committed = Number(
-        offsets[0]?.partitions.find((p) => p.partition === partition)?.offset ?? '-1',
-      );
+      const committed = Number(offsets[0]?.partitions.find((p) => p.partition === partition)?.offset ?? '-1');
       const runs = await PartitionRuns.load(
         {
           log: this.opts.log,
@@ -187,7 +189,9 @@ export class GuardWorker {
       if (this.owned.get(batch.partition) === owning) this.owned.delete(batch.partition);
       await owned.producer.disconnect().catch(() => undefined);
       this.stats.aborted++;
-      this.opts.onLog?.(`${this.workerId}: partition ${batch.partition}: transaction aborted: ${(e as Error).message}`);
+      this.opts.onLog?.(
+        `${this.workerId}: partition ${batch.partition}: transaction aborted: ${(e as Error).message}`,
+      );
       throw e;
     }
     owned.committed = next;
@@ -197,5 +201,22 @@ export class GuardWorker {
       // The runs topic has them; stops and ledger copies are derived and can be rebuilt from it.
       this.opts.onLog?.(`${this.workerId}: copies not published: ${(e as Error).message}`);
     });
+  }
+}
+
+/**
+ * Workers started together race to create the topics; the loser may see a topic whose metadata
+ * has not reached the broker's cache yet. That settles within moments, so it is retried briefly.
+ */
+async function prepareTopics(log: KafkaLog): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      for (const t of [TOPICS.runs, TOPICS.dlq, SERVICE_TOPICS.requests, SERVICE_TOPICS.decisions])
+        await log.prepare(t);
+      return;
+    } catch (e) {
+      if (attempt >= 10) throw e;
+      await new Promise((r) => setTimeout(r, 300 * attempt));
+    }
   }
 }

@@ -4,7 +4,12 @@ import { TOPICS } from '../log/event-log.js';
 import { EventStore } from '../log/event-store.js';
 import { KafkaLog } from '../log/kafka/kafka-log.js';
 import { SERVICE_SCHEMAS, ServiceCodec } from './service-codec.js';
-import { DEFAULT_SERVICE_PARTITIONS, SERVICE_TOPICS, type WireDecision, type WireRequest } from './service-topics.js';
+import {
+  DEFAULT_SERVICE_PARTITIONS,
+  SERVICE_TOPICS,
+  type WireDecision,
+  type WireRequest,
+} from './service-topics.js';
 
 export interface ServiceConfig {
   readonly brokers: readonly string[];
@@ -41,8 +46,16 @@ export async function openService(cfg: ServiceConfig): Promise<ServiceConnection
     const subject = (t: string) => `${log.physicalName(t)}-value`;
     const [events, requests, decisions] = await Promise.all([
       EventStore.create(log, schemaStore, { subjectFor: subject }),
-      ServiceCodec.create<WireRequest>(schemaStore, subject(SERVICE_TOPICS.requests), SERVICE_SCHEMAS.request),
-      ServiceCodec.create<WireDecision>(schemaStore, subject(SERVICE_TOPICS.decisions), SERVICE_SCHEMAS.decision),
+      ServiceCodec.create<WireRequest>(
+        schemaStore,
+        subject(SERVICE_TOPICS.requests),
+        SERVICE_SCHEMAS.request,
+      ),
+      ServiceCodec.create<WireDecision>(
+        schemaStore,
+        subject(SERVICE_TOPICS.decisions),
+        SERVICE_SCHEMAS.decision,
+      ),
     ]);
     return { log, schemaStore, events, requests, decisions, close: () => log.close() };
   } catch (e) {

@@ -82,7 +82,9 @@ export async function processBatch(
           [DLQ_HEADERS.offset]: m.offset,
         },
       });
-      decisionsOut.push(decisionMessage(ctx, undecodable(ctx, key, headers[REQUEST_ID_HEADER] ?? '', code, reason)));
+      decisionsOut.push(
+        decisionMessage(ctx, undecodable(ctx, key, headers[REQUEST_ID_HEADER] ?? '', code, reason)),
+      );
       continue;
     }
     const actor = await runs.actor(req.run_id);
@@ -111,7 +113,13 @@ function decisionMessage(ctx: BatchContext, d: WireDecision): OutMessage {
   return { key: d.run_id, value: ctx.decisions.encode(d), headers: { [REQUEST_ID_HEADER]: d.request_id } };
 }
 
-function undecodable(ctx: BatchContext, runId: string, requestId: string, code: string, reason: string): WireDecision {
+function undecodable(
+  ctx: BatchContext,
+  runId: string,
+  requestId: string,
+  code: string,
+  reason: string,
+): WireDecision {
   return {
     request_id: requestId,
     run_id: runId,

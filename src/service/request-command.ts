@@ -8,8 +8,8 @@ import {
   LoopguardError,
   type Policy,
   RESULT_KINDS,
-  type ResultKind,
   type Result,
+  type ResultKind,
   resolvePolicy,
 } from '../domain/index.js';
 import type { CommandInput } from '../machines/index.js';

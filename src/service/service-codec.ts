@@ -53,10 +53,14 @@ export class ServiceCodec<T> {
     try {
       return this.type.fromBuffer(body, reading ?? undefined) as T;
     } catch (e) {
-      throw new LoopguardError('bad_payload', `cannot decode Avro body (schema ${schemaId}): ${(e as Error).message}`, {
-        cause: e,
-        details: { schemaId },
-      });
+      throw new LoopguardError(
+        'bad_payload',
+        `cannot decode Avro body (schema ${schemaId}): ${(e as Error).message}`,
+        {
+          cause: e,
+          details: { schemaId },
+        },
+      );
     }
   }
 

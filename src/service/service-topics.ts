@@ -66,7 +66,12 @@ export interface WireDecision {
 }
 
 /** A request with every optional field null: what a client fills in. */
-export function emptyRequest(requestId: string, runId: string, type: RequestType, sentAtMs: number): WireRequest {
+export function emptyRequest(
+  requestId: string,
+  runId: string,
+  type: RequestType,
+  sentAtMs: number,
+): WireRequest {
   return {
     request_id: requestId,
     run_id: runId,
