@@ -10,8 +10,16 @@ import { guardCallBench } from './guard-call.js';
 import { kafkaBenches } from './kafka-benches.js';
 import { memoryBench } from './memory.js';
 import { runLengthBench } from './run-length.js';
+import { runLoadBench } from './run-load.js';
 
-const BENCHES: Bench[] = [guardCallBench, runLengthBench, ...embeddedBenches, ...kafkaBenches, memoryBench];
+const BENCHES: Bench[] = [
+  guardCallBench,
+  runLengthBench,
+  runLoadBench,
+  ...embeddedBenches,
+  ...kafkaBenches,
+  memoryBench,
+];
 
 const { values } = parseArgs({
   options: { json: { type: 'boolean' }, only: { type: 'string' } },

@@ -4,6 +4,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../src/domain/events.js';
+import { evolve } from '../src/domain/evolve.js';
+import { initialState, type RunState } from '../src/domain/run-state.js';
 import type { EventStore } from '../src/log/event-store.js';
 import type { RunStream } from '../src/log/run-stream.js';
 import { SAMPLE_EVENTS } from './log-sample-events.js';
@@ -33,6 +35,8 @@ export function runEvents(runId: string, from: number, n: number): RecordedEvent
 }
 
 const seqs = (es: readonly RecordedEvent[]): number[] => es.map((e) => e.seq);
+
+export const foldRun = (from: RunState, es: readonly RecordedEvent[]): RunState => es.reduce(evolve, from);
 
 export function runStreamContract(name: string, make: () => Promise<RunStreamFixture>): void {
   describe(`RunStream contract: ${name}`, () => {
@@ -118,6 +122,19 @@ export function runStreamContract(name: string, make: () => Promise<RunStreamFix
       });
       await expect(f.stream.read(id, 0)).rejects.toMatchObject({ code: 'bad_offset' });
       expect(await f.stream.read(id, 1)).toEqual([]);
+    });
+
+    it('loads a run as the state its events fold to, whether or not a snapshot was taken', async () => {
+      const id = f.runId('load');
+      const all = runEvents(id, 0, 8);
+      await f.stream.append(id, 0, all.slice(0, 5));
+      f.stream.snapshot(foldRun(initialState(id), all.slice(0, 5)));
+      await f.stream.append(id, 5, all.slice(5));
+      const loaded = await f.stream.load(id);
+      expect(foldRun(loaded.snapshot ?? initialState(id), loaded.events)).toEqual(
+        foldRun(initialState(id), all),
+      );
+      expect(await f.stream.load(f.runId('not-there'))).toEqual({ snapshot: null, events: [] });
     });
 
     it('publishes the stops of a run on the stops topic once the run has them', async () => {

@@ -61,9 +61,16 @@ export interface MainOptions {
   readonly signal?: AbortSignal;
 }
 
-async function withStore<T>(flags: KafkaFlags, env: Env, work: (s: OpenStore) => Promise<T>): Promise<T> {
+async function withStore<T>(
+  flags: KafkaFlags,
+  env: Env,
+  work: (s: OpenStore) => Promise<T>,
+  access: 'read' | 'write' = 'read',
+): Promise<T> {
   const kafka = kafkaConfig(flags, env);
-  const store = kafka ? await openKafkaStore(kafka) : await openEmbeddedStore(flags['data-dir']);
+  const store = kafka
+    ? await openKafkaStore(kafka)
+    : await openEmbeddedStore(flags['data-dir'], { readOnly: access === 'read' });
   try {
     return await work(store);
   } finally {
@@ -95,17 +102,21 @@ export async function main(
   switch (command) {
     case 'replay':
       if (rest.length === 0) throw new LoopguardError('usage', 'replay: give at least one FILE.jsonl');
-      return withStore(values, env, async (s) =>
-        replayCommand(
-          rest,
-          { ...(values.policy ? { policy: values.policy } : {}), json },
-          {
-            knownRunIds: await s.knownRunIds(),
-            where: s.where,
-            append: (runId, r) => s.stream.append(runId, 0, r),
-          },
-          io,
-        ),
+      return withStore(
+        values,
+        env,
+        async (s) =>
+          replayCommand(
+            rest,
+            { ...(values.policy ? { policy: values.policy } : {}), json },
+            {
+              knownRunIds: await s.knownRunIds(),
+              where: s.where,
+              append: (runId, r) => s.stream.append(runId, 0, r),
+            },
+            io,
+          ),
+        'write',
       );
     case 'eval':
       if (rest.length === 0) throw new LoopguardError('usage', 'eval: give at least one FILE.jsonl');

@@ -25,10 +25,18 @@ export interface OpenStore {
   close(): Promise<void>;
 }
 
-/** The embedded log in a data dir, with its file schema store: the default, no server needed. */
-export async function openEmbeddedStore(dataDir: string = DEFAULT_DATA_DIR): Promise<OpenStore> {
-  const log: EventLog = await EmbeddedLog.open(dataDir);
-  const events = await EventStore.create(log, new FileSchemaStore(join(dataDir, 'schemas')));
+/**
+ * The embedded log in a data dir, with its file schema store: the default, no server needed.
+ * `readOnly` for commands that only read: nothing in the dir is created or written, and a dir
+ * that does not exist is an error rather than a new empty log.
+ */
+export async function openEmbeddedStore(
+  dataDir: string = DEFAULT_DATA_DIR,
+  opts: { readonly readOnly?: boolean } = {},
+): Promise<OpenStore> {
+  const readOnly = opts.readOnly ?? false;
+  const log: EventLog = await EmbeddedLog.open(dataDir, { readOnly });
+  const events = await EventStore.create(log, new FileSchemaStore(join(dataDir, 'schemas'), { readOnly }));
   const stream = runStreamOf(events);
   return {
     events,

@@ -42,6 +42,9 @@ export class EventStore {
   private constructor(
     readonly log: EventLog,
     private readonly codecs: Readonly<Record<Topic, EventCodec>>,
+    /** Where this store's schemas live, and the subject of a topic: for adapters with values of their own. */
+    readonly schemas: SchemaStore,
+    readonly subjectFor: (topic: string) => string,
   ) {}
 
   /** Registers the envelope schema under `<topic>-value` for the runs, stops and ledger topics. */
@@ -50,11 +53,16 @@ export class EventStore {
     const [runs, stops, ledger] = await Promise.all(
       [TOPICS.runs, TOPICS.stops, TOPICS.ledger].map((t) => EventCodec.create(store, subject(t))),
     );
-    return new EventStore(log, {
-      [TOPICS.runs]: runs as EventCodec,
-      [TOPICS.stops]: stops as EventCodec,
-      [TOPICS.ledger]: ledger as EventCodec,
-    });
+    return new EventStore(
+      log,
+      {
+        [TOPICS.runs]: runs as EventCodec,
+        [TOPICS.stops]: stops as EventCodec,
+        [TOPICS.ledger]: ledger as EventCodec,
+      },
+      store,
+      subject,
+    );
   }
 
   /**

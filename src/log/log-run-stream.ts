@@ -9,7 +9,13 @@ import type { RecordedEvent } from '../domain/events.js';
 import { TOPICS } from './event-log.js';
 import type { EventStore } from './event-store.js';
 import type { KeyedLog } from './keyed-log.js';
-import { checkStreamAppend, checkStreamRead, type RunStream, streamConflict } from './run-stream.js';
+import {
+  checkStreamAppend,
+  checkStreamRead,
+  type LoadedRun,
+  type RunStream,
+  streamConflict,
+} from './run-stream.js';
 
 export class LogRunStream implements RunStream {
   constructor(
@@ -42,6 +48,13 @@ export class LogRunStream implements RunStream {
     }
     await this.events.publishCopies(events);
   }
+
+  async load(runId: string): Promise<LoadedRun> {
+    return { snapshot: null, events: await this.read(runId, 1) };
+  }
+
+  /** The key index makes a run's events cheap to read: no snapshot needed. */
+  snapshot(): void {}
 
   async close(): Promise<void> {}
 }

@@ -9,6 +9,14 @@
  */
 import { LoopguardError } from '../domain/errors.js';
 import type { RecordedEvent } from '../domain/events.js';
+import type { RunState } from '../domain/run-state.js';
+
+/** A run as loading finds it: a snapshot of its state (or none) and the events after it. */
+export interface LoadedRun {
+  readonly snapshot: RunState | null;
+  /** Events after the snapshot's seq (all of them without a snapshot), in seq order. */
+  readonly events: readonly RecordedEvent[];
+}
 
 export interface RunStream {
   /** The run's events with seq >= fromSeq, in seq order; [] for an unknown run. */
@@ -19,6 +27,16 @@ export interface RunStream {
    * has moved on or is behind; the stream is then unchanged for every reader.
    */
   append(runId: string, expectedSeq: number, events: readonly RecordedEvent[]): Promise<void>;
+  /**
+   * The run for a resume: where the adapter keeps snapshots (Kafka), the newest one plus the
+   * events after it, so the cost follows the run, not the log; else every event from seq 1.
+   */
+  load(runId: string): Promise<LoadedRun>;
+  /**
+   * The writer's state after an append it made, for adapters that keep snapshots; a hint that
+   * never fails the caller (a snapshot is a cache, the stream stays the truth).
+   */
+  snapshot(state: RunState): void;
   /** Releases what the stream holds (the Kafka one follows the runs topic); not the log itself. */
   close(): Promise<void>;
 }

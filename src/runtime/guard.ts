@@ -91,10 +91,11 @@ export class Guard {
   ): Promise<GuardedRun> {
     let run = this.runs.get(runId);
     if (run === undefined) {
-      const history = await this.ports.store.read(runId, 1);
-      if (history.length === 0) throw new LoopguardError('unknown_run', `run ${runId} is not in the log`);
+      const loaded = await this.ports.store.load(runId);
+      if (loaded.snapshot === null && loaded.events.length === 0)
+        throw new LoopguardError('unknown_run', `run ${runId} is not in the log`);
       run = new GuardedRun(
-        new RunActor(runId, this.deps, this.clock(), history),
+        new RunActor(runId, this.deps, this.clock(), loaded.events, loaded.snapshot),
         this.ports.store,
         this.ports.ledger,
       );

@@ -78,6 +78,7 @@ export class GuardedRun {
       );
     }
     this.actor.commit(proposed.value);
+    this.store.snapshot(this.actor.state);
     return proposed.value;
   }
 

@@ -10,12 +10,15 @@
  * Processes: any number may read a data dir (they pick up new records on read and while following);
  * one process at a time writes a topic, enforced by a pid lock file per topic.
  */
-import { mkdir, readdir } from 'node:fs/promises';
+import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LoopguardError } from '../../domain/errors.js';
 import type { LogRecord, StoredRecord } from '../event-log.js';
 import { checkKeyed, type KeyedLog, keyConflict } from '../keyed-log.js';
 import { checkRead, checkTopic, closedError } from '../log-errors.js';
 import { pollFollow } from '../poll-follow.js';
+import { MAX_BODY, recordBytes } from './segment-format.js';
+import type { SegmentIo } from './segment-io.js';
 import { TopicLog } from './topic-log.js';
 
 export interface EmbeddedLogOptions {
@@ -27,6 +30,20 @@ export interface EmbeddedLogOptions {
   readonly segmentBytes?: number;
   /** How often a follower looks for records written by another process. */
   readonly pollMs?: number;
+  /**
+   * The largest record (header, key, headers and value) an append may write; a larger one is
+   * refused before anything is written. Default 1 MiB, Kafka's default message limit.
+   */
+  readonly maxRecordBytes?: number;
+  /** The write primitive (tests inject short writes and a full disk). */
+  readonly io?: SegmentIo;
+  /** Where notes for people go (torn tails); stderr by default. */
+  readonly note?: (line: string) => void;
+  /**
+   * Open for reading only: nothing is created or written (not even the data dir, which must
+   * exist), appends are refused with `read_only`, and a torn tail is read around, never cut.
+   */
+  readonly readOnly?: boolean;
 }
 
 interface Pending {
@@ -44,6 +61,7 @@ interface TopicState {
 }
 
 export const DEFAULT_DATA_DIR = './.loopguard';
+const DEFAULT_MAX_RECORD_BYTES = 1024 * 1024;
 const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
 const FOLLOW_PAGE = 1000;
 
@@ -54,7 +72,8 @@ export class EmbeddedLog implements KeyedLog {
 
   private constructor(
     private readonly dir: string,
-    private readonly opts: Required<EmbeddedLogOptions>,
+    private readonly opts: Required<Omit<EmbeddedLogOptions, 'io' | 'note'>> &
+      Pick<EmbeddedLogOptions, 'io' | 'note'>,
   ) {}
 
   /** Opens (creating if needed) the data dir and indexes every existing topic by scanning it. */
@@ -64,9 +83,26 @@ export class EmbeddedLog implements KeyedLog {
       groupCommitMs: opts.groupCommitMs ?? 0,
       segmentBytes: opts.segmentBytes ?? DEFAULT_SEGMENT_BYTES,
       pollMs: opts.pollMs ?? 100,
+      readOnly: opts.readOnly ?? false,
+      maxRecordBytes: Math.min(opts.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES, MAX_BODY),
+      ...(opts.io ? { io: opts.io } : {}),
+      ...(opts.note ? { note: opts.note } : {}),
     });
-    await mkdir(join(dir, 'topics'), { recursive: true });
-    for (const name of await readdir(join(dir, 'topics'))) await log.topic(name);
+    if (opts.readOnly) {
+      const exists = await stat(dir).then(
+        (st) => st.isDirectory(),
+        () => false,
+      );
+      if (!exists)
+        throw new LoopguardError('no_data_dir', `data dir ${dir} does not exist (reading never creates it)`, {
+          details: { dir },
+        });
+    } else await mkdir(join(dir, 'topics'), { recursive: true });
+    const names = await readdir(join(dir, 'topics')).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return [];
+      throw e;
+    });
+    for (const name of names) await log.topic(name);
     return log;
   }
 
@@ -99,7 +135,18 @@ export class EmbeddedLog implements KeyedLog {
   ): Promise<number[]> {
     checkTopic(topic);
     if (this.closed) throw closedError();
+    if (this.opts.readOnly)
+      throw new LoopguardError('read_only', `${this.dir} is open for reading only; nothing was written`);
     if (records.length === 0 && expect === undefined) return [];
+    for (const [i, r] of records.entries()) {
+      const bytes = recordBytes(r);
+      if (bytes > this.opts.maxRecordBytes)
+        throw new LoopguardError(
+          'record_too_large',
+          `${topic}: record ${i} of the append (key ${JSON.stringify(r.key)}) takes ${bytes} bytes, over the limit of ${this.opts.maxRecordBytes} (maxRecordBytes); nothing was written`,
+          { details: { topic, key: r.key, bytes, limit: this.opts.maxRecordBytes } },
+        );
+    }
     const t = await this.topic(topic);
     if (this.closed) throw closedError();
     return new Promise((resolve, reject) => {
@@ -163,7 +210,13 @@ export class EmbeddedLog implements KeyedLog {
   private topic(name: string): Promise<TopicState> {
     let t = this.topics.get(name);
     if (t === undefined) {
-      const opts = { fsync: this.opts.fsync === 'batch', segmentBytes: this.opts.segmentBytes };
+      const opts = {
+        fsync: this.opts.fsync === 'batch',
+        segmentBytes: this.opts.segmentBytes,
+        readOnly: this.opts.readOnly,
+        ...(this.opts.io ? { io: this.opts.io } : {}),
+        ...(this.opts.note ? { note: this.opts.note } : {}),
+      };
       t = TopicLog.open(name, join(this.dir, 'topics', name), opts).then((log) => ({
         log,
         queue: [],

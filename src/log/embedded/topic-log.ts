@@ -8,6 +8,7 @@ import { LoopguardError } from '../../domain/errors.js';
 import type { LogRecord, StoredRecord } from '../event-log.js';
 import { KeyIndex } from '../keyed-log.js';
 import { decodeRecord, encodeRecord, RECORD_HEADER, type ScanResult, scanRecords } from './segment-format.js';
+import { ioError, keepDamaged, nodeSegmentIo, type SegmentIo, syncDir, writeFully } from './segment-io.js';
 import { WriterLock } from './writer-lock.js';
 
 interface Segment {
@@ -26,6 +27,11 @@ const segmentName = (base: number): string => `${String(base).padStart(20, '0')}
 export interface TopicOptions {
   readonly fsync: boolean;
   readonly segmentBytes: number;
+  /** Never create the topic's directory (a reader of a topic nobody wrote sees it empty). */
+  readonly readOnly?: boolean;
+  readonly io?: SegmentIo;
+  /** Where notes for people go (a torn tail cut or read around); stderr by default. */
+  readonly note?: (line: string) => void;
 }
 
 export class TopicLog {
@@ -33,6 +39,8 @@ export class TopicLog {
   /** Offsets of every key, built while scanning the segments and kept up to date by writes. */
   private readonly keys = new KeyIndex();
   private writer: { lock: WriterLock; fh: FileHandle } | undefined;
+  /** The torn tail already reported, so a follower polling a dead writer's topic says it once. */
+  private noted: string | undefined;
 
   private constructor(
     readonly name: string,
@@ -42,7 +50,7 @@ export class TopicLog {
 
   static async open(name: string, dir: string, opts: TopicOptions): Promise<TopicLog> {
     const t = new TopicLog(name, dir, opts);
-    await mkdir(dir, { recursive: true });
+    if (!opts.readOnly) await mkdir(dir, { recursive: true });
     await t.refresh();
     return t;
   }
@@ -83,7 +91,11 @@ export class TopicLog {
    * for a reader that is a write in progress; only the writer may cut it (see becomeWriter).
    */
   async refresh(): Promise<void> {
-    const names = (await readdir(this.dir)).filter((n) => n.endsWith(SUFFIX)).sort();
+    const files = await readdir(this.dir).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT' && this.opts.readOnly) return [];
+      throw e;
+    });
+    const names = files.filter((n) => n.endsWith(SUFFIX)).sort();
     for (const n of names) {
       const base = Number.parseInt(n, 10);
       if (this.segments.some((s) => s.base === base)) continue;
@@ -91,12 +103,35 @@ export class TopicLog {
     }
     this.segments.sort((a, b) => a.base - b.base);
     for (const [i, seg] of this.segments.entries()) {
-      const { size } = await stat(seg.path);
+      const prev = this.segments[i - 1];
+      const expected = prev === undefined ? 0 : prev.base + prev.positions.length;
+      if (seg.base !== expected) this.missing(expected, seg);
+      const size = await stat(seg.path).then(
+        (st) => st.size,
+        (e: unknown) => {
+          if ((e as NodeJS.ErrnoException).code === 'ENOENT') this.missing(seg.base, seg);
+          throw e;
+        },
+      );
       if (size === seg.size) continue;
       const scan = await this.scanFrom(seg, size);
       const isLast = i === this.segments.length - 1;
       if (scan.tail === 'corrupt' || (!isLast && scan.tail === 'torn')) this.corrupt(seg, scan);
+      if (scan.tail === 'torn' && !this.isWriter) await this.noteTorn(seg, scan, size);
     }
+  }
+
+  /**
+   * A reader says once where it stops in a torn tail, unless a live writer holds the topic (then
+   * the tail is a write in progress, not damage).
+   */
+  private async noteTorn(seg: Segment, scan: ScanResult, size: number): Promise<void> {
+    const at = `${seg.path}:${seg.size}`;
+    if (this.noted === at || (await WriterLock.liveHolder(join(this.dir, 'writer.lock'))) !== null) return;
+    this.noted = at;
+    this.note(
+      `${seg.path}: torn tail at byte ${seg.size} (${scan.reason ?? 'incomplete record'}, ${size - seg.size} bytes): reading up to the last complete record, offset ${seg.base + seg.positions.length - 1}; the next writer cuts it (or run loopguard repair)`,
+    );
   }
 
   /** Takes the writer lock, then cuts a torn tail a crashed writer left and opens the last segment. */
@@ -110,8 +145,12 @@ export class TopicLog {
       const fh = await open(seg.path, 'r+');
       const { size } = await fh.stat();
       if (size > seg.size) {
+        const side = await keepDamaged(seg.path, seg.size, size);
         await fh.truncate(seg.size);
         if (this.opts.fsync) await fh.datasync();
+        this.note(
+          `${seg.path}: cut a torn tail of ${size - seg.size} bytes at byte ${seg.size} (a write a crash interrupted, never acknowledged); kept in ${side}`,
+        );
       }
       this.writer = { lock, fh };
     } catch (e) {
@@ -130,12 +169,12 @@ export class TopicLog {
     const bufs = records.map((r, i) => encodeRecord(first + i, r));
     const data = Buffer.concat(bufs);
     try {
-      await w.fh.write(data, 0, data.length, seg.size);
+      await writeFully(this.opts.io ?? nodeSegmentIo, w.fh, data, seg.size, seg.path);
       if (this.opts.fsync) await w.fh.datasync();
     } catch (e) {
       // A half-written batch must not stay ahead of the index, or the next batch would follow it.
       await w.fh.truncate(seg.size).catch(() => undefined);
-      throw e;
+      throw e instanceof LoopguardError ? e : ioError(e, seg.path, seg.size);
     }
     let p = seg.size;
     bufs.forEach((b, i) => {
@@ -230,6 +269,18 @@ export class TopicLog {
     return this.segments[lo] as Segment;
   }
 
+  private note(line: string): void {
+    (this.opts.note ?? ((l: string) => process.stderr.write(`loopguard: ${l}\n`)))(line);
+  }
+
+  private missing(offset: number, next: Segment): never {
+    throw new LoopguardError(
+      'log_corrupt',
+      `${this.dir}: the segment holding records from offset ${offset} is missing (${offset === next.base ? `${next.path} is gone` : `the next file is ${next.path}, starting at offset ${next.base}`}); run loopguard repair to keep what comes before it`,
+      { details: { path: next.path, offset } },
+    );
+  }
+
   private corrupt(seg: Segment, scan: ScanResult): never {
     throw new LoopguardError('log_corrupt', `${seg.path} at byte ${seg.size}: ${scan.reason ?? scan.tail}`, {
       details: { path: seg.path, position: seg.size },
@@ -241,13 +292,4 @@ export class TopicLog {
 function keyAt(buf: Buffer, pos: number): string {
   const p = pos + RECORD_HEADER + 8;
   return buf.toString('utf8', p + 4, p + 4 + buf.readUInt32BE(p));
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
 }

@@ -29,7 +29,7 @@ import { AppendBatcher, type PendingAppend } from './append-batcher.js';
 import { headersToStrings, kafkaError, withTimeout } from './kafka-error.js';
 import { followPartition, type PartitionMessage, readRanges } from './partition-reader.js';
 import { TopicLayout, type TopicLayoutOptions } from './topic-layout.js';
-import { type TopicInfo, TopicRegistry } from './topic-registry.js';
+import { type PartitionOffsets, type TopicInfo, TopicRegistry } from './topic-registry.js';
 
 export interface KafkaLogOptions extends TopicLayoutOptions {
   readonly brokers: readonly string[];
@@ -180,6 +180,13 @@ export class KafkaLog implements EventLog {
     return n;
   }
 
+  /** First and next offsets of every partition of `topic`. */
+  async partitionEnds(topic: string): Promise<PartitionOffsets[]> {
+    checkTopic(topic);
+    this.assertOpen();
+    return this.topics.endOffsets(await this.topics.ensure(topic));
+  }
+
   /** The partition of `topic` that owns `key` (where `append` puts its records). */
   async partitionOfKey(topic: string, key: string): Promise<number> {
     checkTopic(topic);
@@ -188,26 +195,23 @@ export class KafkaLog implements EventLog {
   }
 
   /**
-   * Every record keyed `key`, up to the end at the time of the call, in offset order: only the
-   * partition that owns the key is read (the per-run stream's read path).
+   * Every record keyed `key`, in offset order, from the partition that owns the key only (the
+   * per-run stream's read path): all of it up to the end at the time of the call, or the offsets
+   * [from, to) of that partition.
    */
-  async readKey(topic: string, key: string): Promise<StoredRecord[]> {
+  async readKey(topic: string, key: string, range?: { from: number; to: number }): Promise<StoredRecord[]> {
     checkTopic(topic);
     this.assertOpen();
     const info = await this.topics.ensure(topic);
     const partition = this.partitionOf(info, key);
-    const range = (await this.topics.endOffsets(info)).find((o) => o.partition === partition);
-    if (range === undefined || range.low >= range.high) return [];
+    const ends = (await this.topics.endOffsets(info)).find((o) => o.partition === partition);
+    const from = Math.max(range?.from ?? 0, ends?.low ?? 0);
+    const to = Math.min(range?.to ?? Number.POSITIVE_INFINITY, ends?.high ?? 0);
+    if (from >= to) return [];
     const out: StoredRecord[] = [];
-    await readRanges(
-      this.kafka,
-      info.name,
-      [{ partition, from: range.low, to: range.high }],
-      this.timeoutMs,
-      (m) => {
-        if (m.message.key?.toString() === key) out.push(this.stored(topic, m));
-      },
-    );
+    await readRanges(this.kafka, info.name, [{ partition, from, to }], this.timeoutMs, (m) => {
+      if (m.message.key?.toString() === key) out.push(this.stored(topic, m));
+    });
     return out;
   }
 

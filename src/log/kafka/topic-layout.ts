@@ -39,6 +39,8 @@ export const DEFAULT_TOPIC_CONFIGS: Readonly<Record<string, Readonly<Record<stri
   // follow much later); a week is far above any lease, and compaction still bounds the topic.
   [TOPICS.ledger]: { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': String(7 * 24 * 3_600_000) },
   [TOPICS.dlq]: KEEP_FOREVER,
+  // Only the newest snapshot of a run matters, and any of them can be rebuilt from runs.
+  [TOPICS.snapshots]: { 'cleanup.policy': 'compact' },
 };
 
 /**
@@ -49,7 +51,7 @@ export const DEFAULT_TOPIC_CONFIGS: Readonly<Record<string, Readonly<Record<stri
 export const DEFAULT_PARTITIONS: Readonly<Record<string, number>> = { [TOPICS.runs]: 4 };
 
 /** Topics whose offsets must stay one global sequence; more partitions there are refused. */
-const SINGLE_PARTITION: ReadonlySet<string> = new Set([TOPICS.stops, TOPICS.dlq]);
+const SINGLE_PARTITION: ReadonlySet<string> = new Set([TOPICS.stops, TOPICS.dlq, TOPICS.snapshots]);
 
 export class TopicLayout {
   constructor(private readonly opts: TopicLayoutOptions = {}) {
