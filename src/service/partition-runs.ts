@@ -2,9 +2,9 @@
  * The run actors of one owned requests partition. Requests and runs are keyed alike (run id,
  * murmur2 as Kafka's Java client and kafkajs partition), so the runs of requests partition p live
  * in runs partition p: on assignment the worker folds that one partition (committed records only,
- * by the same batch rule every run-stream reader applies) instead of reading run by run. A run
- * whose key the runs topic puts elsewhere (a client with another partitioner) is read from its
- * own stream on first use. The map is the truth only while this worker owns the partition: it is
+ * by the same batch rule every run-stream reader applies) instead of loading run by run. A run
+ * whose key the runs topic puts elsewhere (a client with another partitioner) is loaded from its
+ * own stream (snapshot + tail) on first use. The map is the truth only while this worker owns the partition: it is
  * dropped on every rebalance and rebuilt from the log.
  */
 import type { Admin } from 'kafkajs';
@@ -83,9 +83,10 @@ export class PartitionRuns {
   async actor(runId: string): Promise<RunActor> {
     const held = this.runs.get(runId);
     if (held !== undefined) return held;
-    const here = (await this.ctx.log.partitionOfKey(TOPICS.runs, runId)) === this.partition;
-    const history = here ? [] : await this.ctx.stream.read(runId, 1);
-    return new RunActor(runId, this.ctx.deps, this.ctx.clock, history);
+    if ((await this.ctx.log.partitionOfKey(TOPICS.runs, runId)) === this.partition)
+      return new RunActor(runId, this.ctx.deps, this.ctx.clock);
+    const loaded = await this.ctx.stream.load(runId);
+    return new RunActor(runId, this.ctx.deps, this.ctx.clock, loaded.events, loaded.snapshot);
   }
 
   keep(actor: RunActor): void {
