@@ -11,6 +11,7 @@ import { kafkaBenches } from './kafka-benches.js';
 import { memoryBench } from './memory.js';
 import { runLengthBench } from './run-length.js';
 import { runLoadBench } from './run-load.js';
+import { serviceBench } from './service-benches.js';
 
 const BENCHES: Bench[] = [
   guardCallBench,
@@ -18,6 +19,7 @@ const BENCHES: Bench[] = [
   runLoadBench,
   ...embeddedBenches,
   ...kafkaBenches,
+  serviceBench,
   memoryBench,
 ];
 
