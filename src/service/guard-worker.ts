@@ -51,6 +51,8 @@ export class GuardWorker {
   readonly stats = new WorkerStats();
   readonly workerId: string;
   private owned = new Map<number, Promise<Owned>>();
+  /** Bumped on every rebalance: a batch fetched before it must not take a partition over after it. */
+  private generation = 0;
   private readonly deps: DeciderDeps;
 
   private constructor(
@@ -87,6 +89,8 @@ export class GuardWorker {
       (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]?.partitions.length ?? 1;
     await consumer.run({
       autoCommit: false,
+      // Offsets are resolved only once their transaction committed: an unresolved batch is fetched again.
+      eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: partitions,
       eachBatch: (payload) => worker.onBatch(payload),
     });
@@ -103,6 +107,7 @@ export class GuardWorker {
   private rebalanced(assigned: readonly number[]): void {
     this.stats.assigned = [...assigned].sort((a, b) => a - b);
     this.stats.rebalances++;
+    this.generation++;
     this.opts.onLog?.(`${this.workerId}: assigned partitions [${this.stats.assigned.join(',')}]`);
     void this.dropAll();
   }
@@ -157,12 +162,19 @@ export class GuardWorker {
     }
   }
 
-  private async onBatch({ batch, isRunning, isStale }: EachBatchPayload): Promise<void> {
+  private async onBatch({ batch, isRunning, isStale, resolveOffset }: EachBatchPayload): Promise<void> {
     if (!isRunning() || isStale()) return;
+    const generation = this.generation;
     const owning = this.own(batch.partition);
     const owned = await owning;
+    // A rebalance while this batch waited: the partition may be someone else's now. Returning
+    // without committing leaves the requests to whoever owns it (this worker, after reloading).
+    if (generation !== this.generation) return;
     const messages = batch.messages.filter((m) => Number(m.offset) >= owned.committed);
-    if (messages.length === 0) return;
+    if (messages.length === 0) {
+      resolveOffset(batch.lastOffset());
+      return;
+    }
     const next = Number(batch.lastOffset()) + 1;
     const out: BatchOutput = await processBatch(messages, owned.runs, {
       requests: this.opts.requests,
@@ -195,6 +207,7 @@ export class GuardWorker {
       throw e;
     }
     owned.committed = next;
+    resolveOffset(batch.lastOffset());
     this.stats.decided += out.decided;
     this.stats.deadLettered += out.deadLettered;
     await this.opts.events.publishCopies(out.recorded).catch((e: unknown) => {

@@ -3,9 +3,9 @@ import { kafkaError } from '../log/kafka/kafka-error.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
 
 /**
- * A connected transactional producer. Connecting registers the transactional id with the
- * coordinator, which bumps its epoch and aborts whatever the previous holder left open: from here
- * on, a producer of the same id elsewhere is fenced. The partitioner is the one KafkaLog uses
+ * A connected transactional producer whose transactional id is registered with the coordinator,
+ * which bumps its epoch and aborts whatever the previous holder left open: from here on, a
+ * producer of the same id elsewhere is fenced. The partitioner is the one KafkaLog uses
  * (murmur2 on the key), so a run's records land where its stream readers look.
  */
 export async function transactionalProducer(log: KafkaLog, transactionalId: string): Promise<Producer> {
@@ -21,6 +21,10 @@ export async function transactionalProducer(log: KafkaLog, transactionalId: stri
   });
   try {
     await producer.connect();
+    // kafkajs registers the transactional id on the first transaction, not on connect: begin
+    // (and drop) an empty one now, so the fence is up before the caller reads offsets or state.
+    const fence = await producer.transaction();
+    await fence.abort();
   } catch (e) {
     await producer.disconnect().catch(() => undefined);
     throw kafkaError(e, `registering transactional id ${transactionalId}`);
