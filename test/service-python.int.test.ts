@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { freePorts } from '../infra/ports.js';
 import { pythonWithRequirements } from '../infra/python-venv.js';
 import { kafkaEnv } from './setup/kafka-env.js';
 import { spawnServe } from './support/service/serve-process.js';
@@ -28,7 +29,14 @@ describe('Python client (confluent-kafka + Avro + schema registry)', () => {
   it('publishes a looping run and receives the stop', async () => {
     const { brokers, registryUrl } = kafkaEnv();
     const prefix = `py-${randomUUID().slice(0, 8)}.`;
-    const worker = spawnServe({ brokers, registryUrl, topicPrefix: prefix, group: `g-${prefix}` });
+    const [metricsPort] = await freePorts(1);
+    const worker = spawnServe({
+      brokers,
+      registryUrl,
+      topicPrefix: prefix,
+      group: `g-${prefix}`,
+      metricsPort,
+    });
     cleanups.push(async () => {
       worker.child.kill('SIGTERM');
       await worker.exited;
@@ -71,5 +79,10 @@ describe('Python client (confluent-kafka + Avro + schema registry)', () => {
       topics.requests.map((r) => r.request_id).sort(),
     );
     expect(new Set(topics.decisions.map((d) => d.run_id))).toEqual(new Set([runId]));
+
+    // --metrics-port: the worker counts what it decided.
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    expect(metrics).toMatch(/^loopguard_serve_decisions_total\{worker="[^"]+"\} 6$/m);
+    expect(metrics).toMatch(/^loopguard_serve_assigned_partitions\{worker="[^"]+"\} 6$/m);
   }, 120_000);
 });

@@ -4,6 +4,7 @@
  * run-stream append so every stream reader counts them), one decision per request, and the
  * undecodable requests on the dead-letter topic with the reason. Nothing is written here.
  */
+import { randomUUID } from 'node:crypto';
 import type { KafkaMessage } from 'kafkajs';
 import { LoopguardError, type Policy, type RecordedEvent } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
@@ -48,6 +49,11 @@ export interface BatchOutput {
   readonly deadLettered: number;
 }
 
+/**
+ * Run-stream batch ids must never repeat: a container restarts with the same host name and pid,
+ * so a per-process random token is part of each id (randomness for identity, never for a decision).
+ */
+const INCARNATION = randomUUID().slice(0, 8);
 let appends = 0;
 
 export async function processBatch(
@@ -92,7 +98,7 @@ export async function processBatch(
     const { records, decision } = decideRequest(actor, req, ctx.policy, ctx.workerId, ctx.clock.now());
     if (records.length > 0) {
       runs.keep(actor);
-      const tag = { [AFTER_HEADER]: String(at), [BATCH_HEADER]: `${ctx.workerId}/${++appends}` };
+      const tag = { [AFTER_HEADER]: String(at), [BATCH_HEADER]: `${ctx.workerId}/${INCARNATION}/${++appends}` };
       for (const r of records) {
         const rec = ctx.events.runRecord(r, tag);
         runsOut.push({ key: rec.key, value: rec.value, headers: rec.headers ?? {} });

@@ -15,6 +15,7 @@ export interface ServeOptions {
   readonly group: string;
   readonly sessionTimeoutMs?: number;
   readonly partitions?: number;
+  readonly metricsPort?: number;
 }
 
 export interface ServeProcess {
@@ -47,6 +48,7 @@ export function spawnServe(opts: ServeOptions): ServeProcess {
     String(opts.sessionTimeoutMs ?? 6_000),
     '--partitions',
     String(opts.partitions ?? 6),
+    ...(opts.metricsPort === undefined ? [] : ['--metrics-port', String(opts.metricsPort)]),
   ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
