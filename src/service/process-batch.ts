@@ -98,7 +98,10 @@ export async function processBatch(
     const { records, decision } = decideRequest(actor, req, ctx.policy, ctx.workerId, ctx.clock.now());
     if (records.length > 0) {
       runs.keep(actor);
-      const tag = { [AFTER_HEADER]: String(at), [BATCH_HEADER]: `${ctx.workerId}/${INCARNATION}/${++appends}` };
+      const tag = {
+        [AFTER_HEADER]: String(at),
+        [BATCH_HEADER]: `${ctx.workerId}/${INCARNATION}/${++appends}`,
+      };
       for (const r of records) {
         const rec = ctx.events.runRecord(r, tag);
         runsOut.push({ key: rec.key, value: rec.value, headers: rec.headers ?? {} });
