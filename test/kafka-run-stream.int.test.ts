@@ -12,8 +12,8 @@ import { EventStore } from '../src/log/event-store.js';
 import { KafkaLog } from '../src/log/kafka/kafka-log.js';
 import { KafkaRunStream } from '../src/log/kafka/kafka-run-stream.js';
 import { AFTER_HEADER, BATCH_HEADER } from '../src/log/kafka/run-batch-fold.js';
-import { foldRun, runEvents } from './run-stream-contract.js';
 import { kafkaEnv } from './setup/kafka-env.js';
+import { foldRun, runEvents } from './support/run-events.js';
 
 const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {

@@ -4,11 +4,11 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../src/domain/events.js';
-import { evolve } from '../src/domain/evolve.js';
-import { initialState, type RunState } from '../src/domain/run-state.js';
+import { initialState } from '../src/domain/run-state.js';
 import type { EventStore } from '../src/log/event-store.js';
 import type { RunStream } from '../src/log/run-stream.js';
 import { SAMPLE_EVENTS } from './log-sample-events.js';
+import { foldRun, runEvents } from './support/run-events.js';
 
 export interface RunStreamFixture {
   readonly stream: RunStream;
@@ -20,23 +20,7 @@ export interface RunStreamFixture {
   cleanup(): Promise<void>;
 }
 
-/** Events seq from+1 .. from+n of `runId`, cycling through one event of each type. */
-export function runEvents(runId: string, from: number, n: number): RecordedEvent[] {
-  return Array.from({ length: n }, (_, i) => {
-    const seq = from + i + 1;
-    return {
-      eventId: `${runId}/${seq}`,
-      runId,
-      seq,
-      atMs: 1_700_000_000_000 + seq,
-      event: SAMPLE_EVENTS[(seq - 1) % SAMPLE_EVENTS.length] as RecordedEvent['event'],
-    };
-  });
-}
-
 const seqs = (es: readonly RecordedEvent[]): number[] => es.map((e) => e.seq);
-
-export const foldRun = (from: RunState, es: readonly RecordedEvent[]): RunState => es.reduce(evolve, from);
 
 export function runStreamContract(name: string, make: () => Promise<RunStreamFixture>): void {
   describe(`RunStream contract: ${name}`, () => {

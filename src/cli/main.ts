@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { LoopguardError } from '../domain/index.js';
+import { DEFAULT_DATA_DIR } from '../log/index.js';
 import { alertCommand } from './alert-command.js';
 import { auditOutput } from './audit-command.js';
 import { evalCommand } from './eval-command.js';
@@ -12,6 +13,7 @@ import { type Io, processIo } from './io.js';
 import { type Env, type KafkaFlags, kafkaConfig, openKafkaStore } from './open-kafka-store.js';
 import { type OpenStore, openEmbeddedStore } from './open-store.js';
 import { rebuildCommand } from './rebuild-command.js';
+import { repairCommand } from './repair-command.js';
 import { replayCommand } from './replay-command.js';
 import { serveCommand } from './serve-command.js';
 import { printStop } from './stops-command.js';
@@ -25,6 +27,7 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
   loopguard alert --kafka [--webhook URL] [--group G]
   loopguard serve --kafka [--group G] [--metrics-port P] [--policy P.json] [--partitions N]
   loopguard eval FILE.jsonl... [--policy P.json] [--json]
+  loopguard repair [--data-dir D]
   loopguard demo [--data-dir D]
 
 The data dir defaults to ./.loopguard (the embedded, file-backed log). --kafka uses Kafka and a
@@ -149,6 +152,8 @@ export async function main(
       if (kafka === null) throw new LoopguardError('usage', 'serve: needs Kafka (--kafka)');
       return serveCommand(kafka, values, io, shutdownSignal(opts.signal));
     }
+    case 'repair':
+      return repairCommand(values['data-dir'] ?? DEFAULT_DATA_DIR, io);
     case 'demo':
       return demo(values['data-dir'], io);
     default:

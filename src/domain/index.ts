@@ -4,6 +4,7 @@ export * from './errors.js';
 export * from './events.js';
 export * from './evolve.js';
 export * from './fingerprint.js';
+export * from './ledger-rules.js';
 export * from './policy.js';
 export * from './policy-parse.js';
 export * from './rules-after.js';

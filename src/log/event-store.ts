@@ -7,6 +7,7 @@
  * truth; if a crash falls between it and the others, the stops/ledger copies can be rebuilt from
  * runs (projections replay runs anyway).
  */
+import { LoopguardError } from '../domain/errors.js';
 import type { RecordedEvent } from '../domain/events.js';
 import { EventCodec } from '../events/codec.js';
 import type { SchemaStore } from '../events/schema-store.js';
@@ -32,11 +33,21 @@ export const SEQ_HEADER = 'loopguard.seq';
 type Topic = typeof TOPICS.runs | typeof TOPICS.stops | typeof TOPICS.ledger;
 const PAGE = 500;
 
-const isLedgerEvent = (e: RecordedEvent): boolean =>
-  e.event.type === 'OperationClaimed' ||
-  e.event.type === 'OperationCompleted' ||
-  e.event.type === 'OperationInDoubt' ||
-  e.event.type === 'OperationReleased';
+/** The runs offset a stops or ledger copy was made from (see CopyProjector). */
+export const SOURCE_HEADER = 'loopguard.source';
+
+/** The topic besides runs an event of this type is copied to, if any. */
+export function copyTopicOf(type: string): typeof TOPICS.stops | typeof TOPICS.ledger | null {
+  if (type === 'RunStopped') return TOPICS.stops;
+  if (
+    type === 'OperationClaimed' ||
+    type === 'OperationCompleted' ||
+    type === 'OperationInDoubt' ||
+    type === 'OperationReleased'
+  )
+    return TOPICS.ledger;
+  return null;
+}
 
 export class EventStore {
   private constructor(
@@ -89,22 +100,35 @@ export class EventStore {
 
   /** Copies of the stops and ledger events on their own topics, once the runs topic has them. */
   async publishCopies(records: readonly RecordedEvent[]): Promise<void> {
-    const stops = records.filter((r) => r.event.type === 'RunStopped');
-    const ledger = records.filter(isLedgerEvent);
+    const stops = records.filter((r) => copyTopicOf(r.event.type) === TOPICS.stops);
+    const ledger = records.filter((r) => copyTopicOf(r.event.type) === TOPICS.ledger);
     await Promise.all([
       stops.length > 0
         ? this.log.append(
             TOPICS.stops,
-            stops.map((r) => this.record(TOPICS.stops, r.runId, r)),
+            stops.map((r) => this.copyRecord(r)),
           )
         : [],
       ledger.length > 0
         ? this.log.append(
             TOPICS.ledger,
-            ledger.map((r) => this.record(TOPICS.ledger, operationKey(r), r)),
+            ledger.map((r) => this.copyRecord(r)),
           )
         : [],
     ]);
+  }
+
+  /**
+   * The record of `r` on its copy topic (stops: keyed by run id; ledger: by operation key), with
+   * the runs offset it was copied from when a projector made it.
+   */
+  copyRecord(r: RecordedEvent, source?: number): LogRecord {
+    const topic = copyTopicOf(r.event.type);
+    if (topic === null) throw new LoopguardError('internal', `${r.event.type} has no copy topic`);
+    const rec = this.record(topic, topic === TOPICS.stops ? r.runId : operationKey(r), r);
+    return source === undefined
+      ? rec
+      : { ...rec, headers: { ...rec.headers, [SOURCE_HEADER]: String(source) } };
   }
 
   /** Decodes one record value of a topic, for readers that fetch records themselves. */

@@ -2,10 +2,12 @@
  * The per-run stream over a local log that indexes records by key (memory, embedded). A run's
  * events are the records keyed by its id on the runs topic, one record per event, so the key's
  * record count is the run's last seq: reading from a seq is an index lookup, never a scan of
- * other runs, and the expected-seq check is the log's own conditional append.
+ * other runs, and the expected-seq check is the log's own conditional append. The stops and
+ * ledger copies are then derived by a CopyProjector, never written beside the runs record.
  */
 import { LoopguardError } from '../domain/errors.js';
 import type { RecordedEvent } from '../domain/events.js';
+import { CopyProjector, type ProjectorStep } from './copy-projector.js';
 import { TOPICS } from './event-log.js';
 import type { EventStore } from './event-store.js';
 import type { KeyedLog } from './keyed-log.js';
@@ -18,10 +20,17 @@ import {
 } from './run-stream.js';
 
 export class LogRunStream implements RunStream {
+  private readonly projector: CopyProjector;
+  private readonly onStep: (step: ProjectorStep | 'runs-durable') => void;
+
   constructor(
     private readonly events: EventStore,
     private readonly log: KeyedLog,
-  ) {}
+    onStep?: (step: ProjectorStep | 'runs-durable') => void,
+  ) {
+    this.projector = new CopyProjector(log, events, onStep);
+    this.onStep = onStep ?? (() => {});
+  }
 
   async read(runId: string, fromSeq: number): Promise<RecordedEvent[]> {
     checkStreamRead(runId, fromSeq);
@@ -46,7 +55,9 @@ export class LogRunStream implements RunStream {
         throw streamConflict(runId, expectedSeq, Number(e.details.actual));
       throw e;
     }
-    await this.events.publishCopies(events);
+    this.onStep('runs-durable');
+    // Stops and ledger copies are derived from the runs topic, wherever the last process stopped.
+    await this.projector.catchUp();
   }
 
   async load(runId: string): Promise<LoadedRun> {

@@ -14,6 +14,13 @@ import { randomUUID } from 'node:crypto';
 import { type Admin, Partitioners } from 'kafkajs';
 import { LoopguardError } from '../../domain/errors.js';
 import type { DomainEvent, RecordedEvent } from '../../domain/events.js';
+import {
+  foldLedger,
+  holderRefusal,
+  type KeyEntry,
+  operationKeyOf,
+  sameOwner,
+} from '../../domain/ledger-rules.js';
 import { EventCodec } from '../../events/codec.js';
 import type { SchemaStore } from '../../events/schema-store.js';
 import type { ClaimOutcome, ClaimOwner, Ledger, LedgerState, ReissueNote } from '../../runtime/ledger.js';
@@ -21,7 +28,6 @@ import { reissueRefusal } from '../../runtime/ledger.js';
 import { TOPICS } from '../event-log.js';
 import { withTimeout } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
-import { foldLedger, type KeyEntry, operationKeyOf, sameOwner } from './ledger-fold.js';
 import { type LedgerFollower as Follower, LedgerFollower, type LedgerMessage } from './ledger-follower.js';
 
 export interface KafkaLedgerOptions {
@@ -193,10 +199,11 @@ export class KafkaLedger implements Ledger {
 
   private async owned(key: string, owner: ClaimOwner): Promise<void> {
     const e = this.entries.get(key) ?? (await this.caughtUp(), this.entries.get(key));
-    if (e === undefined || e.status === 'completed' || !sameOwner(e.owner, owner))
+    const refused = holderRefusal(e, owner);
+    if (refused !== null)
       throw new LoopguardError(
         'not_claim_owner',
-        `ledger: ${key} is not claimed by ${owner.runId}/${owner.callId}`,
+        `ledger: ${key} is not claimed by ${owner.runId}/${owner.callId} (${refused})`,
       );
   }
 
