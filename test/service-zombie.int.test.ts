@@ -61,10 +61,9 @@ describe('loopguard serve: a zombie worker', () => {
         }
       }),
     );
-    // b gets every partition once the session timeout has passed, and fences one on its first
-    // batch there; the three it has fenced first include a's (only their runs still wait), and
-    // only then is a woken, so whatever it still holds is certainly stale.
-    await b.waitFor(/assigned partitions \[0,1,2,3,4,5\](\n.*)*?(\n.*partition \d: fenced.*){3}/, 60_000);
+    // b gets every partition once the session timeout has passed and fences each at once; only
+    // then is a woken, so whatever it still holds is certainly stale.
+    await b.waitFor(/assigned partitions \[0,1,2,3,4,5\](\n.*)*?(\n.*partition \d: fenced.*){6}/, 60_000);
     a.child.kill('SIGCONT');
     await load;
     for (const run of runs) await run.finish({ verified: true });

@@ -110,6 +110,9 @@ export class GuardWorker {
     this.generation++;
     this.opts.onLog?.(`${this.workerId}: assigned partitions [${this.stats.assigned.join(',')}]`);
     void this.dropAll();
+    // Take every assigned partition over now, not on its first batch: a zombie is fenced at once,
+    // and a moved run is loaded before its next request arrives. A failure is retried by that batch.
+    for (const p of this.stats.assigned) this.own(p).catch(() => undefined);
   }
 
   private async dropAll(): Promise<void> {
