@@ -7,7 +7,9 @@ import { startInfra, stopInfra } from '../infra/stack.js';
 import type { Bench, BenchContext, BenchResult, KafkaTarget } from './bench-result.js';
 import { embeddedBenches } from './embedded-benches.js';
 import { guardCallBench } from './guard-call.js';
+import { guardedCallDurableBench } from './guarded-call-durable.js';
 import { kafkaBenches } from './kafka-benches.js';
+import { kafkaGuardedCallBench } from './kafka-guarded-call.js';
 import { memoryBench } from './memory.js';
 import { runLengthBench } from './run-length.js';
 import { runLoadBench } from './run-load.js';
@@ -15,10 +17,12 @@ import { serviceBench } from './service-benches.js';
 
 const BENCHES: Bench[] = [
   guardCallBench,
+  guardedCallDurableBench,
   runLengthBench,
   runLoadBench,
   ...embeddedBenches,
   ...kafkaBenches,
+  kafkaGuardedCallBench,
   serviceBench,
   memoryBench,
 ];

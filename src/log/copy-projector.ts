@@ -22,6 +22,8 @@ export class CopyProjector {
   private readonly next = new Map<CopyTopic, number>();
   private running: Promise<void> = Promise.resolve();
   private queued: Promise<void> | undefined;
+  /** Passes queued or running: while there are any, `next` may be about to move. */
+  private busy = 0;
 
   constructor(
     private readonly log: KeyedLog,
@@ -30,17 +32,31 @@ export class CopyProjector {
   ) {}
 
   /**
+   * Notes that `count` runs records from `first` on were appended with nothing to copy among
+   * them. When the projector is idle and right before them, it just moves past them, and the
+   * append costs no read; true when it did.
+   */
+  passed(first: number, count: number): boolean {
+    if (this.busy > 0) return false;
+    if (!COPY_TOPICS.every((t) => this.next.get(t) === first)) return false;
+    for (const t of COPY_TOPICS) this.next.set(t, first + count);
+    return true;
+  }
+
+  /**
    * Resolves once every record of the runs topic that existed when it was called has its copies.
    * Calls while a pass runs share the one pass queued after it.
    */
   catchUp(): Promise<void> {
     if (this.queued !== undefined) return this.queued;
+    this.busy++;
     const pass = this.running.then(
       () => this.project(),
       () => this.project(),
     );
     this.queued = pass;
     this.running = pass.finally(() => {
+      this.busy--;
       if (this.queued === pass) this.queued = undefined;
     });
     // The pass starts after the one running, so the queue slot frees as soon as this one begins.

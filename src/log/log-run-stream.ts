@@ -9,7 +9,7 @@ import { LoopguardError } from '../domain/errors.js';
 import type { RecordedEvent } from '../domain/events.js';
 import { CopyProjector, type ProjectorStep } from './copy-projector.js';
 import { TOPICS } from './event-log.js';
-import type { EventStore } from './event-store.js';
+import { copyTopicOf, type EventStore } from './event-store.js';
 import type { KeyedLog } from './keyed-log.js';
 import {
   checkStreamAppend,
@@ -43,8 +43,9 @@ export class LogRunStream implements RunStream {
   async append(runId: string, expectedSeq: number, events: readonly RecordedEvent[]): Promise<void> {
     checkStreamRead(runId, 1);
     checkStreamAppend(runId, expectedSeq, events);
+    let offsets: number[];
     try {
-      await this.log.appendKeyed(
+      offsets = await this.log.appendKeyed(
         TOPICS.runs,
         runId,
         expectedSeq,
@@ -57,7 +58,9 @@ export class LogRunStream implements RunStream {
     }
     this.onStep('runs-durable');
     // Stops and ledger copies are derived from the runs topic, wherever the last process stopped.
-    await this.projector.catchUp();
+    const copies = events.some((e) => copyTopicOf(e.event.type) !== null);
+    if (copies || !this.projector.passed(offsets[0] as number, offsets.length))
+      await this.projector.catchUp();
   }
 
   async load(runId: string): Promise<LoadedRun> {

@@ -110,7 +110,9 @@ export class Guard {
     return this.runs.get(runId);
   }
 
+  /** Makes every run's held last result durable, then closes the adapters the guard opened. */
   async close(): Promise<void> {
+    await Promise.all([...this.runs.values()].map((r) => r.flush().catch(() => undefined)));
     this.runs.clear();
     await this.ports.ledger.close();
     await this.ports.onClose?.();

@@ -38,6 +38,8 @@ export interface CallHooks {
 export class GuardedRun {
   private queue: Promise<unknown> = Promise.resolve();
   private calls = 0;
+  /** Committed to the actor, not yet in the log: the last call's result (see record). */
+  private held: RecordedEvent[] = [];
 
   constructor(
     private readonly actor: RunActor,
@@ -60,15 +62,34 @@ export class GuardedRun {
   }
 
   /**
-   * Record first, then act: append at the seq the actor is at, and only once durable move the
-   * actor. A `conflict` (another writer of this run got there first) is passed on as it is.
+   * Record first, then act: append at the seq the log has, and only once durable move the actor.
+   * A `conflict` (another writer of this run got there first) is passed on as it is.
+   *
+   * `deferred`: a tool's result and the after-decision need not be durable before the caller
+   * goes on (nothing runs on them; a side effect's outcome is already in the ledger), so they
+   * are held and ride on the run's next write: one durable write per guarded call. A stop is
+   * never held: alerting must see it at once.
    */
-  private async record(cmd: CommandInput): Promise<RecordedEvent[]> {
-    const at = this.actor.state.seq;
+  private async record(cmd: CommandInput, deferred = false): Promise<RecordedEvent[]> {
     const proposed = this.actor.propose(cmd);
     if (!proposed.ok) throw proposed.error;
+    if (deferred && !proposed.value.some((r) => r.event.type === 'RunStopped')) {
+      this.actor.commit(proposed.value);
+      this.held.push(...proposed.value);
+      return proposed.value;
+    }
+    await this.write([...this.held, ...proposed.value]);
+    this.held = [];
+    this.actor.commit(proposed.value);
+    this.store.snapshot(this.actor.state);
+    return proposed.value;
+  }
+
+  private async write(records: readonly RecordedEvent[]): Promise<void> {
+    const first = records[0];
+    if (first === undefined) return;
     try {
-      await this.store.append(this.runId, at, proposed.value);
+      await this.store.append(this.runId, first.seq - 1, records);
     } catch (e) {
       if (e instanceof LoopguardError && e.code === 'conflict') throw e;
       throw new LoopguardError(
@@ -77,9 +98,19 @@ export class GuardedRun {
         { retriable: true, cause: e },
       );
     }
-    this.actor.commit(proposed.value);
-    this.store.snapshot(this.actor.state);
-    return proposed.value;
+  }
+
+  /**
+   * Makes the held result of the last call durable (Guard.close does this for every run). With
+   * nothing held it returns at once, never waiting behind a call still running.
+   */
+  async flush(): Promise<void> {
+    if (this.held.length === 0) return;
+    await this.serial(async () => {
+      await this.write(this.held);
+      this.held = [];
+      this.store.snapshot(this.actor.state);
+    });
   }
 
   call(req: CallRequest, fn: ToolFn, hooks: CallHooks = {}): Promise<CallResult> {
@@ -130,6 +161,8 @@ export class GuardedRun {
     }
     const ran = await executeTool(fn, policy.stepTimeoutMs, sideEffect);
     const inDoubt = ran.inDoubt && key !== undefined;
+    // Whether the outcome is safe somewhere before the run's record of it is durable.
+    let covered = !sideEffect;
     if (key !== undefined && claim.won) {
       // The ledger learns the outcome before the run does: another worker must never see a
       // completed side effect as free. If the ledger cannot take it, the claim stays (and turns
@@ -139,22 +172,30 @@ export class GuardedRun {
         : ran.kind === 'SUCCESS'
           ? this.ledger.complete(key, owner, ran.resultJson)
           : this.ledger.release(key, owner)
-      ).catch(() => undefined);
+      ).then(
+        () => {
+          covered = true;
+        },
+        () => undefined,
+      );
     }
-    const done = await this.record({
-      type: 'CompleteToolCall',
-      callId,
-      kind: ran.kind,
-      resultHash: ran.resultHash,
-      resultJson: ran.resultJson,
-      terminal: ran.terminal,
-      tokens: ran.tokens,
-      costUsd: ran.costUsd,
-      inDoubt,
-      ...(ran.code !== null ? { code: ran.code } : {}),
-      ...(ran.retryAfterMs !== null ? { retryAfterMs: ran.retryAfterMs } : {}),
-      ...(ran.progressVersion !== null ? { progressVersion: ran.progressVersion } : {}),
-    });
+    const done = await this.record(
+      {
+        type: 'CompleteToolCall',
+        callId,
+        kind: ran.kind,
+        resultHash: ran.resultHash,
+        resultJson: ran.resultJson,
+        terminal: ran.terminal,
+        tokens: ran.tokens,
+        costUsd: ran.costUsd,
+        inDoubt,
+        ...(ran.code !== null ? { code: ran.code } : {}),
+        ...(ran.retryAfterMs !== null ? { retryAfterMs: ran.retryAfterMs } : {}),
+        ...(ran.progressVersion !== null ? { progressVersion: ran.progressVersion } : {}),
+      },
+      covered,
+    );
     const after = decision(done, 'after');
     return {
       status: 'executed',
