@@ -27,7 +27,7 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
   loopguard stops [--follow] [--data-dir D | --kafka] [--json]
   loopguard alert --kafka [--webhook URL] [--group G]
   loopguard serve --kafka [--group G] [--metrics-port P] [--policy P.json] [--partitions N]
-  loopguard eval FILE.jsonl... [--policy P.json] [--json]
+  loopguard eval FILE.jsonl... [--synthetic] [--policy P.json] [--json]
   loopguard repair [--data-dir D]
   loopguard mcp [--policy P.json] [--data-dir D | --kafka] [--run-id ID] -- COMMAND [ARGS...]
   loopguard demo [--data-dir D]
@@ -44,6 +44,7 @@ const OPTIONS = {
   policy: { type: 'string' },
   'data-dir': { type: 'string' },
   json: { type: 'boolean' },
+  synthetic: { type: 'boolean' },
   follow: { type: 'boolean' },
   kafka: { type: 'boolean' },
   brokers: { type: 'string' },
@@ -129,16 +130,22 @@ export async function main(
         'write',
       );
     case 'eval':
-      if (rest.length === 0) throw new LoopguardError('usage', 'eval: give at least one FILE.jsonl');
-      return evalCommand(rest, { ...(values.policy ? { policy: values.policy } : {}), json }, io);
+      if (rest.length === 0 && !values.synthetic)
+        throw new LoopguardError('usage', 'eval: give at least one FILE.jsonl, or --synthetic');
+      return evalCommand(
+        rest,
+        { ...(values.policy ? { policy: values.policy } : {}), json, synthetic: values.synthetic ?? false },
+        io,
+      );
     case 'rebuild':
       return withStore(values, env, (s) => rebuildCommand((p) => s.rebuild(p), { json }, io));
     case 'audit': {
       const runId = rest[0];
       if (runId === undefined) throw new LoopguardError('usage', 'audit: give a RUN_ID');
-      return withStore(values, env, async (s) =>
-        auditOutput(runId, (await s.rebuild()).audit.timeline(runId), json, io),
-      );
+      return withStore(values, env, async (s) => {
+        const p = await s.rebuild();
+        return auditOutput(runId, p.audit.timeline(runId), json, io, p.tree.of(runId));
+      });
     }
     case 'stops':
       return withStore(values, env, async (s) => {

@@ -3,6 +3,7 @@ import {
   DEFAULT_POLICY,
   type DeciderDeps,
   diceSimilarity,
+  isTerminal,
   LoopguardError,
   type Policy,
   parsePolicy,
@@ -23,6 +24,7 @@ import { FileLedger } from './file-ledger.js';
 import { GuardedRun } from './guarded-run.js';
 import type { Ledger } from './ledger.js';
 import { nodeHashing } from './node-hashing.js';
+import { RunFamily } from './run-family.js';
 
 export interface GuardPorts {
   /** The runs' event streams: read from a seq, append at an expected seq. */
@@ -43,11 +45,17 @@ export interface StartRun {
   readonly tenant?: string;
   readonly progressVersion?: number;
   readonly meta?: Readonly<Record<string, string>>;
+  /**
+   * Makes this run a sub-agent of a live run of this guard: its steps, tokens and cost also count
+   * against every ancestor's budgets, and it ends when an ancestor ends.
+   */
+  readonly parentRunId?: string;
 }
 
 /** The library's entry point: runs, each behind its own actor, over one log and one ledger. */
 export class Guard {
   private readonly runs = new Map<string, GuardedRun>();
+  private readonly family = new RunFamily();
   private readonly deps: DeciderDeps;
   readonly policy: Policy;
 
@@ -66,10 +74,24 @@ export class Guard {
    */
   async startRun(opts: StartRun): Promise<GuardedRun> {
     if (this.runs.has(opts.runId)) throw runExists(opts.runId);
+    if (opts.parentRunId !== undefined) {
+      const parent = this.runs.get(opts.parentRunId);
+      if (parent === undefined)
+        throw new LoopguardError(
+          'unknown_parent',
+          `parentRunId: run ${opts.parentRunId} is not a run this guard holds; start or resume it first`,
+        );
+      if (isTerminal(parent.state.status))
+        throw new LoopguardError(
+          'parent_ended',
+          `parentRunId: run ${opts.parentRunId} has ended (${parent.state.status}); a sub-agent cannot start under it`,
+        );
+    }
     const run = new GuardedRun(
       new RunActor(opts.runId, this.deps, this.clock()),
       this.ports.store,
       this.ports.ledger,
+      this.family,
     );
     try {
       await run.start({ ...opts, type: 'StartRun', policy: resolvePolicy(this.policy, opts.taskType) });
@@ -78,6 +100,7 @@ export class Guard {
       throw e;
     }
     this.runs.set(opts.runId, run);
+    this.family.add(run);
     return run;
   }
 
@@ -98,8 +121,10 @@ export class Guard {
         new RunActor(runId, this.deps, this.clock(), loaded.events, loaded.snapshot),
         this.ports.store,
         this.ports.ledger,
+        this.family,
       );
       this.runs.set(runId, run);
+      this.family.add(run);
     }
     await run.resumeWith(change);
     return run;

@@ -5,15 +5,17 @@ import {
   LoopguardError,
   type RecordedEvent,
   type RunState,
+  type TerminalState,
   toolPolicy,
 } from '../domain/index.js';
 import type { RunStream } from '../log/index.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
-import type { CallResult } from './call-result.js';
+import { type CallResult, decision, parseValue, stoppedReport } from './call-result.js';
 import { claimOperation, ledgerCall, type OperationClaim } from './claim-operation.js';
 import { executeTool, type ToolFn } from './execute-tool.js';
 import { interruptedCompletion } from './interrupted-call.js';
 import type { Ledger, ReissueNote } from './ledger.js';
+import { type RunFamily, withFamily } from './run-family.js';
 
 export interface CallRequest {
   readonly tool: string;
@@ -40,11 +42,14 @@ export class GuardedRun {
   private calls = 0;
   /** Committed to the actor, not yet in the log: the last call's result (see record). */
   private held: RecordedEvent[] = [];
+  /** Whether this run's end has been passed on to its sub-agents. */
+  private cascaded = false;
 
   constructor(
     private readonly actor: RunActor,
     private readonly store: RunStream,
     private readonly ledger: Ledger,
+    private readonly family?: RunFamily,
   ) {}
 
   get runId(): string {
@@ -58,7 +63,14 @@ export class GuardedRun {
   private serial<T>(work: () => Promise<T>): Promise<T> {
     const next = this.queue.then(work, work);
     this.queue = next.catch(() => undefined);
-    return next;
+    return next.then((value) => this.cascade().then(() => value));
+  }
+
+  /** Once this run has ended, so do its live sub-agents (outside its own queue: they wait on theirs). */
+  private async cascade(): Promise<void> {
+    if (this.cascaded || this.family === undefined || !isTerminal(this.actor.state.status)) return;
+    this.cascaded = true;
+    await this.family.ended(this.runId);
   }
 
   /**
@@ -71,7 +83,7 @@ export class GuardedRun {
    * never held: alerting must see it at once.
    */
   private async record(cmd: CommandInput, deferred = false): Promise<RecordedEvent[]> {
-    const proposed = this.actor.propose(cmd);
+    const proposed = this.actor.propose(withFamily(cmd, this.family?.view(this.runId)));
     if (!proposed.ok) throw proposed.error;
     if (deferred && !proposed.value.some((r) => r.event.type === 'RunStopped')) {
       this.actor.commit(proposed.value);
@@ -188,8 +200,8 @@ export class GuardedRun {
         resultJson: ran.resultJson,
         terminal: ran.terminal,
         tokens: ran.tokens,
-        costUsd: ran.costUsd,
         inDoubt,
+        ...(ran.costUsd !== null ? { costUsd: ran.costUsd } : {}),
         ...(ran.code !== null ? { code: ran.code } : {}),
         ...(ran.retryAfterMs !== null ? { retryAfterMs: ran.retryAfterMs } : {}),
         ...(ran.progressVersion !== null ? { progressVersion: ran.progressVersion } : {}),
@@ -219,7 +231,7 @@ export class GuardedRun {
         const cached = Object.values(own).find(
           (o) => o.status === 'completed' && o.resultJson !== null,
         )?.resultJson;
-        return { status: 'cached', value: parse(d.resultJson ?? cached ?? 'null'), message: d.message };
+        return { status: 'cached', value: parseValue(d.resultJson ?? cached ?? 'null'), message: d.message };
       }
       case 'wait':
         return { status: 'waiting', rule, message: d.message, waitUntilMs: d.waitUntilMs };
@@ -301,6 +313,14 @@ export class GuardedRun {
     return note;
   }
 
+  /** Used by the run's family when an ancestor has ended: this run ends too (PARTIAL, parent_stopped). */
+  async endWithParent(parentRunId: string, parentState: TerminalState): Promise<void> {
+    await this.serial(async () => {
+      if (isTerminal(this.actor.state.status)) return;
+      await this.record({ type: 'EndWithParent', parentRunId, parentState });
+    });
+  }
+
   /** Used by Guard.startRun. */
   async start(cmd: Extract<CommandInput, { type: 'StartRun' }>): Promise<void> {
     await this.serial(() => this.record(cmd));
@@ -312,24 +332,7 @@ export class GuardedRun {
       const cutOff = await interruptedCompletion(this.actor.state, this.ledger);
       if (cutOff !== null) await this.record(cutOff);
       await this.record({ type: 'Resume', ...change });
+      this.cascaded = false;
     });
   }
-}
-
-function parse(json: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch {
-    return json;
-  }
-}
-
-function decision(records: readonly RecordedEvent[], phase: 'before' | 'after'): EventOf<'GuardDecided'> {
-  for (const r of records) if (r.event.type === 'GuardDecided' && r.event.phase === phase) return r.event;
-  throw new LoopguardError('internal', `no ${phase} decision recorded`);
-}
-
-function stoppedReport(records: readonly RecordedEvent[]) {
-  for (const r of records) if (r.event.type === 'RunStopped') return r.event.report;
-  return null;
 }

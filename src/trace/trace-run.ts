@@ -31,6 +31,8 @@ export interface TraceOutcome {
 export interface TraceRun {
   readonly run_id: string;
   readonly source?: string;
+  /** The supervisor run this run was a sub-agent of, recorded in the same files. */
+  readonly parent_run_id?: string;
   readonly outcome: TraceOutcome;
   readonly calls: readonly TraceCall[];
 }
