@@ -1,7 +1,7 @@
 /**
  * `loopguard mcp --kafka`: an MCP session recorded on the real broker and registry. The payment is
- * deduplicated by the Kafka ledger, and the run's stop lands on the stops topic that `stops` and
- * `alert` read, under its own topic prefix.
+ * deduplicated by the Kafka ledger, and the run's stop lands (through the copy projector) on the
+ * stops topic that `stops` and `alert` read, under its own topic prefix.
  */
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
@@ -35,6 +35,8 @@ describe('loopguard mcp on Kafka', () => {
       expect(s.charges()).toBe(1);
       for (let i = 0; i < 3; i++) await s.call('search', { q: 'kafka' });
       await s.client.close();
+      // The stop reaches the stops topic through the copy projector.
+      expect((await cli(['project', '--once', ...kafka, ...prefix])).code).toBe(0);
 
       const stops = await cli(['stops', ...kafka, ...prefix, '--json']);
       expect(stops.code).toBe(0);

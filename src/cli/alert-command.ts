@@ -8,6 +8,7 @@ import {
   webhookSink,
 } from '../alert/index.js';
 import { LoopguardError } from '../domain/index.js';
+import { KafkaCopyProjector } from '../log/kafka/kafka-copy-projector.js';
 import type { Io } from './io.js';
 import { type KafkaConfig, openKafkaStore } from './open-kafka-store.js';
 
@@ -59,26 +60,37 @@ export async function alertCommand(
   const groupId = flags.group ?? DEFAULT_ALERT_GROUP;
   const store = await openKafkaStore(cfg);
   try {
-    const sub = await startAlertSubscriber({
+    // The stops this subscriber delivers are copied from the runs topic by this projector (or by
+    // any other process of its group, `loopguard project`).
+    const projector = await KafkaCopyProjector.start({
       log: store.log,
       events: store.events,
-      sink,
-      groupId,
-      retry,
-      signal,
-      sessionTimeoutMs,
-      onRetry: (id, failures, e, waitMs) =>
-        io.err(
-          `alert: ${id}: attempt ${failures} failed (${e.code}: ${e.message}); retrying in ${waitMs} ms`,
-        ),
-      onError: (e) => io.err(`alert: consumer: ${e.code}: ${e.message}`),
+      onLog: (line) => io.err(`alert: ${line}`),
     });
-    io.err(
-      `alert: group ${groupId} on ${store.log.physicalName('loopguard.stops')} at ${cfg.brokers.join(',')}, delivering to ${sink.name}`,
-    );
-    await sub.done;
-    io.err(`alert: stopped after ${sub.delivered} deliveries`);
-    return 0;
+    try {
+      const sub = await startAlertSubscriber({
+        log: store.log,
+        events: store.events,
+        sink,
+        groupId,
+        retry,
+        signal,
+        sessionTimeoutMs,
+        onRetry: (id, failures, e, waitMs) =>
+          io.err(
+            `alert: ${id}: attempt ${failures} failed (${e.code}: ${e.message}); retrying in ${waitMs} ms`,
+          ),
+        onError: (e) => io.err(`alert: consumer: ${e.code}: ${e.message}`),
+      });
+      io.err(
+        `alert: group ${groupId} on ${store.log.physicalName('loopguard.stops')} at ${cfg.brokers.join(',')}, delivering to ${sink.name}`,
+      );
+      await sub.done;
+      io.err(`alert: stopped after ${sub.delivered} deliveries`);
+      return 0;
+    } finally {
+      await projector.stop();
+    }
   } finally {
     await store.close();
   }

@@ -13,6 +13,7 @@ import { type Io, processIo } from './io.js';
 import { mcpCommand } from './mcp-command.js';
 import { type Env, type KafkaFlags, kafkaConfig, openKafkaStore } from './open-kafka-store.js';
 import { type OpenStore, openEmbeddedStore } from './open-store.js';
+import { projectCommand } from './project-command.js';
 import { rebuildCommand } from './rebuild-command.js';
 import { repairCommand } from './repair-command.js';
 import { replayCommand } from './replay-command.js';
@@ -26,6 +27,7 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
   loopguard audit RUN_ID [--data-dir D | --kafka] [--json]
   loopguard stops [--follow] [--data-dir D | --kafka] [--json]
   loopguard alert --kafka [--webhook URL] [--group G]
+  loopguard project --kafka [--once]
   loopguard serve --kafka [--group G] [--metrics-port P] [--policy P.json] [--partitions N]
   loopguard eval FILE.jsonl... [--synthetic] [--policy P.json] [--json]
   loopguard mcp [--policy P.json] [--data-dir D | --kafka] [--run-id ID] -- COMMAND [ARGS...]
@@ -36,6 +38,9 @@ The data dir defaults to ./.loopguard (the embedded, file-backed log). --kafka u
 schema registry: --brokers host:port[,...] and --registry URL, or KAFKA_BROKERS and
 SCHEMA_REGISTRY_URL (with both set, Kafka is the default unless --data-dir is given);
 --topic-prefix P prefixes every topic. alert: --retry-base-ms, --retry-max-ms, --session-timeout-ms.
+On Kafka the stops and ledger copies are derived from the runs topic by the copy projector, which
+\`alert\` runs beside its subscriber and \`project\` runs on its own (--once: until what was
+recorded when it started is copied).
 mcp: an MCP server on stdio in front of the MCP server COMMAND; every tool call goes through the
 guard, one run per session (its id from --run-id, else generated and printed on stderr).
 `;
@@ -46,6 +51,7 @@ const OPTIONS = {
   json: { type: 'boolean' },
   synthetic: { type: 'boolean' },
   follow: { type: 'boolean' },
+  once: { type: 'boolean' },
   kafka: { type: 'boolean' },
   brokers: { type: 'string' },
   registry: { type: 'string' },
@@ -162,6 +168,11 @@ export async function main(
       const kafka = kafkaConfig({ ...values, kafka: true }, env);
       if (kafka === null) throw new LoopguardError('usage', 'alert: needs Kafka (--kafka)');
       return alertCommand(kafka, values, io, shutdownSignal(opts.signal));
+    }
+    case 'project': {
+      const kafka = kafkaConfig({ ...values, kafka: true }, env);
+      if (kafka === null) throw new LoopguardError('usage', 'project: needs Kafka (--kafka)');
+      return projectCommand(kafka, values.once === true, io, shutdownSignal(opts.signal));
     }
     case 'serve': {
       const kafka = kafkaConfig({ ...values, kafka: true }, env);

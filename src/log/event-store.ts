@@ -3,9 +3,9 @@
  * partition per run keeps its order); stops and ledger events are also published on their own
  * topics for subscribers that need only those.
  *
- * The three appends are not one transaction. The runs topic is written first and is the source of
- * truth; if a crash falls between it and the others, the stops/ledger copies can be rebuilt from
- * runs (projections replay runs anyway).
+ * The runs topic is the source of truth. A run's writer (RunStream) appends to it only, and the
+ * stops/ledger copies are derived from it by a projector (CopyProjector on local logs,
+ * KafkaCopyProjector on Kafka), so no crash between two appends can lose a copy.
  */
 import { LoopguardError } from '../domain/errors.js';
 import type { RecordedEvent } from '../domain/events.js';
@@ -33,7 +33,10 @@ export const SEQ_HEADER = 'loopguard.seq';
 type Topic = typeof TOPICS.runs | typeof TOPICS.stops | typeof TOPICS.ledger;
 const PAGE = 500;
 
-/** The runs offset a stops or ledger copy was made from (see CopyProjector). */
+/**
+ * Where a stops or ledger copy was made from by a projector: the runs offset (CopyProjector), or
+ * `partition:offset` on Kafka's partitioned runs topic (KafkaCopyProjector).
+ */
 export const SOURCE_HEADER = 'loopguard.source';
 
 /** The topic besides runs an event of this type is copied to, if any. */
@@ -78,7 +81,8 @@ export class EventStore {
 
   /**
    * Resolves once every record is durable on every topic it belongs to. Unconditional: a run's
-   * writer goes through its RunStream instead, which refuses a second writer.
+   * writer goes through its RunStream instead, which refuses a second writer and leaves the copies
+   * to a projector (this path copies itself, so a crash between the appends can lose a copy).
    */
   async append(records: readonly RecordedEvent[]): Promise<void> {
     if (records.length === 0) return;
@@ -122,7 +126,7 @@ export class EventStore {
    * The record of `r` on its copy topic (stops: keyed by run id; ledger: by operation key), with
    * the runs offset it was copied from when a projector made it.
    */
-  copyRecord(r: RecordedEvent, source?: number): LogRecord {
+  copyRecord(r: RecordedEvent, source?: number | string): LogRecord {
     const topic = copyTopicOf(r.event.type);
     if (topic === null) throw new LoopguardError('internal', `${r.event.type} has no copy topic`);
     const rec = this.record(topic, topic === TOPICS.stops ? r.runId : operationKey(r), r);

@@ -17,6 +17,7 @@ import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import { KafkaRunStream } from '../log/kafka/kafka-run-stream.js';
+import { transactionalProducer } from '../log/kafka/transactional-producer.js';
 import { type Clock, systemClock } from '../machines/index.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
@@ -24,7 +25,6 @@ import { PartitionRuns } from './partition-runs.js';
 import { type BatchOutput, processBatch } from './process-batch.js';
 import type { ServiceCodec } from './service-codec.js';
 import { SERVICE_TOPICS, type WireDecision, type WireRequest } from './service-topics.js';
-import { transactionalProducer } from './transactional-producer.js';
 import { WorkerStats } from './worker-stats.js';
 
 export interface GuardWorkerOptions {
@@ -225,10 +225,7 @@ export class GuardWorker {
     resolveOffset(batch.lastOffset());
     this.stats.decided += out.decided;
     this.stats.deadLettered += out.deadLettered;
-    await this.opts.events.publishCopies(out.recorded).catch((e: unknown) => {
-      // The runs topic has them; stops and ledger copies are derived and can be rebuilt from it.
-      this.opts.onLog?.(`${this.workerId}: copies not published: ${(e as Error).message}`);
-    });
+    // The stops and ledger copies are derived from the committed runs records by KafkaCopyProjector.
   }
 }
 

@@ -7,7 +7,8 @@
  *
  * Records are the event store's Avro RecordedEvents (OperationClaimed/Completed/InDoubt/Released,
  * runId/callId = owner), keyed by operation key, so the topic holds one record format and the
- * runs' own copies fold into the same claims. Reissue notes are keyed `reissue:<newKey>` so that
+ * guard writes every claim change here itself (a projector's later copy of a run's Operation*
+ * event is skipped). Reissue notes are keyed `reissue:<newKey>` so that
  * compaction of the new key never removes them.
  */
 import { randomUUID } from 'node:crypto';
@@ -26,6 +27,7 @@ import type { SchemaStore } from '../../events/schema-store.js';
 import type { ClaimOutcome, ClaimOwner, Ledger, LedgerState, ReissueNote } from '../../runtime/ledger.js';
 import { reissueRefusal } from '../../runtime/ledger.js';
 import { TOPICS } from '../event-log.js';
+import { SOURCE_HEADER } from '../event-store.js';
 import { withTimeout } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
 import {
@@ -264,6 +266,9 @@ export class KafkaLedger implements Ledger {
   }
 
   private async fold(m: FollowedMessage): Promise<void> {
+    // A projector's copy of a run's Operation* event repeats what the guard already wrote here
+    // itself, but late (the projector lags): folding it could re-claim a key released meanwhile.
+    if (m.headers[SOURCE_HEADER] !== undefined) return;
     let rec: RecordedEvent;
     try {
       rec = await this.codec.decode(m.value);

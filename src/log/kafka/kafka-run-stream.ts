@@ -10,6 +10,8 @@
  * `conflict`. An append that timed out and lands later, after a newer one, is ignored the same
  * way: a zombie writer cannot change a run.
  *
+ * The writer appends to the runs topic only; KafkaCopyProjector derives the stops and ledger copies.
+ *
  * Loading a run for a resume reads its newest snapshot (`loopguard.snapshots`, written after each
  * accepted append) and only the records of its partition between that snapshot and the run's head
  * as the fold knows it: none when the snapshot is current.
@@ -130,7 +132,8 @@ export class KafkaRunStream implements RunStream {
     } finally {
       this.mine.delete(batch);
     }
-    await this.events.publishCopies(events);
+    // The stops and ledger copies are derived from the runs topic by KafkaCopyProjector: a
+    // writer that dies right here loses nothing.
   }
 
   async close(): Promise<void> {

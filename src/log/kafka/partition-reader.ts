@@ -57,6 +57,14 @@ export async function readRanges(
     consumer = await throwawayConsumer(kafka, topic);
     const c = consumer;
     const done = new Promise<void>((resolve, reject) => {
+      // A fetch of transaction markers and aborted records only (the end of a topic written in
+      // transactions) never reaches eachBatch; kafkajs reports it here, with its last offset.
+      c.on(c.events.END_BATCH_PROCESS, ({ payload }) => {
+        const pos = open.get(payload.partition);
+        if (pos === undefined || payload.batchSize !== 0 || Number(payload.lastOffset) < pos.to - 1) return;
+        open.delete(payload.partition);
+        if (open.size === 0) resolve();
+      });
       c.run({
         autoCommit: false,
         eachBatch: async ({ batch }) => {

@@ -1,6 +1,6 @@
 import { Partitioners, type Producer } from 'kafkajs';
-import { kafkaError } from '../log/kafka/kafka-error.js';
-import type { KafkaLog } from '../log/kafka/kafka-log.js';
+import { kafkaError } from './kafka-error.js';
+import type { KafkaLog } from './kafka-log.js';
 
 /**
  * A connected transactional producer whose transactional id is registered with the coordinator,

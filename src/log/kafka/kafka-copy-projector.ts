@@ -1,0 +1,333 @@
+/**
+ * Derives the stops and ledger copies on Kafka from the runs topic, exactly once, so a writer
+ * that dies right after its runs append cannot lose a stop alert: the writer appends to runs only,
+ * and this projector (a consumer group over the runs topic) copies what the runs topic holds.
+ *
+ * Read-process-write in one Kafka transaction per batch: the copies and the consumed runs offset
+ * are committed together, so after a crash at any point the group resumes exactly after the last
+ * batch whose copies are visible to read_committed readers (the alert subscriber), and the copies
+ * of an aborted batch are never seen.
+ *
+ * One transactional id per group, so one projector copies at a time: whoever takes the
+ * partitions over registers the id, which fences the previous holder and aborts its open
+ * transaction, and only then reads the committed offsets. A fenced projector stops (`ended`).
+ * Not one id per runs partition, as the guard service has: the copy topics are shared by every
+ * runs partition, and transactions of several producers aborted in another order than they began
+ * are not all filtered out by kafkajs's read_committed consumers (it expects aborted transactions
+ * sorted by first offset); one producer's transactions never overlap.
+ *
+ * What is copied is what counts for the run's stream: the same batch rule every reader applies
+ * (run-batch-fold.ts), folded over the partition from its start, so a batch that lost to another
+ * writer (or a zombie's late append) never yields a stop. Records of unconditional appends
+ * (EventStore.append, no batch header) are skipped: that path publishes its own copies.
+ */
+import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
+import { LoopguardError } from '../../domain/errors.js';
+import type { RecordedEvent } from '../../domain/events.js';
+import { TOPICS } from '../event-log.js';
+import { copyTopicOf, type EventStore } from '../event-store.js';
+import { DLQ_HEADERS } from './decoding-consumer.js';
+import { headersToStrings } from './kafka-error.js';
+import type { KafkaLog } from './kafka-log.js';
+import { readRanges } from './partition-reader.js';
+import { BATCH_HEADER, EMPTY_HEAD, foldRunRecord, type RunHead } from './run-batch-fold.js';
+import { transactionalProducer } from './transactional-producer.js';
+
+export const DEFAULT_COPY_GROUP = 'loopguard-copies';
+
+/** Points a test can stop the process at: copies sent inside the open transaction, or committed. */
+export type CopyStep = 'copies-sent' | 'committed';
+
+export interface KafkaCopyProjectorOptions {
+  readonly log: KafkaLog;
+  readonly events: EventStore;
+  /** The consumer group; `loopguard-copies.<physical runs topic>` by default. */
+  readonly groupId?: string;
+  readonly sessionTimeoutMs?: number;
+  readonly onLog?: (line: string) => void;
+  readonly onStep?: (step: CopyStep) => void;
+}
+
+/** What this process holds after a takeover: every run's head per assigned partition, up to `committed`. */
+interface Owned {
+  readonly producer: Producer;
+  readonly heads: Map<number, Map<string, RunHead>>;
+  readonly committed: Map<number, number>;
+}
+
+interface OutMessage {
+  readonly key: string;
+  readonly value: Buffer;
+  readonly headers: Record<string, string>;
+}
+
+export class KafkaCopyProjector {
+  private owned: Promise<Owned> | undefined;
+  /** Bumped on every rebalance: a batch fetched before it must not use a takeover made after it. */
+  private generation = 0;
+  private fenced = false;
+  private assigned: readonly number[] = [];
+  private end: (why: string) => void = () => {};
+  /** Resolves (with the reason) when another projector fenced this one, which then stops. */
+  readonly ended = new Promise<string>((resolve) => {
+    this.end = resolve;
+  });
+  /** Copies committed by this process. */
+  copied = 0;
+
+  private constructor(
+    private readonly opts: KafkaCopyProjectorOptions,
+    private readonly consumer: Consumer,
+    private readonly admin: Admin,
+    private readonly topic: string,
+    private readonly groupId: string,
+  ) {}
+
+  static async start(opts: KafkaCopyProjectorOptions): Promise<KafkaCopyProjector> {
+    const { log } = opts;
+    const runs = await log.prepare(TOPICS.runs);
+    for (const t of [TOPICS.stops, TOPICS.ledger, TOPICS.dlq]) await log.prepare(t);
+    // Named after the runs topic: each set of topics on a shared cluster has its own projector.
+    const groupId = opts.groupId ?? `${DEFAULT_COPY_GROUP}.${runs.name}`;
+    const sessionTimeout = opts.sessionTimeoutMs ?? 10_000;
+    const admin = log.kafka.admin();
+    await admin.connect();
+    const consumer = log.consumer({
+      groupId,
+      sessionTimeout,
+      heartbeatInterval: Math.max(500, Math.floor(sessionTimeout / 5)),
+      maxWaitTimeInMs: 100,
+      readUncommitted: false,
+    });
+    const p = new KafkaCopyProjector(opts, consumer, admin, runs.name, groupId);
+    consumer.on(consumer.events.GROUP_JOIN, (e) => p.rebalanced(e.payload.memberAssignment[runs.name] ?? []));
+    consumer.on(consumer.events.END_BATCH_PROCESS, (e) => p.passed(e.payload));
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics: [runs.name], fromBeginning: true });
+      await consumer.run({
+        autoCommit: false,
+        // Offsets are resolved only once their transaction committed: an unresolved batch is fetched again.
+        eachBatchAutoResolve: false,
+        // One producer, one open transaction at a time: batches go one after another.
+        partitionsConsumedConcurrently: 1,
+        eachBatch: (payload) => p.onBatch(payload),
+      });
+    } catch (e) {
+      await p.stop();
+      throw e;
+    }
+    return p;
+  }
+
+  /**
+   * Resolves once the group's committed offsets (or this process's position past records with
+   * nothing to copy) reach the ends the runs partitions had when it was called: every copy of
+   * what was recorded by then is visible. Rejects after `timeoutMs`.
+   */
+  async caughtUp(timeoutMs = 60_000): Promise<void> {
+    const ends = await this.admin.fetchTopicOffsets(this.topic);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const [got] = await this.admin.fetchOffsets({ groupId: this.groupId, topics: [this.topic] });
+      const local = await this.owned?.catch(() => undefined);
+      const behind = ends.filter((e) => {
+        const at = Math.max(
+          Number(got?.partitions.find((p) => p.partition === e.partition)?.offset ?? '-1'),
+          local?.committed.get(e.partition) ?? -1,
+        );
+        return Number(e.high) > Number(e.low) && at < Number(e.high);
+      });
+      if (behind.length === 0) return;
+      if (Date.now() > deadline)
+        throw new LoopguardError(
+          'timeout',
+          `copy projector: runs partitions ${behind.map((b) => b.partition).join(',')} not copied within ${timeoutMs} ms`,
+          { retriable: true },
+        );
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer.disconnect().catch(() => undefined);
+    await this.drop();
+    await this.admin.disconnect().catch(() => undefined);
+  }
+
+  /**
+   * A fetched batch of transaction markers and aborted records only (the guard service writes
+   * runs in transactions) never reaches onBatch, so nothing commits past it; when it follows
+   * what was committed, it is passed here, in memory: there is nothing in it to copy.
+   */
+  private passed(b: {
+    partition: number;
+    batchSize: number;
+    firstOffset: string | null;
+    lastOffset: string;
+  }): void {
+    if (b.batchSize !== 0 || b.firstOffset === null) return;
+    const first = Number(b.firstOffset);
+    void this.owned
+      ?.then((o) => {
+        const at = o.committed.get(b.partition);
+        if (at !== undefined && at >= first)
+          o.committed.set(b.partition, Math.max(at, Number(b.lastOffset) + 1));
+      })
+      .catch(() => undefined);
+  }
+
+  /** Every rebalance drops what this process held: a partition may have moved meanwhile. */
+  private rebalanced(assigned: readonly number[]): void {
+    this.generation++;
+    this.assigned = [...assigned].sort((a, b) => a - b);
+    this.opts.onLog?.(`copies: assigned runs partitions [${this.assigned.join(',')}]`);
+    void this.drop();
+    // Fence a previous holder at once rather than on the first batch.
+    this.own().catch(() => undefined);
+  }
+
+  private async drop(): Promise<void> {
+    const old = this.owned;
+    this.owned = undefined;
+    await old?.then((o) => o.producer.disconnect()).catch(() => undefined);
+  }
+
+  private own(): Promise<Owned> {
+    if (this.owned === undefined) {
+      const o = this.takeOver(this.assigned);
+      this.owned = o;
+      o.catch(() => {
+        if (this.owned === o) this.owned = undefined;
+      });
+    }
+    return this.owned;
+  }
+
+  /** Fences the previous holder, then folds the run heads of each partition up to its committed offset. */
+  private async takeOver(assigned: readonly number[]): Promise<Owned> {
+    const producer = await transactionalProducer(this.opts.log, `${this.groupId}.${this.topic}`);
+    try {
+      const [got] = await this.admin.fetchOffsets({ groupId: this.groupId, topics: [this.topic] });
+      const lows = await this.admin.fetchTopicOffsets(this.topic);
+      const heads = new Map<number, Map<string, RunHead>>();
+      const committed = new Map<number, number>();
+      for (const partition of assigned) {
+        const at = Math.max(
+          0,
+          Number(got?.partitions.find((p) => p.partition === partition)?.offset ?? '-1'),
+        );
+        const low = Number(lows.find((o) => o.partition === partition)?.low ?? 0);
+        const runs = new Map<string, RunHead>();
+        await readRanges(this.opts.log.kafka, this.topic, [{ partition, from: low, to: at }], 60_000, (m) => {
+          const key = m.message.key?.toString() ?? '';
+          const next = foldRunRecord(runs.get(key) ?? EMPTY_HEAD, headersToStrings(m.message.headers));
+          if (next !== null) runs.set(key, next);
+        });
+        heads.set(partition, runs);
+        committed.set(partition, at);
+        this.opts.onLog?.(`copies: runs partition ${partition}: ${runs.size} runs folded, from offset ${at}`);
+      }
+      return { producer, heads, committed };
+    } catch (e) {
+      await producer.disconnect().catch(() => undefined);
+      throw e;
+    }
+  }
+
+  private async onBatch({ batch, isRunning, isStale, resolveOffset }: EachBatchPayload): Promise<void> {
+    if (this.fenced || !isRunning() || isStale()) return;
+    const generation = this.generation;
+    const owning = this.own();
+    const owned = await owning;
+    let heads = owned.heads.get(batch.partition);
+    // A batch that raced a rebalance: left unresolved for whoever owns the partition now.
+    if (generation !== this.generation || heads === undefined) return;
+    const committed = owned.committed.get(batch.partition) ?? 0;
+    const messages = batch.messages.filter((m) => Number(m.offset) >= committed);
+    if (messages.length === 0) {
+      resolveOffset(batch.lastOffset());
+      return;
+    }
+    const next = Number(batch.lastOffset()) + 1;
+    const out = new Map<string, OutMessage[]>();
+    const add = (topic: string, m: OutMessage): void => {
+      const name = this.opts.log.physicalName(topic);
+      out.set(name, [...(out.get(name) ?? []), m]);
+    };
+    // The heads move only once the transaction committed.
+    heads = new Map(heads);
+    for (const m of messages) {
+      const key = m.key?.toString() ?? '';
+      const headers = headersToStrings(m.headers) ?? {};
+      const head = foldRunRecord(heads.get(key) ?? EMPTY_HEAD, headers);
+      if (head === null) continue;
+      heads.set(key, head);
+      const topic = copyTopicOf(headers['loopguard.type'] ?? '');
+      if (topic === null || headers[BATCH_HEADER] === undefined) continue;
+      const value = m.value ?? Buffer.alloc(0);
+      let event: RecordedEvent;
+      try {
+        event =
+          this.opts.events.decodeKnown(TOPICS.runs, value) ??
+          (await this.opts.events.decode(TOPICS.runs, value));
+      } catch (e) {
+        // A registry briefly down is retried with the batch; a record that can never be decoded
+        // cannot be copied, and must neither stop the copies of every later run nor vanish.
+        if (e instanceof LoopguardError && e.retriable) throw e;
+        add(TOPICS.dlq, {
+          key,
+          value,
+          headers: {
+            [DLQ_HEADERS.reason]: `no ${topic} copy: ${(e as Error).message}`,
+            [DLQ_HEADERS.code]: e instanceof LoopguardError ? e.code : 'undecodable',
+            [DLQ_HEADERS.topic]: this.topic,
+            [DLQ_HEADERS.partition]: String(batch.partition),
+            [DLQ_HEADERS.offset]: m.offset,
+          },
+        });
+        continue;
+      }
+      const rec = this.opts.events.copyRecord(event, `${batch.partition}:${m.offset}`);
+      add(topic, { key: rec.key, value: rec.value, headers: { ...rec.headers } });
+    }
+    const topicMessages = [...out].map(([topic, msgs]) => ({ topic, messages: msgs }));
+    const txn = await owned.producer.transaction();
+    try {
+      if (topicMessages.length > 0) await txn.sendBatch({ topicMessages, acks: -1 });
+      this.opts.onStep?.('copies-sent');
+      await txn.sendOffsets({
+        consumerGroupId: this.groupId,
+        topics: [{ topic: this.topic, partitions: [{ partition: batch.partition, offset: String(next) }] }],
+      });
+      await txn.commit();
+    } catch (e) {
+      await txn.abort().catch(() => undefined);
+      if (this.owned === owning) this.owned = undefined;
+      await owned.producer.disconnect().catch(() => undefined);
+      if (isFenced(e)) {
+        // Another projector registered the id: it copies from here on; taking it back would
+        // fence it in turn, and the two would take turns failing.
+        this.fenced = true;
+        this.opts.onLog?.('copies: fenced by another projector of the group; stopping');
+        setImmediate(() => void this.stop().then(() => this.end('fenced by another projector')));
+        return;
+      }
+      this.opts.onLog?.(
+        `copies: runs partition ${batch.partition}: transaction aborted: ${(e as Error).message}`,
+      );
+      throw e;
+    }
+    this.opts.onStep?.('committed');
+    owned.heads.set(batch.partition, heads);
+    owned.committed.set(batch.partition, next);
+    this.copied += topicMessages.reduce((n, t) => n + t.messages.length, 0);
+    resolveOffset(batch.lastOffset());
+  }
+}
+
+/** The broker's answer to a producer whose transactional id was registered again elsewhere. */
+function isFenced(e: unknown): boolean {
+  const type = (e as { type?: unknown }).type;
+  return type === 'INVALID_PRODUCER_EPOCH' || type === 'PRODUCER_FENCED';
+}
