@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EmbeddedLog } from '../src/log/embedded/embedded-log.js';
+import { INDEX_FILE } from '../src/log/embedded/topic-index.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TOPIC = 'crash.test';
@@ -84,12 +85,16 @@ describe('embedded log after a torn write', () => {
     ]);
   });
 
-  it('refuses to open over a damaged record that is followed by more data', async () => {
+  it('refuses to read over a damaged record that is followed by more data', async () => {
     await writeRecords(3);
     const seg = await lastSegment();
     const fh = await open(seg, 'r+');
     await fh.write(Buffer.from('X'), 0, 1, 20);
     await fh.close();
+    const log = await EmbeddedLog.open(dir);
+    await expect(log.read(TOPIC, 0)).rejects.toMatchObject({ code: 'log_corrupt' });
+    await log.close();
+    await rm(join(dir, 'topics', TOPIC, INDEX_FILE));
     await expect(EmbeddedLog.open(dir)).rejects.toMatchObject({ code: 'log_corrupt' });
   });
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EmbeddedLog, type EmbeddedLogOptions } from '../src/log/embedded/embedded-log.js';
 import { nodeSegmentIo, type SegmentIo } from '../src/log/embedded/segment-io.js';
+import { INDEX_FILE } from '../src/log/embedded/topic-index.js';
 
 const TOPIC = 'durable.test';
 let dir: string;
@@ -145,6 +146,15 @@ describe('embedded log durability', () => {
     const fh = await (await import('node:fs/promises')).open(seg, 'r+');
     await fh.write(Buffer.from('X'), 0, 1, 20);
     await fh.close();
+    // The persisted index spares the open a scan; the damage is found where the record is read.
+    const reader = await open();
+    await expect(reader.read(TOPIC, 0)).rejects.toMatchObject({
+      code: 'log_corrupt',
+      message: expect.stringContaining(`${seg} at byte 0: CRC mismatch (offset 0)`),
+    });
+    await reader.close();
+    // Without the index, the open scans and finds it.
+    await unlink(join(dir, 'topics', TOPIC, INDEX_FILE));
     await expect(open()).rejects.toMatchObject({
       code: 'log_corrupt',
       message: expect.stringContaining(`${seg} at byte 0: CRC mismatch`),

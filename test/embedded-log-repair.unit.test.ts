@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { EmbeddedLog } from '../src/log/embedded/embedded-log.js';
+import { INDEX_FILE } from '../src/log/embedded/topic-index.js';
 import { captureIo } from './support/capture-io.js';
 
 const TOPIC = 'repair.test';
@@ -23,7 +24,9 @@ const tdir = () => join(dir, 'topics', TOPIC);
 const segments = async () => (await readdir(tdir())).filter((n) => n.endsWith('.seg')).sort();
 const bytesIn = async (d: string) => {
   let n = 0;
-  for (const f of await readdir(d)) if (f !== 'writer.lock') n += (await stat(join(d, f))).size;
+  // Record bytes: the segments and their side files, not the lock nor the index (dropped by a cut).
+  for (const f of await readdir(d))
+    if (f !== 'writer.lock' && f !== INDEX_FILE) n += (await stat(join(d, f))).size;
   return n;
 };
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { LoopguardError } from '../../domain/errors.js';
 import { scanRecords } from './segment-format.js';
 import { keepDamaged } from './segment-io.js';
+import { dropTopicIndex } from './topic-index.js';
 import { WriterLock } from './writer-lock.js';
 
 export interface TopicRepair {
@@ -59,6 +60,9 @@ async function repairTopic(dir: string, topic: string): Promise<TopicRepair> {
         `${path}: cut at byte ${scan.validEnd} (${scan.reason ?? scan.tail}), after offset ${next - 1}; ${buf.length - scan.validEnd} bytes kept in ${side}`,
       );
     }
+    // The persisted index would be checked and dropped at the next open anyway; dropped here, the
+    // next open does not need to say so.
+    if (cut.length > 0) await dropTopicIndex(tdir);
     return { topic, records: next, cut };
   } finally {
     await lock.release();

@@ -42,7 +42,21 @@ export function encodeRecord(offset: number, rec: LogRecord): Buffer {
   return buf;
 }
 
-/** Decodes the record at `pos` (already validated by scanRecords); the value shares `buf`'s memory. */
+/**
+ * Why the record at `pos` is not intact (its length or CRC), or null. Readers check every record
+ * they decode: with a persisted index, a segment is no longer scanned whole at open, so damage in
+ * the middle of one is found when it is read.
+ */
+export function recordDamage(buf: Buffer, pos: number): string | null {
+  if (buf.length - pos < RECORD_HEADER) return 'incomplete record header';
+  const bodyLen = buf.readUInt32BE(pos);
+  if (bodyLen < MIN_BODY || pos + RECORD_HEADER + bodyLen > buf.length)
+    return `invalid record length ${bodyLen}`;
+  const body = buf.subarray(pos + RECORD_HEADER, pos + RECORD_HEADER + bodyLen);
+  return crc32(body) === buf.readUInt32BE(pos + 4) ? null : 'CRC mismatch';
+}
+
+/** Decodes the record at `pos` (checked by scanRecords or recordDamage); the value shares `buf`'s memory. */
 export function decodeRecord(
   topic: string,
   buf: Buffer,

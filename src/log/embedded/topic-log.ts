@@ -1,6 +1,7 @@
 /**
  * One topic of the embedded log: a directory of segment files named by their first offset, an
- * in-memory index of record positions built by scanning them, and the write path.
+ * in-memory index of record positions (loaded from the persisted index a writer leaves at close
+ * when it matches the segments, else built by scanning them), and the write path.
  */
 import { constants } from 'node:fs';
 import { type FileHandle, mkdir, open, readdir, stat } from 'node:fs/promises';
@@ -8,8 +9,16 @@ import { join } from 'node:path';
 import { LoopguardError } from '../../domain/errors.js';
 import type { LogRecord, StoredRecord } from '../event-log.js';
 import { KeyIndex } from '../keyed-log.js';
-import { decodeRecord, encodeRecord, RECORD_HEADER, type ScanResult, scanRecords } from './segment-format.js';
+import {
+  decodeRecord,
+  encodeRecord,
+  RECORD_HEADER,
+  recordDamage,
+  type ScanResult,
+  scanRecords,
+} from './segment-format.js';
 import { ioError, keepDamaged, nodeSegmentIo, type SegmentIo, syncDir, writeFully } from './segment-io.js';
+import { INDEX_FILE, loadTopicIndex, saveTopicIndex } from './topic-index.js';
 import { WriterLock } from './writer-lock.js';
 
 interface Segment {
@@ -37,8 +46,10 @@ export interface TopicOptions {
 
 export class TopicLog {
   private segments: Segment[] = [];
-  /** Offsets of every key, built while scanning the segments and kept up to date by writes. */
-  private readonly keys = new KeyIndex();
+  /** Offsets of every key, loaded or built while scanning the segments, kept up to date by writes. */
+  private keys = new KeyIndex();
+  /** Segment bytes this instance has scanned for records: what a sound persisted index saves. */
+  scannedBytes = 0;
   private writer: { lock: WriterLock; fh: FileHandle } | undefined;
   /** The torn tail already reported, so a follower polling a dead writer's topic says it once. */
   private noted: string | undefined;
@@ -52,8 +63,26 @@ export class TopicLog {
   static async open(name: string, dir: string, opts: TopicOptions): Promise<TopicLog> {
     const t = new TopicLog(name, dir, opts);
     if (!opts.readOnly) await mkdir(dir, { recursive: true });
+    await t.loadIndex();
     await t.refresh();
     return t;
+  }
+
+  /** Starts from the persisted index when it matches the segments; a stale one is only noted. */
+  private async loadIndex(): Promise<void> {
+    const files = await readdir(this.dir).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT' && this.opts.readOnly) return [];
+      throw e;
+    });
+    const sizes = new Map<string, number>();
+    for (const n of files.filter((f) => f.endsWith(SUFFIX)))
+      sizes.set(join(this.dir, n), (await stat(join(this.dir, n))).size);
+    const { index, why } = await loadTopicIndex(this.dir, (base) => join(this.dir, segmentName(base)), sizes);
+    if (why !== undefined)
+      this.note(`${join(this.dir, INDEX_FILE)}: not used (${why}); indexing the segments by scanning them`);
+    if (index === null) return;
+    this.segments = index.segments.map((s) => ({ ...s, positions: [...s.positions] }));
+    this.keys = new KeyIndex(index.keys);
   }
 
   get end(): number {
@@ -82,6 +111,7 @@ export class TopicLog {
       const { bytesRead } = await seg.reader.read(buf, 0, buf.length, start);
       if (bytesRead !== buf.length)
         throw new LoopguardError('log_corrupt', `${seg.path} shrank under a reader`);
+      this.checkRecord(seg, buf, 0, start, offset);
       out.push(decodeRecord(this.name, buf, 0).record);
     }
     return out;
@@ -205,6 +235,7 @@ export class TopicLog {
         throw new LoopguardError('log_corrupt', `${seg.path} shrank under a reader`);
       let p = 0;
       for (let k = i; k < j; k++) {
+        this.checkRecord(seg, buf, p, start + p, seg.base + k);
         const { record, next } = decodeRecord(this.name, buf, p);
         out.push(record);
         p = next;
@@ -218,6 +249,15 @@ export class TopicLog {
     for (const seg of this.segments) await seg.reader?.close();
     for (const seg of this.segments) seg.reader = undefined;
     if (this.writer !== undefined) {
+      // Under the writer lock, so no other writer's records can be missing from it. A cache: a
+      // failure (a full disk) only means the next open scans.
+      await saveTopicIndex(
+        this.dir,
+        { segments: this.segments, keys: this.keys.entries() },
+        this.opts.fsync,
+      ).catch((e: unknown) =>
+        this.note(`${join(this.dir, INDEX_FILE)}: not saved (${(e as Error).message})`),
+      );
       await this.writer.fh.close();
       await this.writer.lock.release();
       this.writer = undefined;
@@ -234,6 +274,7 @@ export class TopicLog {
     } finally {
       await fh.close();
     }
+    this.scannedBytes += bytesRead;
     // The file may have shrunk since stat (a writer cutting a torn tail): scan what is there.
     const scan = scanRecords(buf.subarray(0, bytesRead), seg.base + seg.positions.length);
     for (const p of scan.positions) {
@@ -285,6 +326,17 @@ export class TopicLog {
       `${this.dir}: the segment holding records from offset ${offset} is missing (${offset === next.base ? `${next.path} is gone` : `the next file is ${next.path}, starting at offset ${next.base}`}); run loopguard repair to keep what comes before it`,
       { details: { path: next.path, offset } },
     );
+  }
+
+  /** A record read back must be the one written: else a clear error naming the file, byte and offset. */
+  private checkRecord(seg: Segment, buf: Buffer, pos: number, filePos: number, offset: number): void {
+    const damage = recordDamage(buf, pos);
+    if (damage !== null)
+      throw new LoopguardError(
+        'log_corrupt',
+        `${seg.path} at byte ${filePos}: ${damage} (offset ${offset}); run loopguard repair to keep what comes before it`,
+        { details: { path: seg.path, position: filePos, offset } },
+      );
   }
 
   private corrupt(seg: Segment, scan: ScanResult): never {
