@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { RegistrySchemaStore } from '../src/events/registry-schema-store.js';
 import { EventStore } from '../src/log/event-store.js';
+import { KafkaCopyProjector } from '../src/log/kafka/kafka-copy-projector.js';
 import { KafkaLog } from '../src/log/kafka/kafka-log.js';
 import { KafkaRunStream } from '../src/log/kafka/kafka-run-stream.js';
 import { runStreamContract } from './run-stream-contract.js';
@@ -27,6 +28,14 @@ runStreamContract('kafka', async () => {
       return s;
     },
     runId: (base) => base,
+    copied: async () => {
+      const projector = await KafkaCopyProjector.start({ log, events });
+      try {
+        await projector.caughtUp();
+      } finally {
+        await projector.stop();
+      }
+    },
     cleanup: async () => {
       for (const s of streams) await s.close();
       await log.close();

@@ -17,6 +17,11 @@ export interface RunStreamFixture {
   second(): RunStream;
   /** A run id no other test uses. */
   readonly runId: (base: string) => string;
+  /**
+   * Resolves once the stops and ledger copies of what the runs topic holds are made: at once for
+   * the local logs (an append waits for its copies); on Kafka, a run of its copy projector.
+   */
+  copied(): Promise<void>;
   cleanup(): Promise<void>;
 }
 
@@ -125,6 +130,7 @@ export function runStreamContract(name: string, make: () => Promise<RunStreamFix
       const id = f.runId('stops');
       const all = runEvents(id, 0, SAMPLE_EVENTS.length);
       await f.stream.append(id, 0, all);
+      await f.copied();
       const stops: RecordedEvent[] = [];
       for await (const e of f.events.readStops(0)) if (e.runId === id) stops.push(e);
       expect(stops).toEqual(all.filter((e) => e.event.type === 'RunStopped'));

@@ -17,6 +17,7 @@ runStreamContract('memory', async () => {
     events,
     second: () => runStreamOf(events),
     runId: (base) => base,
+    copied: async () => {},
     cleanup: () => log.close(),
   };
 });
@@ -31,6 +32,7 @@ for (const opts of [{}, { fsync: 'none', groupCommitMs: 2, segmentBytes: 256 }] 
       events,
       second: () => runStreamOf(events),
       runId: (base) => base,
+      copied: async () => {},
       cleanup: async () => {
         await log.close();
         await rm(dir, { recursive: true, force: true });
