@@ -4,7 +4,7 @@
  * topic itself: its last record says (SOURCE_HEADER) which runs offset it was copied from, so
  * "published" and "progress committed" are one write, and a projector starting after a crash
  * goes on exactly after the last copy that made it. For logs with one-number offsets per topic
- * (memory, embedded); the Kafka stream publishes its copies itself.
+ * (memory, embedded); on Kafka, KafkaCopyProjector does the same with a consumer group.
  */
 import type { RecordedEvent } from '../domain/events.js';
 import { type StoredRecord, TOPICS } from './event-log.js';

@@ -102,26 +102,6 @@ export class EventStore {
     return { ...rec, headers: { ...rec.headers, [SEQ_HEADER]: String(r.seq), ...headers } };
   }
 
-  /** Copies of the stops and ledger events on their own topics, once the runs topic has them. */
-  async publishCopies(records: readonly RecordedEvent[]): Promise<void> {
-    const stops = records.filter((r) => copyTopicOf(r.event.type) === TOPICS.stops);
-    const ledger = records.filter((r) => copyTopicOf(r.event.type) === TOPICS.ledger);
-    await Promise.all([
-      stops.length > 0
-        ? this.log.append(
-            TOPICS.stops,
-            stops.map((r) => this.copyRecord(r)),
-          )
-        : [],
-      ledger.length > 0
-        ? this.log.append(
-            TOPICS.ledger,
-            ledger.map((r) => this.copyRecord(r)),
-          )
-        : [],
-    ]);
-  }
-
   /**
    * The record of `r` on its copy topic (stops: keyed by run id; ledger: by operation key), with
    * the runs offset it was copied from when a projector made it.
@@ -188,6 +168,26 @@ export class EventStore {
   ): Promise<void> {
     const codec = this.codecs[topic];
     return this.log.follow(topic, fromOffset, async (r) => on(await codec.decode(r.value), r.offset), signal);
+  }
+
+  /** Copies of the stops and ledger events on their own topics, once the runs topic has them. */
+  private async publishCopies(records: readonly RecordedEvent[]): Promise<void> {
+    const stops = records.filter((r) => copyTopicOf(r.event.type) === TOPICS.stops);
+    const ledger = records.filter((r) => copyTopicOf(r.event.type) === TOPICS.ledger);
+    await Promise.all([
+      stops.length > 0
+        ? this.log.append(
+            TOPICS.stops,
+            stops.map((r) => this.copyRecord(r)),
+          )
+        : [],
+      ledger.length > 0
+        ? this.log.append(
+            TOPICS.ledger,
+            ledger.map((r) => this.copyRecord(r)),
+          )
+        : [],
+    ]);
   }
 
   private record(topic: Topic, key: string, r: RecordedEvent): LogRecord {
