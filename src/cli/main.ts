@@ -14,11 +14,13 @@ import { type OpenStore, openEmbeddedStore } from './open-store.js';
 import { rebuildCommand } from './rebuild-command.js';
 import { replayCommand } from './replay-command.js';
 import { printStop } from './stops-command.js';
+import { whatifCommand } from './whatif-command.js';
 
 const USAGE = `loopguard: a runtime guard for AI-agent tool calls
 
   loopguard replay FILE.jsonl... [--policy P.json] [--data-dir D | --kafka] [--json]
   loopguard rebuild [--data-dir D | --kafka] [--json]
+  loopguard whatif --policy NEW.json [--data-dir D | --kafka] [--json]
   loopguard audit RUN_ID [--data-dir D | --kafka] [--json]
   loopguard stops [--follow] [--data-dir D | --kafka] [--json]
   loopguard alert --kafka [--webhook URL] [--group G]
@@ -104,6 +106,12 @@ export async function main(
       return evalCommand(rest, { ...(values.policy ? { policy: values.policy } : {}), json }, io);
     case 'rebuild':
       return withStore(values, env, (s) => rebuildCommand((p) => s.rebuild(p), { json }, io));
+    case 'whatif': {
+      const policy = values.policy;
+      if (policy === undefined)
+        throw new LoopguardError('usage', 'whatif: give the new policy, --policy NEW.json');
+      return withStore(values, env, (s) => whatifCommand((apply) => s.scan(apply), { policy, json }, io));
+    }
     case 'audit': {
       const runId = rest[0];
       if (runId === undefined) throw new LoopguardError('usage', 'audit: give a RUN_ID');

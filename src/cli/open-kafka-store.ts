@@ -3,7 +3,7 @@ import { RegistrySchemaStore } from '../events/registry-schema-store.js';
 import { EventStore } from '../log/event-store.js';
 import { KafkaLog } from '../log/kafka/kafka-log.js';
 import type { OpenStore } from './open-store.js';
-import { kafkaRunIds, rebuildFromKafka } from './rebuild-from-kafka.js';
+import { kafkaRunIds, rebuildFromKafka, scanKafkaRuns } from './rebuild-from-kafka.js';
 
 export interface KafkaConfig {
   readonly brokers: readonly string[];
@@ -67,6 +67,7 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
       events,
       where: `kafka ${cfg.brokers.join(',')} (topics ${log.physicalName('loopguard.*')})`,
       rebuild: async (onProgress) => (await rebuildFromKafka(log, events, onProgress)).projections,
+      scan: (apply) => scanKafkaRuns(log, events, apply),
       knownRunIds: () => kafkaRunIds(log),
       close: () => log.close(),
     };

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { RecordedEvent } from '../domain/index.js';
 import { FileSchemaStore } from '../events/index.js';
 import { DEFAULT_DATA_DIR, EmbeddedLog, type EventLog, EventStore } from '../log/index.js';
 import type { Projections } from '../projections/index.js';
@@ -11,6 +12,8 @@ export interface OpenStore {
   readonly where: string;
   /** Every projection, folded from the runs topic from its first record. */
   rebuild(onProgress?: (n: number) => void): Promise<Projections>;
+  /** Every event of the runs topic, from its first record, in per-run order; resolves with the count. */
+  scan(apply: (rec: RecordedEvent) => void): Promise<number>;
   /** Run ids already in the log: a second recording of one run would corrupt its history. */
   knownRunIds(): Promise<Set<string>>;
   close(): Promise<void>;
@@ -24,6 +27,14 @@ export async function openEmbeddedStore(dataDir: string = DEFAULT_DATA_DIR): Pro
     events,
     where: `data dir ${dataDir}`,
     rebuild: (onProgress) => rebuildProjections(events.readRuns(0), onProgress),
+    scan: async (apply) => {
+      let n = 0;
+      for await (const e of events.readRuns(0)) {
+        apply(e);
+        n++;
+      }
+      return n;
+    },
     knownRunIds: async () => {
       const ids = new Set<string>();
       for await (const e of events.readRuns(0)) ids.add(e.runId);

@@ -32,6 +32,8 @@ export function parseTraceLine(line: string, lineNo: number, file = 'input'): Re
   if (!isObj(raw)) return bad('(line)', 'expected a JSON object');
   if (typeof raw.run_id !== 'string' || raw.run_id === '')
     return bad('run_id', 'missing or not a non-empty string');
+  if (raw.task_type !== undefined && typeof raw.task_type !== 'string')
+    return bad('task_type', 'expected a string');
   const outcome = raw.outcome ?? { success: null };
   if (
     !isObj(outcome) ||
@@ -77,6 +79,7 @@ export function parseTraceLine(line: string, lineNo: number, file = 'input'): Re
   return ok({
     run_id: raw.run_id,
     ...(typeof raw.source === 'string' ? { source: raw.source } : {}),
+    ...(typeof raw.task_type === 'string' ? { task_type: raw.task_type } : {}),
     outcome: { success, ...(typeof outcome.detail === 'string' ? { detail: outcome.detail } : {}) },
     calls,
   });

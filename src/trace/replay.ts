@@ -44,7 +44,8 @@ export function replayRun(
   step({
     type: 'StartRun',
     runId: run.run_id,
-    policy: resolvePolicy(policy),
+    policy: resolvePolicy(policy, run.task_type),
+    ...(run.task_type ? { taskType: run.task_type } : {}),
     ...(run.source ? { tenant: run.source } : {}),
     meta: { ...meta, calls_total: String(run.calls.length) },
   });

@@ -31,6 +31,8 @@ export interface TraceOutcome {
 export interface TraceRun {
   readonly run_id: string;
   readonly source?: string;
+  /** Selects the policy's `taskTypes` profile, as `startRun({ taskType })` does. */
+  readonly task_type?: string;
   readonly outcome: TraceOutcome;
   readonly calls: readonly TraceCall[];
 }
