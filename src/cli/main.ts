@@ -7,21 +7,27 @@ import { parseArgs } from 'node:util';
 import { LoopguardError } from '../domain/index.js';
 import { alertCommand } from './alert-command.js';
 import { auditOutput } from './audit-command.js';
+import { auditHtmlCommand } from './audit-html-command.js';
 import { evalCommand } from './eval-command.js';
 import { type Io, processIo } from './io.js';
 import { type Env, type KafkaFlags, kafkaConfig, openKafkaStore } from './open-kafka-store.js';
 import { type OpenStore, openEmbeddedStore } from './open-store.js';
+import { portFlag } from './port-flag.js';
 import { rebuildCommand } from './rebuild-command.js';
 import { replayCommand } from './replay-command.js';
 import { printStop } from './stops-command.js';
+import { startUiServer } from './ui-server.js';
 import { whatifCommand } from './whatif-command.js';
+
+const DEFAULT_UI_PORT = 4280;
 
 const USAGE = `loopguard: a runtime guard for AI-agent tool calls
 
   loopguard replay FILE.jsonl... [--policy P.json] [--data-dir D | --kafka] [--json]
   loopguard rebuild [--data-dir D | --kafka] [--json]
   loopguard whatif --policy NEW.json [--data-dir D | --kafka] [--json]
-  loopguard audit RUN_ID [--data-dir D | --kafka] [--json]
+  loopguard audit RUN_ID [--data-dir D | --kafka] [--json | --html FILE]
+  loopguard ui [--port P] [--data-dir D | --kafka]
   loopguard stops [--follow] [--data-dir D | --kafka] [--json]
   loopguard alert --kafka [--webhook URL] [--group G]
   loopguard eval FILE.jsonl... [--policy P.json] [--json]
@@ -37,6 +43,7 @@ const OPTIONS = {
   policy: { type: 'string' },
   'data-dir': { type: 'string' },
   json: { type: 'boolean' },
+  html: { type: 'string' },
   follow: { type: 'boolean' },
   kafka: { type: 'boolean' },
   brokers: { type: 'string' },
@@ -47,6 +54,7 @@ const OPTIONS = {
   'retry-base-ms': { type: 'string' },
   'retry-max-ms': { type: 'string' },
   'session-timeout-ms': { type: 'string' },
+  port: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -115,9 +123,25 @@ export async function main(
     case 'audit': {
       const runId = rest[0];
       if (runId === undefined) throw new LoopguardError('usage', 'audit: give a RUN_ID');
+      const html = values.html;
+      if (html !== undefined)
+        return withStore(values, env, (s) => auditHtmlCommand(runId, html, (apply) => s.scan(apply), io));
       return withStore(values, env, async (s) =>
         auditOutput(runId, (await s.rebuild()).audit.timeline(runId), json, io),
       );
+    }
+    case 'ui': {
+      const port = portFlag('port', values.port, DEFAULT_UI_PORT);
+      const signal = shutdownSignal(opts.signal);
+      return withStore(values, env, async (s) => {
+        const ui = await startUiServer({ rebuild: () => s.rebuild(), scan: (apply) => s.scan(apply) }, port);
+        io.err(`ui: ${ui.url} (read-only, ${s.where}); Ctrl-C ends it`);
+        await new Promise<void>((done) =>
+          signal.aborted ? done() : signal.addEventListener('abort', () => done(), { once: true }),
+        );
+        await ui.close();
+        return 0;
+      });
     }
     case 'stops':
       return withStore(values, env, async (s) => {
