@@ -5,3 +5,4 @@ export * from './log/index.js';
 export * from './machines/index.js';
 export * from './projections/index.js';
 export * from './runtime/index.js';
+export * from './telemetry/index.js';

@@ -29,6 +29,8 @@ export interface AlertSubscriberOptions {
   readonly onDelivered?: (eventId: string, attempts: number) => void;
   readonly onRetry?: (eventId: string, failures: number, error: LoopguardError, waitMs: number) => void;
   readonly onError?: (error: LoopguardError) => void;
+  /** Records of a stops partition still to read after each one handled. */
+  readonly onLag?: (partition: number, lag: number) => void;
 }
 
 export interface AlertSubscription {
@@ -47,6 +49,7 @@ export async function startAlertSubscriber(opts: AlertSubscriberOptions): Promis
     commitEach: true,
     sessionTimeoutMs: opts.sessionTimeoutMs ?? 15_000,
     ...(opts.onError ? { onError: opts.onError } : {}),
+    ...(opts.onLag ? { onLag: opts.onLag } : {}),
     handle: async (event, _record, heartbeat) => {
       const alert = toStopAlert(event);
       if (alert === null) return;

@@ -29,7 +29,7 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
   loopguard audit RUN_ID [--data-dir D | --kafka] [--json | --html FILE]
   loopguard ui [--port P] [--data-dir D | --kafka]
   loopguard stops [--follow] [--data-dir D | --kafka] [--json]
-  loopguard alert --kafka [--webhook URL] [--group G]
+  loopguard alert --kafka [--webhook URL] [--group G] [--metrics-port P]
   loopguard eval FILE.jsonl... [--policy P.json] [--json]
   loopguard demo [--data-dir D]
 
@@ -55,6 +55,7 @@ const OPTIONS = {
   'retry-max-ms': { type: 'string' },
   'session-timeout-ms': { type: 'string' },
   port: { type: 'string' },
+  'metrics-port': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { Tracer } from '@opentelemetry/api';
 import {
   DEFAULT_POLICY,
   type DeciderDeps,
@@ -12,6 +13,7 @@ import {
 import { FileSchemaStore, type SchemaStore } from '../events/index.js';
 import { DEFAULT_DATA_DIR, EmbeddedLog, type EventLog, EventStore } from '../log/index.js';
 import { type Clock, RunActor, systemClock } from '../machines/index.js';
+import { GuardTelemetry, LoopguardMetrics } from '../telemetry/index.js';
 import { FileLedger } from './file-ledger.js';
 import { GuardedRun } from './guarded-run.js';
 import type { Ledger } from './ledger.js';
@@ -27,6 +29,10 @@ export interface GuardPorts {
   readonly similarity?: Similarity;
   /** Key for hashing secret-looking argument values (else LOOPGUARD_SECRET_KEY). */
   readonly secretKey?: string;
+  /** Prometheus metrics of this guard's calls; a registry of its own by default. */
+  readonly metrics?: LoopguardMetrics;
+  /** Where `execute_tool` spans go; the global OpenTelemetry tracer (a no-op without an SDK) by default. */
+  readonly tracer?: Tracer;
   /** Called when the guard is closed (the adapters it opened). */
   readonly onClose?: () => Promise<void>;
 }
@@ -43,10 +49,18 @@ export interface StartRun {
 export class Guard {
   private readonly runs = new Map<string, GuardedRun>();
   private readonly deps: DeciderDeps;
+  private readonly telemetry: GuardTelemetry;
   readonly policy: Policy;
+  /** The metrics behind `metrics()`: merge `.registry` into an application's own registry to serve both. */
+  readonly loopguardMetrics: LoopguardMetrics;
 
   constructor(private readonly ports: GuardPorts) {
     this.policy = ports.policy ?? DEFAULT_POLICY;
+    this.loopguardMetrics = ports.metrics ?? new LoopguardMetrics();
+    this.telemetry = new GuardTelemetry({
+      metrics: this.loopguardMetrics,
+      ...(ports.tracer ? { tracer: ports.tracer } : {}),
+    });
     this.deps = { hashing: nodeHashing(ports.secretKey), similarity: ports.similarity ?? diceSimilarity };
   }
 
@@ -66,6 +80,7 @@ export class Guard {
       new RunActor(opts.runId, this.deps, this.clock()),
       this.ports.store,
       this.ports.ledger,
+      this.telemetry,
     );
     await run.start({ ...opts, type: 'StartRun', policy: resolvePolicy(this.policy, opts.taskType) });
     this.runs.set(opts.runId, run);
@@ -88,11 +103,17 @@ export class Guard {
         new RunActor(runId, this.deps, this.clock(), history),
         this.ports.store,
         this.ports.ledger,
+        this.telemetry,
       );
       this.runs.set(runId, run);
     }
     await run.resumeWith(change);
     return run;
+  }
+
+  /** The metrics hook: this guard's metrics in the Prometheus text format, for an application's `/metrics`. */
+  metrics(): Promise<string> {
+    return this.loopguardMetrics.text();
   }
 
   /** The live run, if this guard holds it. */
@@ -119,6 +140,8 @@ export interface CreateGuard {
   readonly clock?: Clock;
   readonly similarity?: Similarity;
   readonly secretKey?: string;
+  readonly metrics?: LoopguardMetrics;
+  readonly tracer?: Tracer;
 }
 
 const isPolicy = (p: unknown): p is Policy =>
@@ -148,6 +171,8 @@ export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.similarity ? { similarity: opts.similarity } : {}),
     ...(opts.secretKey ? { secretKey: opts.secretKey } : {}),
+    ...(opts.metrics ? { metrics: opts.metrics } : {}),
+    ...(opts.tracer ? { tracer: opts.tracer } : {}),
     onClose: async () => {
       if (opts.log === undefined) await log.close();
     },

@@ -8,7 +8,8 @@ import {
   toolPolicy,
 } from '../domain/index.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
-import type { CallResult } from './call-result.js';
+import { type CallObservation, GuardTelemetry } from '../telemetry/index.js';
+import { type CallResult, callEnd } from './call-result.js';
 import { claimOperation, ledgerCall, type OperationClaim } from './claim-operation.js';
 import { executeTool, type ToolFn } from './execute-tool.js';
 import { interruptedCompletion } from './interrupted-call.js';
@@ -43,6 +44,7 @@ export class GuardedRun {
     private readonly actor: RunActor,
     private readonly store: RunStore,
     private readonly ledger: Ledger,
+    private readonly telemetry: GuardTelemetry = new GuardTelemetry(),
   ) {}
 
   get runId(): string {
@@ -73,6 +75,7 @@ export class GuardedRun {
       );
     }
     this.actor.commit(proposed.value);
+    this.telemetry.recorded(proposed.value);
     return proposed.value;
   }
 
@@ -81,10 +84,25 @@ export class GuardedRun {
   }
 
   private async callNow(req: CallRequest, fn: ToolFn, hooks: CallHooks): Promise<CallResult> {
+    return this.telemetry.observeCall(
+      this.runId,
+      req.tool,
+      (obs) => this.guardCall(req, fn, hooks, obs),
+      callEnd,
+    );
+  }
+
+  private async guardCall(
+    req: CallRequest,
+    fn: ToolFn,
+    hooks: CallHooks,
+    obs: CallObservation,
+  ): Promise<CallResult> {
     const policy = this.actor.state.policy;
     if (policy === null)
       throw new LoopguardError('run_not_started', `run ${this.runId} has not been started`);
     const callId = `call-${this.actor.state.seq + 1}-${++this.calls}`;
+    obs.named(callId);
     const sideEffect = req.sideEffect ?? toolPolicy(policy, req.tool).sideEffect;
     const key = sideEffect && !isTerminal(this.actor.state.status) ? req.operationKey : undefined;
     const owner = { runId: this.runId, callId };
@@ -118,11 +136,12 @@ export class GuardedRun {
       throw e;
     }
     const before = decision(records, 'before');
+    obs.decided(before.decision);
     if (before.decision !== 'execute') {
       if (claim.won && key !== undefined) await this.ledger.release(key, owner);
       return this.notRun(before);
     }
-    const ran = await executeTool(fn, policy.stepTimeoutMs, sideEffect);
+    const ran = await obs.runTool(() => executeTool(fn, policy.stepTimeoutMs, sideEffect));
     const inDoubt = ran.inDoubt && key !== undefined;
     if (key !== undefined && claim.won) {
       // The ledger learns the outcome before the run does: another worker must never see a
