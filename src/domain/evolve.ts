@@ -228,6 +228,9 @@ function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
           [e.operationKey]: { status: 'in_doubt', callId: e.callId, resultJson: null },
         },
       });
+    case 'FleetLoopDetected':
+      // Belongs to no run: it is about many.
+      return s;
   }
 }
 

@@ -1,4 +1,5 @@
 export * from './audit-projection.js';
+export * from './fleet-loop-projection.js';
 export * from './ledger-projection.js';
 export * from './progress-projection.js';
 export * from './projections.js';
