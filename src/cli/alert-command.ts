@@ -29,7 +29,7 @@ function counted(sink: AlertSink, metrics: LoopguardMetrics): AlertSink {
     name: sink.name,
     deliver: async (alert, signal) => {
       await sink.deliver(alert, signal);
-      metrics.stopped(alert.terminal_state, alert.reason);
+      if (!('kind' in alert)) metrics.stopped(alert.terminal_state, alert.reason);
     },
   };
 }

@@ -9,6 +9,7 @@ import { alertCommand } from './alert-command.js';
 import { auditOutput } from './audit-command.js';
 import { auditHtmlCommand } from './audit-html-command.js';
 import { evalCommand } from './eval-command.js';
+import { fleetCommand } from './fleet-command.js';
 import { type Io, processIo } from './io.js';
 import { type Env, type KafkaFlags, kafkaConfig, openKafkaStore } from './open-kafka-store.js';
 import { type OpenStore, openEmbeddedStore } from './open-store.js';
@@ -28,6 +29,7 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
   loopguard whatif --policy NEW.json [--data-dir D | --kafka] [--json]
   loopguard audit RUN_ID [--data-dir D | --kafka] [--json | --html FILE]
   loopguard ui [--port P] [--data-dir D | --kafka]
+  loopguard fleet [--threshold N] [--window-ms W] [--data-dir D | --kafka] [--json]
   loopguard stops [--follow] [--data-dir D | --kafka] [--json]
   loopguard alert --kafka [--webhook URL] [--group G] [--metrics-port P]
   loopguard eval FILE.jsonl... [--policy P.json] [--json]
@@ -55,6 +57,8 @@ const OPTIONS = {
   'retry-max-ms': { type: 'string' },
   'session-timeout-ms': { type: 'string' },
   port: { type: 'string' },
+  threshold: { type: 'string' },
+  'window-ms': { type: 'string' },
   'metrics-port': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -144,6 +148,8 @@ export async function main(
         return 0;
       });
     }
+    case 'fleet':
+      return withStore(values, env, (s) => fleetCommand(s, { ...values, json }, io));
     case 'stops':
       return withStore(values, env, async (s) => {
         if (!values.follow) {

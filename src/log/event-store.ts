@@ -79,6 +79,18 @@ export class EventStore {
     ]);
   }
 
+  /**
+   * Publishes events that belong to no run (FleetLoopDetected) on the stops topic only, where
+   * `loopguard alert` delivers them; keyed by their stream (`runId`), e.g. the loop signature.
+   */
+  async appendAlerts(records: readonly RecordedEvent[]): Promise<void> {
+    if (records.length === 0) return;
+    await this.log.append(
+      TOPICS.stops,
+      records.map((r) => this.record(TOPICS.stops, r.runId, r)),
+    );
+  }
+
   /** Decodes one record value of a topic, for readers that fetch records themselves. */
   decode(topic: Topic, value: Buffer): Promise<RecordedEvent> {
     return this.codecs[topic].decode(value);
