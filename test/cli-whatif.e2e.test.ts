@@ -110,6 +110,15 @@ describe('loopguard whatif', () => {
     expect(contents(data)).toEqual(before);
   });
 
+  it('on a terminal shows its progress apart from the table, which stays the same', async () => {
+    const tty = captureIo({ tty: true });
+    const args = ['whatif', '--policy', join(examples, 'policy.json'), '--data-dir', data];
+    expect(await main(args, tty, { env: {} })).toBe(0);
+    expect(tty.statusLine()).toMatch(/reading \[#+\] 100% [\d,]+\/[\d,]+ events/);
+    expect(tty.statusLine()).toMatch(/re-deciding \[#+\] 100% 6\/6 runs/);
+    expect(tty.stdout()).toBe((await run(args)).out);
+  });
+
   it('needs --policy, and a bad policy is rejected with its field named', async () => {
     await expect(run(['whatif', '--data-dir', data])).rejects.toThrow(/--policy NEW.json/);
     const bad = policyFile('bad.json', { maxSteps: -1 });

@@ -118,12 +118,16 @@ export async function main(
       if (rest.length === 0) throw new LoopguardError('usage', 'eval: give at least one FILE.jsonl');
       return evalCommand(rest, { ...(values.policy ? { policy: values.policy } : {}), json }, io);
     case 'rebuild':
-      return withStore(values, env, (s) => rebuildCommand((p) => s.rebuild(p), { json }, io));
+      return withStore(values, env, async (s) =>
+        rebuildCommand((p) => s.rebuild(p), { json, total: await s.eventCount() }, io),
+      );
     case 'whatif': {
       const policy = values.policy;
       if (policy === undefined)
         throw new LoopguardError('usage', 'whatif: give the new policy, --policy NEW.json');
-      return withStore(values, env, (s) => whatifCommand((apply) => s.scan(apply), { policy, json }, io));
+      return withStore(values, env, async (s) =>
+        whatifCommand((apply) => s.scan(apply), { policy, json, total: await s.eventCount() }, io),
+      );
     }
     case 'audit': {
       const runId = rest[0];

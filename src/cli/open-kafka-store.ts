@@ -68,6 +68,8 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
       where: `kafka ${cfg.brokers.join(',')} (topics ${log.physicalName('loopguard.*')})`,
       rebuild: async (onProgress) => (await rebuildFromKafka(log, events, onProgress)).projections,
       scan: (apply) => scanKafkaRuns(log, events, apply),
+      // The runs topic has many partitions and no single end offset: no total, so no ETA.
+      eventCount: async () => null,
       knownRunIds: () => kafkaRunIds(log),
       close: () => log.close(),
     };

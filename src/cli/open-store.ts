@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { RecordedEvent } from '../domain/index.js';
 import { FileSchemaStore } from '../events/index.js';
-import { DEFAULT_DATA_DIR, EmbeddedLog, type EventLog, EventStore } from '../log/index.js';
+import { DEFAULT_DATA_DIR, EmbeddedLog, type EventLog, EventStore, TOPICS } from '../log/index.js';
 import type { Projections } from '../projections/index.js';
 import { rebuildProjections } from './rebuild-command.js';
 
@@ -14,6 +14,8 @@ export interface OpenStore {
   rebuild(onProgress?: (n: number) => void): Promise<Projections>;
   /** Every event of the runs topic, from its first record, in per-run order; resolves with the count. */
   scan(apply: (rec: RecordedEvent) => void): Promise<number>;
+  /** Events on the runs topic, when the log can tell cheaply (a progress bar's total); else null. */
+  eventCount(): Promise<number | null>;
   /** Run ids already in the log: a second recording of one run would corrupt its history. */
   knownRunIds(): Promise<Set<string>>;
   close(): Promise<void>;
@@ -35,6 +37,7 @@ export async function openEmbeddedStore(dataDir: string = DEFAULT_DATA_DIR): Pro
       }
       return n;
     },
+    eventCount: () => log.endOffset(TOPICS.runs),
     knownRunIds: async () => {
       const ids = new Set<string>();
       for await (const e of events.readRuns(0)) ids.add(e.runId);

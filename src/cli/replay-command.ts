@@ -4,6 +4,7 @@ import { nodeHashing } from '../runtime/node-hashing.js';
 import { replayRun } from '../trace/replay.js';
 import type { Io } from './io.js';
 import { loadPolicy } from './policy-file.js';
+import { progressBar } from './progress-bar.js';
 import { table } from './table.js';
 import { readTraceFiles } from './trace-files.js';
 
@@ -48,6 +49,12 @@ export async function replayCommand(
   const { files, errors } = readTraceFiles(paths);
   const seen = new Set(sink.knownRunIds);
   const summaries: RunSummary[] = [];
+  const bar = progressBar(
+    io,
+    'replaying',
+    'runs',
+    files.reduce((n, f) => n + f.runs.length, 0),
+  );
   // Runs are independent, so their appends may overlap and share the log's group commit (one
   // produce request on Kafka instead of one round trip per run); a run is printed only once its
   // events are durable, in input order.
@@ -57,6 +64,7 @@ export async function replayCommand(
     if (oldest === undefined) return;
     await oldest.done;
     summaries.push(oldest.summary);
+    bar.update(summaries.length);
     if (opts.json) io.out(`${JSON.stringify(oldest.summary)}\n`);
   };
   for (const file of files) {
@@ -80,6 +88,7 @@ export async function replayCommand(
     }
   }
   while (inFlight.length > 0) await settleOldest();
+  bar.end();
   if (!opts.json) io.out(formatSummaries(summaries));
   for (const e of errors) io.err(`rejected: ${e.message}`);
   return errors.length > 0 ? 1 : 0;

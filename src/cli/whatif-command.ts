@@ -3,6 +3,7 @@ import { nodeHashing } from '../runtime/node-hashing.js';
 import { RecordedRunFold, type WhatIfRow, whatIf, whatIfTotals } from '../whatif/index.js';
 import type { Io } from './io.js';
 import { loadPolicy } from './policy-file.js';
+import { progressBar } from './progress-bar.js';
 import { table } from './table.js';
 
 const at = (stop: number | null, rule: string | null) =>
@@ -31,17 +32,27 @@ export function formatWhatIf(rows: readonly WhatIfRow[]): string {
  */
 export async function whatifCommand(
   scan: (apply: (rec: RecordedEvent) => void) => Promise<number>,
-  opts: { policy: string; json?: boolean },
+  opts: { policy: string; json?: boolean; total?: number | null },
   io: Io,
 ): Promise<number> {
   const policy = loadPolicy(opts.policy);
   const fold = new RecordedRunFold();
-  await scan((rec) => fold.apply(rec));
+  const reading = progressBar(io, 'reading', 'events', opts.total ?? null);
+  let n = 0;
+  await scan((rec) => {
+    fold.apply(rec);
+    reading.update(++n);
+  });
+  reading.end();
   const deps = { hashing: nodeHashing(), similarity: diceSimilarity };
-  const rows = fold.runIds().flatMap((id) => {
+  const ids = fold.runIds();
+  const deciding = progressBar(io, 're-deciding', 'runs', ids.length);
+  const rows = ids.flatMap((id, i) => {
     const run = fold.run(id);
+    deciding.update(i + 1);
     return run === undefined ? [] : [whatIf(run, policy, deps)];
   });
+  deciding.end();
   if (opts.json) {
     for (const r of rows) io.out(`${JSON.stringify(r)}\n`);
     io.out(`${JSON.stringify(whatIfTotals(rows))}\n`);
