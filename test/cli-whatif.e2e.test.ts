@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
+import { createGuard } from '../src/runtime/index.js';
 import { captureIo } from './support/capture-io.js';
 
 const examples = join(import.meta.dirname, '..', 'examples');
@@ -108,6 +109,33 @@ describe('loopguard whatif', () => {
     );
     // The what-if only reads: the log's files are byte for byte what they were.
     expect(contents(data)).toEqual(before);
+  });
+
+  it('a run that went on after a refusal: stopping it at a later recorded call is "later", counted call by call', async () => {
+    const live = join(dir, 'live');
+    const guard = await createGuard({ dataDir: live, policy: { tools: { search: { maxCalls: 1 } } } });
+    const live1 = await guard.startRun({ runId: 'live-1' });
+    await live1.call({ tool: 'search', args: { q: 'a' } }, async () => 'r1');
+    expect((await live1.call({ tool: 'search', args: { q: 'b' } }, async () => 'r2')).status).toBe('refused');
+    await live1.call({ tool: 'fetch', args: { u: 1 } }, async () => 'f1');
+    await live1.call({ tool: 'fetch', args: { u: 2 } }, async () => 'f2');
+    await live1.finish({ verified: true });
+    await guard.close();
+
+    const twoSteps = policyFile('two-steps.json', { maxSteps: 2 });
+    const [row] = jsonLines((await run(['whatif', '--policy', twoSteps, '--data-dir', live, '--json'])).out);
+    // It lets the refused search run (a call the recording never ran), then stops the first fetch.
+    expect(row).toEqual({
+      run_id: 'live-1',
+      change: 'later',
+      recorded_stop: 1,
+      recorded_rule: 'tool_budget',
+      whatif_stop: 2,
+      whatif_rule: 'step_budget',
+      calls_saved: 2,
+      calls_lost: 1,
+      beyond_recording: true,
+    });
   });
 
   it('on a terminal shows its progress apart from the table, which stays the same', async () => {

@@ -10,7 +10,8 @@ export interface RecordedRun {
   readonly stopIndex: number | null;
   /** The run summary's rule: the first decision that ended or refused something. */
   readonly rule: string | null;
-  readonly executed: number;
+  /** Indices of the calls the recorded guard let run. */
+  readonly ran: readonly number[];
   /** Indices of the calls whose tool never ran in the recording: their results are unknown. */
   readonly unrun: readonly number[];
   /** The call count the agent's own record had (a replayed trace's `calls_total`), when known. */
@@ -75,12 +76,12 @@ export class RecordedRunFold {
     const a = this.runs.get(runId);
     if (a === undefined) return undefined;
     let stopIndex: number | null = null;
-    let executed = 0;
+    const ran: number[] = [];
     const unrun: number[] = [];
     const calls = a.requests.map(({ atMs, e }, i): TraceCall => {
       const decision = a.before.get(e.callId);
       const done = a.completions.get(e.callId);
-      if (decision?.decision === 'execute') executed++;
+      if (decision?.decision === 'execute') ran.push(i);
       if (stopIndex === null && decision !== undefined && !RAN.has(decision.decision)) stopIndex = i;
       if (done === undefined) unrun.push(i);
       const progress = done?.progressVersion ?? e.progressVersion;
@@ -116,7 +117,7 @@ export class RecordedRunFold {
       },
       stopIndex,
       rule: this.summaries.summary(runId)?.rule ?? null,
-      executed,
+      ran,
       unrun,
       callsTotal: Number.isInteger(total) ? total : null,
       terminalState: a.terminal,

@@ -19,7 +19,7 @@ export interface WhatIfRow {
   readonly recorded_rule: string | null;
   readonly whatif_stop: number | null;
   readonly whatif_rule: string | null;
-  /** Calls the recording ran that the new policy would not have. */
+  /** Recorded calls that ran but would not have under the new policy. */
   readonly calls_saved: number;
   /**
    * Calls the new policy would run that the recording did not: recorded calls it lets through, plus
@@ -38,14 +38,12 @@ export interface WhatIfRow {
 /** Re-decides one recorded run under `policy` with the eval's replay; nothing is written to the log. */
 export function whatIf(run: RecordedRun, policy: Policy, deps: DeciderDeps): WhatIfRow {
   const { stopIndex, summary, events } = replayRun(run.trace, policy, deps);
-  const unrun = new Set(run.unrun.map((i) => callIdForStep(run.trace.calls[i]?.step ?? i)));
-  const ranUnrun = events.some(
-    ({ event: e }) =>
-      e.type === 'GuardDecided' &&
-      e.phase === 'before' &&
-      e.decision === 'execute' &&
-      unrun.has(e.callId ?? ''),
-  );
+  const index = new Map(run.trace.calls.map((c, i) => [callIdForStep(c.step), i]));
+  const ran = new Set<number>();
+  for (const { event: e } of events)
+    if (e.type === 'GuardDecided' && e.phase === 'before' && e.decision === 'execute')
+      ran.add(index.get(e.callId ?? '') ?? -1);
+  const recordedRan = new Set(run.ran);
   const recorded = run.stopIndex;
   const change: WhatIfChange =
     stopIndex === recorded
@@ -55,10 +53,10 @@ export function whatIf(run: RecordedRun, policy: Policy, deps: DeciderDeps): Wha
         : stopIndex === null
           ? 'not_at_all'
           : 'later';
-  const executed = summary.calls_executed;
-  const requests = run.trace.calls.length;
   const untraced =
-    change === 'not_at_all' && run.callsTotal !== null ? Math.max(0, run.callsTotal - requests) : 0;
+    change === 'not_at_all' && run.callsTotal !== null
+      ? Math.max(0, run.callsTotal - run.trace.calls.length)
+      : 0;
   return {
     run_id: run.trace.run_id,
     change,
@@ -66,9 +64,9 @@ export function whatIf(run: RecordedRun, policy: Policy, deps: DeciderDeps): Wha
     recorded_rule: run.rule,
     whatif_stop: stopIndex,
     whatif_rule: stopIndex === null ? null : summary.rule,
-    calls_saved: Math.max(0, run.executed - executed),
-    calls_lost: Math.max(0, executed - run.executed) + untraced,
-    beyond_recording: ranUnrun,
+    calls_saved: run.ran.filter((i) => !ran.has(i)).length,
+    calls_lost: [...ran].filter((i) => !recordedRan.has(i)).length + untraced,
+    beyond_recording: run.unrun.some((i) => ran.has(i)),
   };
 }
 
