@@ -8,9 +8,9 @@ import {
   webhookSink,
 } from '../alert/index.js';
 import { LoopguardError } from '../domain/index.js';
-import { LoopguardMetrics } from '../telemetry/index.js';
+import type { LoopguardMetrics } from '../telemetry/index.js';
 import type { Io } from './io.js';
-import { type MetricsServer, startMetricsServer } from './metrics-server.js';
+import { type MetricsServer, serviceMetrics, startMetricsServer } from './metrics-server.js';
 import { type KafkaConfig, openKafkaStore } from './open-kafka-store.js';
 import { portFlag } from './port-flag.js';
 
@@ -71,7 +71,7 @@ export async function alertCommand(
   };
   const sessionTimeoutMs = positiveInt('session-timeout-ms', flags['session-timeout-ms'], 15_000);
   const metricsPort = flags['metrics-port'];
-  const metrics = metricsPort === undefined ? null : new LoopguardMetrics();
+  const metrics = metricsPort === undefined ? null : serviceMetrics();
   const sink = metrics === null ? sinkFor(flags, io) : counted(sinkFor(flags, io), metrics);
   const groupId = flags.group ?? DEFAULT_ALERT_GROUP;
   const store = await openKafkaStore(cfg);

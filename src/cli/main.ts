@@ -11,6 +11,7 @@ import { auditHtmlCommand } from './audit-html-command.js';
 import { evalCommand } from './eval-command.js';
 import { fleetCommand } from './fleet-command.js';
 import { type Io, processIo } from './io.js';
+import { serviceMetrics, startMetricsServer } from './metrics-server.js';
 import { type Env, type KafkaFlags, kafkaConfig, openKafkaStore } from './open-kafka-store.js';
 import { type OpenStore, openEmbeddedStore } from './open-store.js';
 import { portFlag } from './port-flag.js';
@@ -28,7 +29,7 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
   loopguard rebuild [--data-dir D | --kafka] [--json]
   loopguard whatif --policy NEW.json [--data-dir D | --kafka] [--json]
   loopguard audit RUN_ID [--data-dir D | --kafka] [--json | --html FILE]
-  loopguard ui [--port P] [--data-dir D | --kafka]
+  loopguard ui [--port P] [--metrics-port P] [--data-dir D | --kafka]
   loopguard fleet [--threshold N] [--window-ms W] [--data-dir D | --kafka] [--json]
   loopguard stops [--follow] [--data-dir D | --kafka] [--json]
   loopguard alert --kafka [--webhook URL] [--group G] [--metrics-port P]
@@ -141,14 +142,21 @@ export async function main(
     }
     case 'ui': {
       const port = portFlag('port', values.port, DEFAULT_UI_PORT);
+      const metricsPort = values['metrics-port'];
       const signal = shutdownSignal(opts.signal);
       return withStore(values, env, async (s) => {
         const ui = await startUiServer({ rebuild: () => s.rebuild(), scan: (apply) => s.scan(apply) }, port);
-        io.err(`ui: ${ui.url} (read-only, ${s.where}); Ctrl-C ends it`);
+        const metrics =
+          metricsPort === undefined
+            ? null
+            : await startMetricsServer(serviceMetrics(), portFlag('metrics-port', metricsPort, 0));
+        io.err(
+          `ui: ${ui.url} (read-only, ${s.where})${metrics ? `; metrics on ${metrics.url}` : ''}; Ctrl-C ends it`,
+        );
         await new Promise<void>((done) =>
           signal.aborted ? done() : signal.addEventListener('abort', () => done(), { once: true }),
         );
-        await ui.close();
+        await Promise.all([ui.close(), metrics?.close()]);
         return 0;
       });
     }

@@ -1,10 +1,18 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LoopguardMetrics } from '../telemetry/index.js';
+import { collectDefaultMetrics } from 'prom-client';
+import { LoopguardMetrics } from '../telemetry/index.js';
 
 export interface MetricsServer {
   readonly url: string;
   close(): Promise<void>;
+}
+
+/** Metrics for a long-running command (alert, ui): loopguard's, plus the process's own (CPU, memory, event loop). */
+export function serviceMetrics(): LoopguardMetrics {
+  const metrics = new LoopguardMetrics();
+  collectDefaultMetrics({ register: metrics.registry });
+  return metrics;
 }
 
 /** Serves `GET /metrics` (the Prometheus text format) on `host:port`; port 0 takes any free port. */
