@@ -21,6 +21,14 @@ function kafkaArgs(prefix: string): string[] {
   return ['--kafka', '--brokers', brokers.join(','), '--registry', registryUrl, '--topic-prefix', prefix];
 }
 
+async function until(what: string, ok: () => boolean, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 async function run(args: string[], signal?: AbortSignal) {
   const io = captureIo();
   const code = await main(args, io, { env: {}, ...(signal ? { signal } : {}) });
@@ -64,5 +72,54 @@ describe('loopguard fleet --kafka', () => {
       .map((l) => JSON.parse(l));
     expect(alerts).toHaveLength(8);
     expect(alerts.filter((a) => a.kind === 'fleet_loop')).toEqual([detection]);
+  });
+
+  it('--follow publishes a loop as the runs that make it arrive, and a restarted watcher repeats nothing', async () => {
+    const kafka = kafkaArgs(`fleet-follow-${randomUUID()}.`);
+    const group = ['--group', `fleet-${randomUUID()}`];
+    expect((await run(['replay', writeLoopingFleet(dir, 4), ...kafka])).code).toBe(0);
+
+    const watch = async (waitFor: (out: string) => boolean, then: () => Promise<void> = async () => {}) => {
+      const io = captureIo();
+      const ctl = new AbortController();
+      const watching = main(['fleet', '--follow', '--json', ...group, ...kafka], io, {
+        env: {},
+        signal: ctl.signal,
+      });
+      await until('the watcher', () => io.stderr().includes('fleet: watching'));
+      await then();
+      await until('its output', () => waitFor(io.stdout()));
+      ctl.abort();
+      expect(await watching).toBe(0);
+      return io.stdout();
+    };
+    // Four runs are below the threshold; the fifth and sixth arrive while it watches.
+    const out = await watch(
+      (o) => o.includes('fleet_loop'),
+      async () => {
+        expect((await run(['replay', writeLoopingFleet(dir, 2, 4), ...kafka])).code).toBe(0);
+      },
+    );
+    const [detection, ...more] = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(more).toEqual([]);
+    expect(detection.runs).toEqual([
+      'fleet/loop-0',
+      'fleet/loop-1',
+      'fleet/loop-2',
+      'fleet/loop-3',
+      'fleet/loop-4',
+    ]);
+
+    // Restarted in its group: it resumes at its offsets and knows what it published.
+    let waited = false;
+    setTimeout(() => {
+      waited = true;
+    }, 3000);
+    expect(await watch(() => waited)).toBe('');
+    const stops = (await run(['stops', '--json', ...kafka])).out.trim().split('\n');
+    expect(stops.filter((l) => l.includes('"kind":"fleet_loop"'))).toHaveLength(1);
   });
 });

@@ -145,4 +145,27 @@ describe('FleetLoopProjection', () => {
     });
     expect(fold(p, [start, req, execute] as RecordedEvent[])).toEqual([]);
   });
+
+  it('given a hit older than the window the latest hits span (another partition, late), then it does not count', () => {
+    const p = new FleetLoopProjection({ threshold: 3, windowMs: 5 * MIN });
+    expect(
+      fold(p, [...heldBack('r1', 10 * MIN), ...heldBack('r2', 11 * MIN), ...heldBack('r3', 4 * MIN)]),
+    ).toEqual([]);
+    expect(fold(p, heldBack('r4', 12 * MIN)).map((d) => d.event.runIds)).toEqual([['r1', 'r2', 'r4']]);
+  });
+
+  it('given a detection published before a restart, then the next one waits a window and numbers on', () => {
+    const first = new FleetLoopProjection({ threshold: 2, windowMs: 5 * MIN });
+    const [published] = fold(first, [...heldBack('r1', 1 * MIN), ...heldBack('r2', 2 * MIN)]);
+    expect(published?.seq).toBe(1);
+
+    const restarted = new FleetLoopProjection({ threshold: 2, windowMs: 5 * MIN });
+    restarted.restore(published as RecordedEvent);
+    const out = fold(restarted, [
+      ...heldBack('r3', 3 * MIN),
+      ...heldBack('r4', 4 * MIN),
+      ...heldBack('r5', 7 * MIN),
+    ]);
+    expect(out.map((d) => [d.atMs / MIN, d.seq])).toEqual([[7, 2]]);
+  });
 });

@@ -8,6 +8,8 @@ export interface FleetFlags {
   readonly threshold?: string;
   readonly 'window-ms'?: string;
   readonly json?: boolean;
+  readonly follow?: boolean;
+  readonly group?: string;
 }
 
 function positive(flag: string, value: string | undefined, fallback: number): number {
@@ -25,28 +27,58 @@ export function formatFleetLoop(rec: RecordedEvent): string {
   return `${new Date(e.lastAtMs).toISOString()}  FLEET LOOP  ${e.tool} ${e.rule} ${e.intent}\n  ${e.runIds.length} runs within ${e.windowMs / 1000} s (threshold ${e.threshold}): ${e.runIds.join(', ')}; tenants: ${e.tenants.join(', ') || '-'}\n`;
 }
 
+/** The consumer group `fleet --follow --kafka` reads the runs topic as, unless `--group` names another. */
+export const DEFAULT_FLEET_GROUP = 'loopguard-fleet';
+
 /**
- * `loopguard fleet [--threshold N] [--window-ms W]`: folds the runs topic through the fleet-loop
- * projection and publishes each detection not yet on the stops topic there, where `loopguard
- * alert` delivers it. Detections are deterministic (same log, same event ids), so running it
- * again publishes nothing twice.
+ * `loopguard fleet [--threshold N] [--window-ms W] [--follow]`: folds the runs topic through the
+ * fleet-loop projection and publishes each detection not yet on the stops topic there, where
+ * `loopguard alert` delivers it. Detections are deterministic (same log, same event ids), so
+ * running it again publishes nothing twice. With `--follow` it goes on with new events until the
+ * signal, having taken back the detections already published (a restarted watcher on Kafka
+ * resumes from its group's offsets, not from the start).
  */
-export async function fleetCommand(store: OpenStore, flags: FleetFlags, io: Io): Promise<number> {
+export async function fleetCommand(
+  store: OpenStore,
+  flags: FleetFlags,
+  io: Io,
+  /** Ends `--follow`. */
+  signal?: AbortSignal,
+): Promise<number> {
   const fleet = new FleetLoopProjection({
     threshold: positive('threshold', flags.threshold, DEFAULT_FLEET_LOOP.threshold),
     windowMs: positive('window-ms', flags['window-ms'], DEFAULT_FLEET_LOOP.windowMs),
   });
+  const published = new Map<string, RecordedEvent>();
+  for await (const e of store.events.readStops(0))
+    if (e.event.type === 'FleetLoopDetected') published.set(e.eventId, e);
+  const print = (d: RecordedEvent) =>
+    io.out(flags.json ? `${JSON.stringify(toFleetLoopAlert(d))}\n` : formatFleetLoop(d));
+  if (flags.follow) {
+    if (signal === undefined) throw new LoopguardError('internal', 'fleet --follow needs a signal to end it');
+    for (const e of published.values()) fleet.restore(e);
+    io.err(`fleet: watching ${store.where}; Ctrl-C ends it`);
+    await store.followRuns(
+      async (rec) => {
+        for (const d of fleet.apply(rec)) {
+          if (published.has(d.eventId)) continue;
+          await store.events.appendAlerts([d]);
+          published.set(d.eventId, d);
+          print(d);
+        }
+      },
+      signal,
+      flags.group ?? DEFAULT_FLEET_GROUP,
+    );
+    return 0;
+  }
   const detected: RecordedEvent[] = [];
   await store.scan((rec) => {
     for (const d of fleet.apply(rec)) detected.push(d);
   });
-  const published = new Set<string>();
-  for await (const e of store.events.readStops(0))
-    if (e.event.type === 'FleetLoopDetected') published.add(e.eventId);
   const fresh = detected.filter((d) => !published.has(d.eventId));
   await store.events.appendAlerts(fresh);
-  for (const d of detected)
-    io.out(flags.json ? `${JSON.stringify(toFleetLoopAlert(d))}\n` : formatFleetLoop(d));
+  for (const d of detected) print(d);
   io.err(
     `fleet: ${detected.length} fleet loops detected, ${fresh.length} newly published on the stops topic`,
   );

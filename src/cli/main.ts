@@ -30,7 +30,7 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
   loopguard whatif --policy NEW.json [--data-dir D | --kafka] [--json]
   loopguard audit RUN_ID [--data-dir D | --kafka] [--json | --html FILE]
   loopguard ui [--port P] [--metrics-port P] [--data-dir D | --kafka]
-  loopguard fleet [--threshold N] [--window-ms W] [--data-dir D | --kafka] [--json]
+  loopguard fleet [--follow] [--threshold N] [--window-ms W] [--data-dir D | --kafka [--group G]] [--json]
   loopguard stops [--follow] [--data-dir D | --kafka] [--json]
   loopguard alert --kafka [--webhook URL] [--group G] [--metrics-port P]
   loopguard eval FILE.jsonl... [--policy P.json] [--json]
@@ -161,7 +161,9 @@ export async function main(
       });
     }
     case 'fleet':
-      return withStore(values, env, (s) => fleetCommand(s, { ...values, json }, io));
+      return withStore(values, env, (s) =>
+        fleetCommand(s, { ...values, json }, io, values.follow ? shutdownSignal(opts.signal) : undefined),
+      );
     case 'stops':
       return withStore(values, env, async (s) => {
         if (!values.follow) {

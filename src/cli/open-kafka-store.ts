@@ -1,6 +1,8 @@
 import { LoopguardError } from '../domain/index.js';
 import { RegistrySchemaStore } from '../events/registry-schema-store.js';
+import { TOPICS } from '../log/event-log.js';
 import { EventStore } from '../log/event-store.js';
+import { DecodingConsumer } from '../log/kafka/decoding-consumer.js';
 import { KafkaLog } from '../log/kafka/kafka-log.js';
 import type { OpenStore } from './open-store.js';
 import { kafkaRunIds, rebuildFromKafka, scanKafkaRuns } from './rebuild-from-kafka.js';
@@ -68,6 +70,18 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
       where: `kafka ${cfg.brokers.join(',')} (topics ${log.physicalName('loopguard.*')})`,
       rebuild: async (onProgress) => (await rebuildFromKafka(log, events, onProgress)).projections,
       scan: (apply) => scanKafkaRuns(log, events, apply),
+      followRuns: async (apply, signal, groupId) => {
+        const consumer = await DecodingConsumer.start(log, {
+          topic: TOPICS.runs,
+          groupId,
+          decode: (value) => events.decode(TOPICS.runs, value),
+          handle: (e) => apply(e),
+        });
+        await new Promise<void>((done) =>
+          signal.aborted ? done() : signal.addEventListener('abort', () => done(), { once: true }),
+        );
+        await consumer.stop();
+      },
       // The runs topic has many partitions and no single end offset: no total, so no ETA.
       eventCount: async () => null,
       knownRunIds: () => kafkaRunIds(log),

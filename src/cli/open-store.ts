@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { RecordedEvent } from '../domain/index.js';
+import { LoopguardError, type RecordedEvent } from '../domain/index.js';
 import { FileSchemaStore } from '../events/index.js';
 import { DEFAULT_DATA_DIR, EmbeddedLog, type EventLog, EventStore, TOPICS } from '../log/index.js';
 import type { Projections } from '../projections/index.js';
@@ -14,6 +14,16 @@ export interface OpenStore {
   rebuild(onProgress?: (n: number) => void): Promise<Projections>;
   /** Every event of the runs topic, from its first record, in per-run order; resolves with the count. */
   scan(apply: (rec: RecordedEvent) => void): Promise<number>;
+  /**
+   * Every event of the runs topic and then each new one, until the signal, as consumer group
+   * `group` (from its committed offsets; the beginning for a new group). Kafka only: a follower
+   * that publishes would hold the embedded log's one writer lock while the guard needs it.
+   */
+  followRuns(
+    apply: (rec: RecordedEvent) => Promise<void> | void,
+    signal: AbortSignal,
+    group: string,
+  ): Promise<void>;
   /** Events on the runs topic, when the log can tell cheaply (a progress bar's total); else null. */
   eventCount(): Promise<number | null>;
   /** Run ids already in the log: a second recording of one run would corrupt its history. */
@@ -37,6 +47,13 @@ export async function openEmbeddedStore(dataDir: string = DEFAULT_DATA_DIR): Pro
       }
       return n;
     },
+    followRuns: () =>
+      Promise.reject(
+        new LoopguardError(
+          'usage',
+          'following needs Kafka (--kafka): the embedded log has one writing process per data dir, the guard',
+        ),
+      ),
     eventCount: () => log.endOffset(TOPICS.runs),
     knownRunIds: async () => {
       const ids = new Set<string>();

@@ -71,14 +71,38 @@ export class FleetLoopProjection {
     }
   }
 
-  private hit(rec: RecordedEvent, tool: string, rule: string, intent: string) {
+  /**
+   * Takes back a detection published earlier (read from the stops topic), so a watcher that starts
+   * again neither repeats it within its window nor numbers the next one from 1.
+   */
+  restore(published: RecordedEvent): void {
+    const e = published.event;
+    if (e.type !== 'FleetLoopDetected') return;
+    const sig = this.signature(e.tool, e.rule, e.intent);
+    if (published.seq > sig.detections) {
+      sig.detections = published.seq;
+      sig.firedAtMs = e.lastAtMs;
+    }
+  }
+
+  private signature(tool: string, rule: string, intent: string): Signature {
     const key = `${tool} ${rule} ${intent}`;
     let sig = this.signatures.get(key);
     if (sig === undefined) {
       sig = { tool, rule, intent, hits: [], firedAtMs: null, detections: 0 };
       this.signatures.set(key, sig);
     }
-    const from = rec.atMs - this.opts.windowMs;
+    return sig;
+  }
+
+  private hit(rec: RecordedEvent, tool: string, rule: string, intent: string) {
+    const key = `${tool} ${rule} ${intent}`;
+    const sig = this.signature(tool, rule, intent);
+    // Partitions interleave runs, so a hit may be older than one already seen: the window ends at
+    // the latest event time, and a hit that falls before its start is too late to count.
+    const end = Math.max(rec.atMs, ...sig.hits.map((h) => h.atMs));
+    const from = end - this.opts.windowMs;
+    if (rec.atMs <= from) return [];
     sig.hits = sig.hits.filter((h) => h.atMs > from && h.runId !== rec.runId);
     sig.hits.push({ runId: rec.runId, tenant: this.tenants.get(rec.runId) ?? null, atMs: rec.atMs });
     if (sig.hits.length < this.opts.threshold) return [];

@@ -7,10 +7,11 @@ export const FLEET_T0 = 1_764_000_000_000;
 /**
  * A trace file of `looping` runs across two tenants that all loop on the same search (with
  * different request ids and pages: volatile and paging fields that must not split the signature),
- * 30 s apart, plus one healthy run. Returns its path.
+ * 30 s apart, plus one healthy run. `first` numbers a later batch on from an earlier one (its runs
+ * come later, and the healthy run is left out). Returns its path.
  */
-export function writeLoopingFleet(dir: string, looping: number): string {
-  const lines = Array.from({ length: looping }, (_, r) => ({
+export function writeLoopingFleet(dir: string, looping: number, first = 0): string {
+  const lines = Array.from({ length: looping }, (_, i) => first + i).map((r) => ({
     run_id: `fleet/loop-${r}`,
     source: r % 2 === 0 ? 'acme' : 'globex',
     outcome: { success: false },
@@ -24,21 +25,22 @@ export function writeLoopingFleet(dir: string, looping: number): string {
       at_ms: FLEET_T0 + r * 30_000 + step * 1000,
     })),
   }));
-  lines.push({
-    run_id: 'fleet/healthy',
-    source: 'acme',
-    outcome: { success: true },
-    calls: [0, 1].map((step) => ({
-      step,
-      tool: 'get_order',
-      args: { q: 'refund policy', page: step, request_id: `h-${step}` },
-      result: `order page ${step}`,
-      result_sha256: `${step}`.repeat(64),
-      after_user_turn: step === 0,
-      at_ms: FLEET_T0 + step * 1000,
-    })),
-  });
-  const path = join(dir, 'fleet.jsonl');
+  if (first === 0)
+    lines.push({
+      run_id: 'fleet/healthy',
+      source: 'acme',
+      outcome: { success: true },
+      calls: [0, 1].map((step) => ({
+        step,
+        tool: 'get_order',
+        args: { q: 'refund policy', page: step, request_id: `h-${step}` },
+        result: `order page ${step}`,
+        result_sha256: `${step}`.repeat(64),
+        after_user_turn: step === 0,
+        at_ms: FLEET_T0 + step * 1000,
+      })),
+    });
+  const path = join(dir, `fleet-${first}.jsonl`);
   writeFileSync(path, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
   return path;
 }
