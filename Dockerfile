@@ -1,7 +1,7 @@
-# loopguard, built from this repo: the CLI on Node 20. The default command is the alert
+# loopguard, built from this repo: the CLI on Node 24. The default command is the alert
 # subscriber on Kafka (stop reports as JSON lines on stdout); any other loopguard command can be
 # given instead, e.g. `docker compose run --rm alert rebuild --kafka --json`.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
@@ -10,7 +10,7 @@ COPY src ./src
 COPY schemas ./schemas
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /app/node_modules ./node_modules

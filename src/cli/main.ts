@@ -11,6 +11,7 @@ import { auditHtmlCommand } from './audit-html-command.js';
 import { evalCommand } from './eval-command.js';
 import { fleetCommand } from './fleet-command.js';
 import { type Io, processIo } from './io.js';
+import { mcpCommand } from './mcp-command.js';
 import { serviceMetrics, startMetricsServer } from './metrics-server.js';
 import { type Env, type KafkaFlags, kafkaConfig, openKafkaStore } from './open-kafka-store.js';
 import { type OpenStore, openEmbeddedStore } from './open-store.js';
@@ -34,12 +35,15 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
   loopguard stops [--follow] [--data-dir D | --kafka] [--json]
   loopguard alert --kafka [--webhook URL] [--group G] [--metrics-port P]
   loopguard eval FILE.jsonl... [--policy P.json] [--json]
+  loopguard mcp [--policy P.json] [--data-dir D | --kafka] [--run-id ID] -- COMMAND [ARGS...]
   loopguard demo [--data-dir D]
 
 The data dir defaults to ./.loopguard (the embedded, file-backed log). --kafka uses Kafka and a
 schema registry: --brokers host:port[,...] and --registry URL, or KAFKA_BROKERS and
 SCHEMA_REGISTRY_URL (with both set, Kafka is the default unless --data-dir is given);
 --topic-prefix P prefixes every topic. alert: --retry-base-ms, --retry-max-ms, --session-timeout-ms.
+mcp: an MCP server on stdio in front of the MCP server COMMAND; every tool call goes through the
+guard, one run per session (its id from --run-id, else generated and printed on stderr).
 `;
 
 const OPTIONS = {
@@ -96,6 +100,9 @@ export async function main(
   io: Io = processIo,
   opts: MainOptions = {},
 ): Promise<number> {
+  // mcp parses its own flags: everything after its -- belongs to the upstream command.
+  if (argv[0] === 'mcp')
+    return mcpCommand(argv.slice(1), io, opts.env ?? process.env, shutdownSignal(opts.signal));
   const { values, positionals } = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true });
   const [command, ...rest] = positionals;
   const env = opts.env ?? process.env;

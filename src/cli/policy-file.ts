@@ -3,7 +3,12 @@ import { DEFAULT_POLICY, LoopguardError, type Policy, parsePolicy } from '../dom
 
 /** The policy from `--policy FILE`, or the defaults; a bad file is an error naming the field. */
 export function loadPolicy(path: string | undefined): Policy {
-  if (path === undefined) return DEFAULT_POLICY;
+  return readPolicyFile(path).policy;
+}
+
+/** The parsed policy and the JSON it came from (for what the file states explicitly). */
+export function readPolicyFile(path: string | undefined): { policy: Policy; json: unknown } {
+  if (path === undefined) return { policy: DEFAULT_POLICY, json: {} };
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -21,5 +26,5 @@ export function loadPolicy(path: string | undefined): Policy {
     throw new LoopguardError('invalid_policy', `--policy ${path}: ${parsed.error.message}`, {
       details: parsed.error.details,
     });
-  return parsed.value;
+  return { policy: parsed.value, json };
 }

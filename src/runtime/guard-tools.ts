@@ -1,5 +1,5 @@
 import type { CallResult } from './call-result.js';
-import type { CallHooks, GuardedRun } from './guarded-run.js';
+import type { CallHooks, CallRequest, GuardedRun } from './guarded-run.js';
 
 export type ToolImpl = (args: Record<string, unknown>, signal: AbortSignal) => Promise<unknown> | unknown;
 
@@ -9,6 +9,24 @@ export interface GuardToolsOptions {
   /** The business operation a call performs, e.g. `${tenant}:charge:${args.order}`. */
   readonly operationKey?: (tool: string, args: Record<string, unknown>) => string | undefined;
   readonly reconcile?: CallHooks['reconcile'];
+}
+
+/** The guard's view of one tool call by name and arguments, as `run.call` takes it. */
+export function toolCallRequest(
+  tool: string,
+  args: Record<string, unknown>,
+  opts: GuardToolsOptions = {},
+): { readonly request: CallRequest; readonly hooks: CallHooks } {
+  const key = opts.operationKey?.(tool, args);
+  return {
+    request: {
+      tool,
+      args,
+      ...(opts.sideEffects?.includes(tool) ? { sideEffect: true } : {}),
+      ...(key !== undefined ? { operationKey: key } : {}),
+    },
+    hooks: opts.reconcile ? { reconcile: opts.reconcile } : {},
+  };
 }
 
 /**
@@ -23,17 +41,8 @@ export function guardTools<T extends Record<string, ToolImpl>>(
   const out: Record<string, (args: Record<string, unknown>) => Promise<CallResult>> = {};
   for (const [name, impl] of Object.entries(tools)) {
     out[name] = (args) => {
-      const key = opts.operationKey?.(name, args);
-      return run.call(
-        {
-          tool: name,
-          args,
-          ...(opts.sideEffects?.includes(name) ? { sideEffect: true } : {}),
-          ...(key !== undefined ? { operationKey: key } : {}),
-        },
-        (signal) => impl(args, signal),
-        opts.reconcile ? { reconcile: opts.reconcile } : {},
-      );
+      const { request, hooks } = toolCallRequest(name, args, opts);
+      return run.call(request, (signal) => impl(args, signal), hooks);
     };
   }
   return out as { [K in keyof T]: (args: Record<string, unknown>) => Promise<CallResult> };

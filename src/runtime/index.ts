@@ -1,4 +1,5 @@
 export * from './call-result.js';
+export type { ToolFn } from './execute-tool.js';
 export * from './file-ledger.js';
 export * from './guard.js';
 export * from './guard-tools.js';

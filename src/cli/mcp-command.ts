@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { LoopguardError } from '../domain/index.js';
+import { declaredSideEffects, McpGuardProxy } from '../mcp/index.js';
+import type { Io } from './io.js';
+import { openGuard } from './open-guard.js';
+import type { Env } from './open-kafka-store.js';
+import { readPolicyFile } from './policy-file.js';
+
+const OPTIONS = {
+  policy: { type: 'string' },
+  'data-dir': { type: 'string' },
+  kafka: { type: 'boolean' },
+  brokers: { type: 'string' },
+  registry: { type: 'string' },
+  'topic-prefix': { type: 'string' },
+  'run-id': { type: 'string' },
+} as const;
+
+/**
+ * `loopguard mcp [options] -- COMMAND [ARGS...]`: serves MCP on stdin/stdout in front of the
+ * upstream server COMMAND, one guarded run for the session. stdout is the protocol, so everything
+ * for people goes to stderr. Returns when the client closes the session (stdin ends) or `signal` fires.
+ */
+export async function mcpCommand(
+  argv: readonly string[],
+  io: Io,
+  env: Env,
+  signal: AbortSignal,
+): Promise<number> {
+  const sep = argv.indexOf('--');
+  const upstream = sep < 0 ? [] : argv.slice(sep + 1);
+  const [command, ...args] = upstream;
+  if (command === undefined)
+    throw new LoopguardError(
+      'usage',
+      'mcp: give the upstream MCP server after --, e.g. loopguard mcp -- npx -y @modelcontextprotocol/server-everything',
+    );
+  const { values, positionals } = parseArgs({
+    args: [...(sep < 0 ? argv : argv.slice(0, sep))],
+    options: OPTIONS,
+    allowPositionals: true,
+  });
+  if (positionals.length > 0)
+    throw new LoopguardError(
+      'usage',
+      `mcp: unexpected ${positionals[0]}; the upstream command goes after --`,
+    );
+  const { policy, json } = readPolicyFile(values.policy);
+  const runId = values['run-id'] ?? `mcp-${randomUUID()}`;
+  const { guard, where } = await openGuard(values, env, policy);
+  let proxy: McpGuardProxy;
+  try {
+    proxy = await McpGuardProxy.start(
+      {
+        guard,
+        runId,
+        upstream: { command, args },
+        declaredSideEffects: declaredSideEffects(json),
+      },
+      new StdioServerTransport(),
+    );
+  } catch (e) {
+    await guard.close();
+    throw e;
+  }
+  io.err(`loopguard mcp: run ${runId} (${where}); upstream: ${upstream.join(' ')}`);
+  // The stdio transport does not notice a closed stdin; a client ends the session by closing it.
+  process.stdin.once('end', () => void proxy.close('the MCP client closed the session'));
+  signal.addEventListener('abort', () => void proxy.close('loopguard mcp was stopped'), { once: true });
+  const final = await proxy.closed;
+  io.err(`loopguard mcp: run ${runId} ended ${final.status}`);
+  return 0;
+}

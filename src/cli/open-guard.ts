@@ -1,0 +1,48 @@
+import type { Policy } from '../domain/index.js';
+import { RegistrySchemaStore } from '../events/index.js';
+import { DEFAULT_DATA_DIR, KafkaLedger, TOPICS } from '../log/index.js';
+import { FileLedger, Guard, runStoreOf } from '../runtime/index.js';
+import { type Env, type KafkaFlags, kafkaConfig, openKafkaStore } from './open-kafka-store.js';
+import { openEmbeddedStore } from './open-store.js';
+
+/**
+ * A Guard over the log the flags select, as the other commands choose it: the embedded log and
+ * its file ledger in the data dir, or Kafka with its ledger topic (subjects follow a topic prefix).
+ * Closing the guard closes the log.
+ */
+export async function openGuard(
+  flags: KafkaFlags,
+  env: Env,
+  policy: Policy,
+): Promise<{ guard: Guard; where: string }> {
+  const kafka = kafkaConfig(flags, env);
+  if (kafka === null) {
+    const dataDir = flags['data-dir'] ?? DEFAULT_DATA_DIR;
+    const store = await openEmbeddedStore(dataDir);
+    const guard = new Guard({
+      store: runStoreOf(store.events),
+      ledger: FileLedger.open(dataDir),
+      policy,
+      onClose: () => store.close(),
+    });
+    return { guard, where: store.where };
+  }
+  const store = await openKafkaStore(kafka);
+  try {
+    const ledger = await KafkaLedger.open({
+      log: store.log,
+      schemaStore: new RegistrySchemaStore({ url: kafka.registryUrl }),
+      subject: `${store.log.physicalName(TOPICS.ledger)}-value`,
+    });
+    const guard = new Guard({
+      store: runStoreOf(store.events),
+      ledger,
+      policy,
+      onClose: () => store.close(),
+    });
+    return { guard, where: store.where };
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+}

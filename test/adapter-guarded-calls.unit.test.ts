@@ -1,0 +1,67 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GuardedCalls } from '../src/adapters/guarded-calls.js';
+import { createGuard, type Guard } from '../src/runtime/index.js';
+
+let dataDir: string;
+let guard: Guard;
+beforeEach(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'lg-guarded-calls-'));
+  guard = await createGuard({
+    dataDir,
+    policy: { stepTimeoutMs: 50, tools: { charge_card: { sideEffect: true } } },
+  });
+});
+afterEach(async () => {
+  await guard.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+const operationKey = (tool: string, args: Record<string, unknown>) =>
+  tool === 'charge_card' ? `acme:charge:${String(args.order)}` : undefined;
+
+describe('GuardedCalls: decide in a hook, execute later', () => {
+  it('an allowed call runs in its execute, and the run takes the next decision only after it', async () => {
+    const calls = new GuardedCalls(await guard.startRun({ runId: 'held' }));
+    expect(await calls.decide('c1', 'search_docs', { q: 'a' })).toBeNull();
+    expect(calls.holding).toBe(true);
+    const r = await calls.execute('c1', 'search_docs', { q: 'a' }, () => 'found a');
+    expect(r).toMatchObject({ status: 'executed', value: 'found a' });
+    expect(calls.holding).toBe(false);
+  });
+
+  it('an allowed call whose execute never comes ends at the step timeout, and a late execute does not run it', async () => {
+    const run = await guard.startRun({ runId: 'abandoned' });
+    const calls = new GuardedCalls(run, { operationKey });
+    expect(await calls.decide('c1', 'charge_card', { order: 'A1' })).toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(calls.holding).toBe(false);
+    let charged = 0;
+    const late = await calls.execute('c1', 'charge_card', { order: 'A1' }, () => ++charged);
+    expect(charged).toBe(0);
+    expect(late.status).not.toBe('executed');
+  });
+
+  it('a completed side effect decided again is answered from the ledger without running', async () => {
+    const calls = new GuardedCalls(await guard.startRun({ runId: 'cached' }), { operationKey });
+    let charged = 0;
+    expect(await calls.decide('c1', 'charge_card', { order: 'A1' })).toBeNull();
+    await calls.execute('c1', 'charge_card', { order: 'A1' }, () => ({ payment: ++charged }));
+    expect(await calls.decide('c2', 'charge_card', { order: 'A1' })).toMatchObject({ status: 'cached' });
+    const again = await calls.execute('c2', 'charge_card', { order: 'A1' }, () => ({ payment: ++charged }));
+    expect(again).toMatchObject({ status: 'cached', value: { payment: 1 } });
+    expect(charged).toBe(1);
+  });
+
+  it('a call decided twice before its execute is allowed once and runs once', async () => {
+    const calls = new GuardedCalls(await guard.startRun({ runId: 'twice' }));
+    expect(await calls.decide('c1', 'search_docs', { q: 'a' })).toBeNull();
+    expect(await calls.decide('c1', 'search_docs', { q: 'a' })).toBeNull();
+    let searches = 0;
+    await calls.execute('c1', 'search_docs', { q: 'a' }, () => ++searches);
+    expect(searches).toBe(1);
+    expect(calls.holding).toBe(false);
+  });
+});
