@@ -35,7 +35,7 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
   loopguard stops [--follow] [--data-dir D | --kafka] [--json]
   loopguard alert --kafka [--webhook URL] [--group G] [--metrics-port P]
   loopguard eval FILE.jsonl... [--policy P.json] [--json]
-  loopguard mcp [--policy P.json] [--data-dir D | --kafka] [--run-id ID] -- COMMAND [ARGS...]
+  loopguard mcp [--policy P.json] [--data-dir D | --kafka] [--run-id ID] [--metrics-port P] -- COMMAND [ARGS...]
   loopguard demo [--data-dir D]
 
 The data dir defaults to ./.loopguard (the embedded, file-backed log). --kafka uses Kafka and a

@@ -2,6 +2,7 @@ import type { Policy } from '../domain/index.js';
 import { RegistrySchemaStore } from '../events/index.js';
 import { DEFAULT_DATA_DIR, KafkaLedger, TOPICS } from '../log/index.js';
 import { FileLedger, Guard, runStoreOf } from '../runtime/index.js';
+import type { LoopguardMetrics } from '../telemetry/index.js';
 import { type Env, type KafkaFlags, kafkaConfig, openKafkaStore } from './open-kafka-store.js';
 import { openEmbeddedStore } from './open-store.js';
 
@@ -14,6 +15,7 @@ export async function openGuard(
   flags: KafkaFlags,
   env: Env,
   policy: Policy,
+  metrics?: LoopguardMetrics,
 ): Promise<{ guard: Guard; where: string }> {
   const kafka = kafkaConfig(flags, env);
   if (kafka === null) {
@@ -23,6 +25,7 @@ export async function openGuard(
       store: runStoreOf(store.events),
       ledger: FileLedger.open(dataDir),
       policy,
+      ...(metrics ? { metrics } : {}),
       onClose: () => store.close(),
     });
     return { guard, where: store.where };
@@ -38,6 +41,7 @@ export async function openGuard(
       store: runStoreOf(store.events),
       ledger,
       policy,
+      ...(metrics ? { metrics } : {}),
       onClose: () => store.close(),
     });
     return { guard, where: store.where };
