@@ -1,5 +1,5 @@
 /**
- * What-if and the HTML timeline read Kafka as they read the embedded log: every run on the runs
+ * What-if, the HTML timeline and the ui read Kafka as they read the embedded log: every run on the runs
  * topic, re-decided or drawn, and nothing written.
  */
 import { randomUUID } from 'node:crypto';
@@ -31,8 +31,8 @@ const withoutRate = (out: string) =>
       return rest;
     });
 
-describe('whatif and audit --html on Kafka', () => {
-  it('re-decides every run on the topics without writing, and draws a run as one HTML file', async () => {
+describe('whatif, audit --html and ui on Kafka', () => {
+  it('re-decides every run on the topics without writing, draws a run as one HTML file, serves the run list', async () => {
     const { brokers, registryUrl } = kafkaEnv();
     const kafka = ['--kafka', '--brokers', brokers.join(','), '--registry', registryUrl];
     const prefixed = [...kafka, '--topic-prefix', `whatif-${randomUUID()}.`];
@@ -61,5 +61,25 @@ describe('whatif and audit --html on Kafka', () => {
     expect(html).toContain('class="call stopped" data-call-id="step-3"');
     expect(html).toContain('short_cycle');
     expect(html).not.toMatch(/<script|<link rel="stylesheet"|src="http/);
+
+    // The ui serves the same topics: the run list filtered by rule, and a run's timeline.
+    const io = captureIo();
+    const ctl = new AbortController();
+    const serving = main(['ui', '--port', '0', ...prefixed], io, { env: {}, signal: ctl.signal });
+    const end = Date.now() + 20_000;
+    let url: string | undefined;
+    while (url === undefined && Date.now() < end) {
+      url = /ui: (http:\S+) /.exec(io.stderr())?.[1];
+      if (url === undefined) await new Promise((r) => setTimeout(r, 50));
+    }
+    try {
+      const list = await (await fetch(`${url}/?rule=exact_repeat`)).text();
+      expect(list).toContain('1 of 6 runs');
+      const page = await (await fetch(`${url}/run?id=${encodeURIComponent('demo/ping-pong')}`)).text();
+      expect(page).toContain('class="call stopped" data-call-id="step-3"');
+    } finally {
+      ctl.abort();
+    }
+    expect(await serving).toBe(0);
   });
 });
