@@ -45,6 +45,10 @@ describe('whatif, audit --html and ui on Kafka', () => {
     const same = await run(['whatif', '--policy', policy, '--json', ...prefixed]);
     expect(same.code).toBe(0);
     expect(JSON.parse(same.out.trim().split('\n').at(-1) ?? '')).toMatchObject({ runs: 6, same: 6 });
+    // On a terminal it shows its progress against the topic's record count, read from the broker.
+    const tty = captureIo({ tty: true });
+    expect(await main(['whatif', '--policy', policy, ...prefixed], tty, { env: {} })).toBe(0);
+    expect(tty.statusLine()).toMatch(/reading \[#{24}\] 100% ([\d,]+)\/\1 events/);
     const tight = join(dir, 'tight.json');
     writeFileSync(tight, JSON.stringify({ maxSteps: 2 }));
     const earlier = await run(['whatif', '--policy', tight, ...prefixed]);

@@ -82,8 +82,7 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
         );
         await consumer.stop();
       },
-      // The runs topic has many partitions and no single end offset: no total, so no ETA.
-      eventCount: async () => null,
+      eventCount: () => log.recordCount(TOPICS.runs),
       knownRunIds: () => kafkaRunIds(log),
       close: () => log.close(),
     };

@@ -24,8 +24,8 @@ export interface OpenStore {
     signal: AbortSignal,
     group: string,
   ): Promise<void>;
-  /** Events on the runs topic, when the log can tell cheaply (a progress bar's total); else null. */
-  eventCount(): Promise<number | null>;
+  /** Events on the runs topic now: a progress bar's total. */
+  eventCount(): Promise<number>;
   /** Run ids already in the log: a second recording of one run would corrupt its history. */
   knownRunIds(): Promise<Set<string>>;
   close(): Promise<void>;
