@@ -79,20 +79,13 @@ export class GuardedRun {
     return proposed.value;
   }
 
+  /** One call at a time, each observed (a span, the guard's and the tool's time) from start to end. */
   call(req: CallRequest, fn: ToolFn, hooks: CallHooks = {}): Promise<CallResult> {
-    return this.serial(() => this.callNow(req, fn, hooks));
+    const guarded = (obs: CallObservation) => this.callNow(req, fn, hooks, obs);
+    return this.serial(() => this.telemetry.observeCall(this.runId, req.tool, guarded, callEnd));
   }
 
-  private async callNow(req: CallRequest, fn: ToolFn, hooks: CallHooks): Promise<CallResult> {
-    return this.telemetry.observeCall(
-      this.runId,
-      req.tool,
-      (obs) => this.guardCall(req, fn, hooks, obs),
-      callEnd,
-    );
-  }
-
-  private async guardCall(
+  private async callNow(
     req: CallRequest,
     fn: ToolFn,
     hooks: CallHooks,
