@@ -11,8 +11,8 @@ import { LoopguardError } from '../domain/index.js';
 import type { LoopguardMetrics } from '../telemetry/index.js';
 import type { Io } from './io.js';
 import { type MetricsServer, serviceMetrics, startMetricsServer } from './metrics-server.js';
+import { portFlag, positiveInt } from './number-flags.js';
 import { type KafkaConfig, openKafkaStore } from './open-kafka-store.js';
-import { portFlag } from './port-flag.js';
 
 export interface AlertFlags {
   readonly webhook?: string;
@@ -32,14 +32,6 @@ function counted(sink: AlertSink, metrics: LoopguardMetrics): AlertSink {
       if (!('kind' in alert)) metrics.stopped(alert.terminal_state, alert.reason);
     },
   };
-}
-
-function positiveInt(flag: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0)
-    throw new LoopguardError('usage', `--${flag} must be a positive integer, got ${value}`);
-  return n;
 }
 
 function sinkFor(flags: AlertFlags, io: Io): AlertSink {

@@ -2,6 +2,7 @@ import { toFleetLoopAlert } from '../alert/fleet-loop-alert.js';
 import { LoopguardError, type RecordedEvent } from '../domain/index.js';
 import { DEFAULT_FLEET_LOOP, FleetLoopProjection } from '../projections/index.js';
 import type { Io } from './io.js';
+import { positiveInt } from './number-flags.js';
 import type { OpenStore } from './open-store.js';
 
 export interface FleetFlags {
@@ -10,14 +11,6 @@ export interface FleetFlags {
   readonly json?: boolean;
   readonly follow?: boolean;
   readonly group?: string;
-}
-
-function positive(flag: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0)
-    throw new LoopguardError('usage', `--${flag} must be a positive integer, got ${value}`);
-  return n;
 }
 
 /** One detection as a person reads it. */
@@ -46,8 +39,8 @@ export async function fleetCommand(
   signal?: AbortSignal,
 ): Promise<number> {
   const fleet = new FleetLoopProjection({
-    threshold: positive('threshold', flags.threshold, DEFAULT_FLEET_LOOP.threshold),
-    windowMs: positive('window-ms', flags['window-ms'], DEFAULT_FLEET_LOOP.windowMs),
+    threshold: positiveInt('threshold', flags.threshold, DEFAULT_FLEET_LOOP.threshold),
+    windowMs: positiveInt('window-ms', flags['window-ms'], DEFAULT_FLEET_LOOP.windowMs),
   });
   const published = new Map<string, RecordedEvent>();
   for await (const e of store.events.readStops(0))

@@ -5,10 +5,10 @@ import { LoopguardError } from '../domain/index.js';
 import { declaredSideEffects, McpGuardProxy } from '../mcp/index.js';
 import type { Io } from './io.js';
 import { serviceMetrics, startMetricsServer } from './metrics-server.js';
+import { portFlag } from './number-flags.js';
 import { openGuard } from './open-guard.js';
 import type { Env } from './open-kafka-store.js';
 import { readPolicyFile } from './policy-file.js';
-import { portFlag } from './port-flag.js';
 
 const OPTIONS = {
   policy: { type: 'string' },
