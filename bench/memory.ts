@@ -48,6 +48,7 @@ function perRun(n: number): { actor: number; state: number } {
           policy,
           progressVersion: 0,
           meta: {},
+          parentRunId: null,
         },
       }),
     );

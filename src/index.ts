@@ -6,6 +6,7 @@
  * detectors) is internal and may change without a major version.
  */
 export {
+  type ChildState,
   DEFAULT_POLICY,
   type Decision,
   type DomainEvent,

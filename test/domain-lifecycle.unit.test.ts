@@ -244,6 +244,7 @@ describe('the stop report', () => {
       nextAllowedAction: 'resume_from_checkpoint',
       evidence: { fingerprints: [fp], counts: { repeats: 2 }, thresholds: { sameCallLimit: 2 } },
       spend: { steps: 3, toolCalls: 3, tokens: 210, costUsd: 0.05, elapsedMs: 1_000 },
+      children: [],
     });
   });
 

@@ -59,6 +59,7 @@ const EVENTS: RecordedEvent[] = [
         nextAllowedAction: 'ask the user',
         evidence,
         spend: { steps: 3, toolCalls: 3, tokens: 1200, costUsd: 0.75, elapsedMs: 900 },
+        children: [],
       },
     },
   },

@@ -61,6 +61,12 @@ const report: fc.Arbitrary<StopReport> = fc.record({
   nextAllowedAction: str,
   evidence,
   spend: fc.record({ steps: long, toolCalls: long, tokens: long, costUsd: dbl, elapsedMs: long }),
+  children: fc.array(
+    fc.record({ runId: str, state: fc.constantFrom(...TERMINAL_STATES, 'RUNNING' as const) }),
+    {
+      maxLength: 3,
+    },
+  ),
 });
 
 const ev = <T extends DomainEvent['type']>(
@@ -78,6 +84,7 @@ export const domainEventArb: fc.Arbitrary<DomainEvent> = fc.oneof(
       policy,
       progressVersion: long,
       meta: fc.dictionary(mapKey, str, { maxKeys: 3 }),
+      parentRunId: nstr,
     }),
   ),
   ev(
@@ -124,6 +131,7 @@ export const domainEventArb: fc.Arbitrary<DomainEvent> = fc.oneof(
       retryAfterMs: nlong,
       durationMs: long,
       informative: fc.boolean(),
+      answersAsk: fc.boolean(),
     }),
   ),
   ev('ModelUsageRecorded', fc.record({ tokensIn: long, tokensOut: long, costUsd: dbl })),

@@ -35,6 +35,7 @@ export const SAMPLE_EVENTS: readonly DomainEvent[] = [
     policy,
     progressVersion: 0,
     meta: { source: 'test' },
+    parentRunId: null,
   },
   {
     type: 'ToolCallRequested',
@@ -75,6 +76,7 @@ export const SAMPLE_EVENTS: readonly DomainEvent[] = [
     retryAfterMs: 1500,
     durationMs: 830,
     informative: true,
+    answersAsk: true,
   },
   { type: 'ModelUsageRecorded', tokensIn: 1000, tokensOut: 250, costUsd: 0.0125 },
   {
@@ -101,6 +103,7 @@ export const SAMPLE_EVENTS: readonly DomainEvent[] = [
       nextAllowedAction: 'resume',
       evidence,
       spend: { steps: 7, toolCalls: 6, tokens: 1370, costUsd: 0.0145, elapsedMs: 65_000 },
+      children: [],
     },
   },
   {

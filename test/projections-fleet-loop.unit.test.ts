@@ -26,6 +26,7 @@ function heldBack(
       policy: null as never,
       progressVersion: 0,
       meta: {},
+      parentRunId: null,
     }),
     rec(runId, atMs - 5, {
       type: 'ToolCallRequested',

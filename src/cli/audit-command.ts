@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import type { RecordedEvent } from '../domain/index.js';
-import { type AuditEntry, RunTimelineFold } from '../projections/index.js';
+import { type AuditEntry, RunTimelineFold, type RunTreeNode } from '../projections/index.js';
 import { runPage } from '../timeline/run-page.js';
 import type { Io } from './io.js';
 
@@ -45,17 +45,32 @@ export function formatAudit(runId: string, timeline: readonly AuditEntry[]): str
   return `${lines.join('\n')}\n`;
 }
 
+/** The supervisor tree a run belongs to, one line per run, indented by depth; the audited run marked. */
+export function formatTree(runId: string, tree: RunTreeNode): string {
+  const lines = ['tree'];
+  const walk = (n: RunTreeNode, depth: number) => {
+    lines.push(`  ${'  '.repeat(depth)}${n.runId}  ${n.state}${n.runId === runId ? '  <- this run' : ''}`);
+    for (const c of n.children) walk(c, depth + 1);
+  };
+  walk(tree, 0);
+  return `${lines.join('\n')}\n`;
+}
+
 export function auditOutput(
   runId: string,
   timeline: readonly AuditEntry[] | undefined,
   json: boolean,
   io: Io,
+  tree?: RunTreeNode,
 ): number {
   if (timeline === undefined) {
     io.err(`audit: no run ${runId} in this data dir`);
     return 1;
   }
-  io.out(json ? `${JSON.stringify({ run_id: runId, timeline })}\n` : formatAudit(runId, timeline));
+  // A run on its own has no tree worth printing; a supervisor or a sub-agent shows where it stands.
+  const family = tree !== undefined && (tree.runId !== runId || tree.children.length > 0) ? tree : undefined;
+  if (json) io.out(`${JSON.stringify({ run_id: runId, timeline, ...(family ? { tree: family } : {}) })}\n`);
+  else io.out(formatAudit(runId, timeline) + (family ? formatTree(runId, family) : ''));
   return 0;
 }
 

@@ -1,14 +1,19 @@
 import { diceSimilarity } from '../domain/index.js';
 import { defaultBaselines, evaluate, formatTable, loopguardDetector } from '../eval/index.js';
+import { SYNTHETIC_SEED, syntheticCodingFiles } from '../eval/synthetic/coding-runs.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import type { Io } from './io.js';
 import { loadPolicy } from './policy-file.js';
 import { readTraceFiles } from './trace-files.js';
 
-/** `loopguard eval FILE.jsonl... [--policy P.json] [--json]`: loopguard and the baselines side by side. */
+/**
+ * `loopguard eval FILE.jsonl... [--synthetic] [--policy P.json] [--json]`: loopguard and the
+ * baselines side by side on recorded runs, and with `--synthetic` separately on the seeded
+ * synthetic coding-agent runs (never pooled with the recordings: they are ours, not a sample).
+ */
 export function evalCommand(
   paths: readonly string[],
-  opts: { policy?: string; json?: boolean },
+  opts: { policy?: string; json?: boolean; synthetic?: boolean },
   io: Io,
 ): number {
   const policy = loadPolicy(opts.policy);
@@ -18,10 +23,20 @@ export function evalCommand(
     loopguardDetector(policy, { hashing: nodeHashing(), similarity: diceSimilarity }),
     ...defaultBaselines(),
   ];
-  const report = evaluate(
-    files.map((f) => ({ name: f.name, runs: f.runs })),
-    detectors,
-  );
-  io.out(opts.json ? `${JSON.stringify(report)}\n` : formatTable(report));
+  const print = (report: ReturnType<typeof evaluate>) =>
+    io.out(opts.json ? `${JSON.stringify(report)}\n` : formatTable(report));
+  if (files.length > 0) {
+    print(
+      evaluate(
+        files.map((f) => ({ name: f.name, runs: f.runs })),
+        detectors,
+      ),
+    );
+  }
+  if (opts.synthetic) {
+    if (!opts.json)
+      io.out(`\nSynthetic coding-agent runs (seed ${SYNTHETIC_SEED}; src/eval/synthetic), scored apart:\n\n`);
+    print(evaluate(syntheticCodingFiles(), detectors));
+  }
   return errors.length > 0 ? 1 : 0;
 }

@@ -33,7 +33,7 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
   loopguard fleet [--follow] [--threshold N] [--window-ms W] [--data-dir D | --kafka [--group G]] [--json]
   loopguard stops [--follow] [--data-dir D | --kafka] [--json]
   loopguard alert --kafka [--webhook URL] [--group G] [--metrics-port P]
-  loopguard eval FILE.jsonl... [--policy P.json] [--json]
+  loopguard eval FILE.jsonl... [--synthetic] [--policy P.json] [--json]
   loopguard mcp [--policy P.json] [--data-dir D | --kafka] [--run-id ID] [--metrics-port P] -- COMMAND [ARGS...]
   loopguard demo [--data-dir D]
 
@@ -50,6 +50,7 @@ const OPTIONS = {
   'data-dir': { type: 'string' },
   json: { type: 'boolean' },
   html: { type: 'string' },
+  synthetic: { type: 'boolean' },
   follow: { type: 'boolean' },
   kafka: { type: 'boolean' },
   brokers: { type: 'string' },
@@ -122,8 +123,13 @@ export async function main(
         ),
       );
     case 'eval':
-      if (rest.length === 0) throw new LoopguardError('usage', 'eval: give at least one FILE.jsonl');
-      return evalCommand(rest, { ...(values.policy ? { policy: values.policy } : {}), json }, io);
+      if (rest.length === 0 && !values.synthetic)
+        throw new LoopguardError('usage', 'eval: give at least one FILE.jsonl, or --synthetic');
+      return evalCommand(
+        rest,
+        { ...(values.policy ? { policy: values.policy } : {}), json, synthetic: values.synthetic ?? false },
+        io,
+      );
     case 'rebuild':
       return withStore(values, env, async (s) =>
         rebuildCommand((p) => s.rebuild(p), { json, total: await s.eventCount() }, io),
@@ -142,9 +148,10 @@ export async function main(
       const html = values.html;
       if (html !== undefined)
         return withStore(values, env, (s) => auditHtmlCommand(runId, html, (apply) => s.scan(apply), io));
-      return withStore(values, env, async (s) =>
-        auditOutput(runId, (await s.rebuild()).audit.timeline(runId), json, io),
-      );
+      return withStore(values, env, async (s) => {
+        const p = await s.rebuild();
+        return auditOutput(runId, p.audit.timeline(runId), json, io, p.tree.of(runId));
+      });
     }
     case 'ui': {
       const port = portFlag('port', values.port, DEFAULT_UI_PORT);

@@ -1,4 +1,5 @@
-import type { ResultKind } from './events.js';
+import type { ResultKind, TerminalState } from './events.js';
+import type { ChildState, FamilyView } from './family.js';
 import type { RunPolicy } from './policy.js';
 
 /** What the ledger (shared across workers) says about an operation key, looked up by the runtime. */
@@ -17,6 +18,8 @@ export type Command =
       readonly tenant?: string;
       readonly progressVersion?: number;
       readonly meta?: Readonly<Record<string, string>>;
+      /** The supervisor run this one is a sub-agent of: its spend counts against every ancestor's budgets. */
+      readonly parentRunId?: string;
       readonly atMs: number;
     }
   | {
@@ -30,6 +33,8 @@ export type Command =
       readonly afterUserTurn?: boolean;
       readonly progressVersion?: number;
       readonly ledger?: LedgerView;
+      /** The run's place in its tree of supervisors and sub-agents, when it has one. */
+      readonly family?: FamilyView;
       readonly atMs: number;
     }
   | {
@@ -47,6 +52,7 @@ export type Command =
       readonly retryAfterMs?: number;
       /** A side effect whose outcome is unknown (timed out, connection lost after sending). */
       readonly inDoubt?: boolean;
+      readonly family?: FamilyView;
       readonly atMs: number;
     }
   | {
@@ -60,11 +66,30 @@ export type Command =
       readonly type: 'Finish';
       readonly verified: boolean;
       readonly gaps?: readonly string[];
+      readonly children?: readonly ChildState[];
       readonly atMs: number;
     }
-  | { readonly type: 'Cancel'; readonly reason: string; readonly atMs: number }
+  | {
+      readonly type: 'Cancel';
+      readonly reason: string;
+      readonly children?: readonly ChildState[];
+      readonly atMs: number;
+    }
   /** The caller's verdict that the goal cannot be met: FAILED, with the reason kept. */
-  | { readonly type: 'Fail'; readonly reason: string; readonly atMs: number }
+  | {
+      readonly type: 'Fail';
+      readonly reason: string;
+      readonly children?: readonly ChildState[];
+      readonly atMs: number;
+    }
+  /** An ancestor of this sub-agent ended: so does this run (PARTIAL), whatever it was doing. */
+  | {
+      readonly type: 'EndWithParent';
+      readonly parentRunId: string;
+      readonly parentState: TerminalState;
+      readonly children?: readonly ChildState[];
+      readonly atMs: number;
+    }
   | {
       readonly type: 'Resume';
       readonly preconditionChange: string;

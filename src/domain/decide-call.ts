@@ -2,8 +2,9 @@ import type { Command } from './commands.js';
 import { err, LoopguardError, ok, type Result } from './errors.js';
 import { type DomainEvent, type EventOf, isTerminal, type RecordedEvent } from './events.js';
 import { evolve } from './evolve.js';
+import type { ChildState } from './family.js';
 import { canonicalCall, type Hashing } from './fingerprint.js';
-import { isInformative } from './informative.js';
+import { answersAsk, isInformative } from './informative.js';
 import { type RunPolicy, toolPolicy } from './policy.js';
 import { checkAfter } from './rules-after.js';
 import { checkBefore } from './rules-before.js';
@@ -46,7 +47,12 @@ function decided(callId: string | null, phase: 'before' | 'after', v: Verdict): 
   };
 }
 
-export function stopped(s: RunState, v: Verdict, atMs: number): EventOf<'RunStopped'> {
+export function stopped(
+  s: RunState,
+  v: Verdict,
+  atMs: number,
+  children?: readonly ChildState[],
+): EventOf<'RunStopped'> {
   return {
     type: 'RunStopped',
     report: stopReport(s, atMs, {
@@ -55,6 +61,7 @@ export function stopped(s: RunState, v: Verdict, atMs: number): EventOf<'RunStop
       message: v.message,
       evidence: v.evidence,
       unmetPrecondition: v.unmetPrecondition,
+      children,
     }),
   };
 }
@@ -108,6 +115,7 @@ export function decideRequest(
       atMs: cmd.atMs,
       afterUserTurn: cmd.afterUserTurn ?? false,
       progressVersion: cmd.progressVersion ?? null,
+      family: cmd.family,
     },
     deps.similarity,
   );
@@ -129,7 +137,7 @@ export function decideRequest(
     decided(cmd.callId, 'before', check.verdict),
   ];
   if (check.verdict.terminal !== undefined && !isTerminal(s.status))
-    events.push(stopped(s, check.verdict, cmd.atMs));
+    events.push(stopped(s, check.verdict, cmd.atMs, cmd.family?.children));
   if (check.verdict.decision === 'execute' && sideEffect && operationKey !== null) {
     events.push({ type: 'OperationClaimed', operationKey, callId: cmd.callId });
   }
@@ -149,10 +157,13 @@ export function decideResult(s: RunState, p: RunPolicy, cmd: Cmd<'CompleteToolCa
     terminal: cmd.terminal ?? false,
     progressVersion: cmd.progressVersion ?? null,
     tokens: cmd.tokens ?? 0,
-    costUsd: cmd.costUsd ?? 0,
+    // A call that reports no cost is charged its estimate: else a tool that never reports cost
+    // spends nothing, and maxCostUsd would never stop it.
+    costUsd: cmd.costUsd ?? call.costEstimateUsd ?? toolPolicy(p, call.tool).costUsd ?? 0,
     retryAfterMs: cmd.retryAfterMs ?? null,
     durationMs: Math.max(0, cmd.atMs - call.startedAtMs),
     informative: cmd.resultJson === undefined || isInformative(cmd.resultJson),
+    answersAsk: cmd.resultJson === undefined || answersAsk(cmd.resultJson, call.argsJson),
   };
   const events: DomainEvent[] = [done];
   const inDoubt = (cmd.inDoubt ?? false) && call.operationKey !== null;
@@ -191,6 +202,7 @@ export function decideResult(s: RunState, p: RunPolicy, cmd: Cmd<'CompleteToolCa
     });
   }
   events.push(...budgetWarnings(after, p, cmd.atMs));
-  if (v.terminal !== undefined) events.push(stopped(applied(s, events, cmd.atMs), v, cmd.atMs));
+  if (v.terminal !== undefined)
+    events.push(stopped(applied(s, events, cmd.atMs), v, cmd.atMs, cmd.family?.children));
   return ok(events);
 }

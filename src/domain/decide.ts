@@ -31,6 +31,7 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
         policy: cmd.policy,
         progressVersion: cmd.progressVersion ?? 0,
         meta: cmd.meta ?? {},
+        parentRunId: cmd.parentRunId ?? null,
       },
     ]);
   }
@@ -52,40 +53,53 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
     }
     case 'Finish':
     case 'Cancel':
-    case 'Fail': {
+    case 'Fail':
+    case 'EndWithParent': {
       if (isTerminal(s.status)) return fail('run_ended', `run ${s.runId} has already ended (${s.status})`);
       if (s.inFlight !== null)
         return fail('call_in_flight', `run ${s.runId}: call ${s.inFlight.callId} has no result yet`);
       const end =
-        cmd.type === 'Cancel'
+        cmd.type === 'EndWithParent'
           ? {
               terminal: 'PARTIAL' as const,
-              reason: 'cancelled',
-              message: `Cancelled: ${cmd.reason}`,
-              gaps: [cmd.reason],
+              reason: 'parent_stopped',
+              message: `Stopped with its supervisor: parent run ${cmd.parentRunId} ended (${cmd.parentState}).`,
+              gaps: [
+                `parent run ${cmd.parentRunId} ended (${cmd.parentState}) before this sub-agent finished`,
+              ],
             }
-          : cmd.type === 'Fail'
+          : cmd.type === 'Cancel'
             ? {
-                terminal: 'FAILED' as const,
-                reason: 'failed',
-                message: `Failed: ${cmd.reason}`,
+                terminal: 'PARTIAL' as const,
+                reason: 'cancelled',
+                message: `Cancelled: ${cmd.reason}`,
                 gaps: [cmd.reason],
               }
-            : cmd.verified
+            : cmd.type === 'Fail'
               ? {
-                  terminal: 'COMPLETED' as const,
-                  reason: 'verified',
-                  message: 'The verifier confirmed the goal is met.',
-                  gaps: cmd.gaps ?? [],
+                  terminal: 'FAILED' as const,
+                  reason: 'failed',
+                  message: `Failed: ${cmd.reason}`,
+                  gaps: [cmd.reason],
                 }
-              : {
-                  terminal: 'PARTIAL' as const,
-                  reason: 'unverified',
-                  message: 'Finished without verification: a partial result.',
-                  gaps: cmd.gaps ?? [],
-                };
+              : cmd.verified
+                ? {
+                    terminal: 'COMPLETED' as const,
+                    reason: 'verified',
+                    message: 'The verifier confirmed the goal is met.',
+                    gaps: cmd.gaps ?? [],
+                  }
+                : {
+                    terminal: 'PARTIAL' as const,
+                    reason: 'unverified',
+                    message: 'Finished without verification: a partial result.',
+                    gaps: cmd.gaps ?? [],
+                  };
       return ok([
-        { type: 'RunStopped', report: stopReport(s, cmd.atMs, { ...end, evidence: emptyEvidence }) },
+        {
+          type: 'RunStopped',
+          report: stopReport(s, cmd.atMs, { ...end, evidence: emptyEvidence, children: cmd.children }),
+        },
       ]);
     }
     case 'Resume': {

@@ -1,3 +1,4 @@
+import type { ChildState } from './family.js';
 import type { RunPolicy } from './policy.js';
 
 export type ResultKind = 'SUCCESS' | 'RETRYABLE' | 'PRECONDITION' | 'FATAL' | 'PENDING';
@@ -69,6 +70,8 @@ export interface StopReport {
   readonly nextAllowedAction: string;
   readonly evidence: Evidence;
   readonly spend: Spend;
+  /** The run's sub-agents and the state each was in when it ended. */
+  readonly children: readonly ChildState[];
 }
 
 export type DomainEvent =
@@ -81,6 +84,8 @@ export type DomainEvent =
       readonly progressVersion: number;
       /** Labels the caller attaches to the run (trace file, source, recorded call count); not read by the guard. */
       readonly meta: Readonly<Record<string, string>>;
+      /** The supervisor run this one is a sub-agent of, or null. */
+      readonly parentRunId: string | null;
     }
   | {
       readonly type: 'ToolCallRequested';
@@ -122,8 +127,17 @@ export type DomainEvent =
       readonly costUsd: number;
       readonly retryAfterMs: number | null;
       readonly durationMs: number;
-      /** False for an answer that says nothing ("", "ok", "done", {}): it cannot show a rephrasing got nowhere. */
+      /**
+       * False for an answer that says nothing: empty once markup and structure are taken away
+       * ("", "ok", {}, a harness's wrapped empty output).
+       */
       readonly informative: boolean;
+      /**
+       * False for a short answer that shares no word with the call's arguments ("File written
+       * successfully." to a write of a script): about the harness, not the ask. Neither kind can
+       * show that a rephrasing got nowhere.
+       */
+      readonly answersAsk: boolean;
     }
   | {
       readonly type: 'ModelUsageRecorded';

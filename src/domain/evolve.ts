@@ -1,5 +1,6 @@
 import type { DomainEvent, EventOf, RecordedEvent } from './events.js';
 import { intentOf } from './intent.js';
+import { nearDuplicatesAfter, newsOf } from './news.js';
 import {
   ASKED_CAP,
   copyState,
@@ -37,18 +38,20 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   const fp = call.fingerprint;
   const version = Math.max(s.progressVersion, e.progressVersion ?? 0, call.progressVersion ?? 0);
   const outsideNews = version > s.progressVersion || call.afterUserTurn;
+  const tracksProgress = s.tracksProgress || call.progressVersion !== null || e.progressVersion !== null;
   const intent = intentOf(call.argsJson);
   const prior = outsideNews ? [] : (s.asked[call.tool] ?? []);
-  // A near-duplicate that got the very answer of the ask it resembles brought nothing new; one
-  // that got a different answer did, and the chain starts over.
-  const resembled = call.similarTo === null ? undefined : prior.find((a) => a.intent === call.similarTo);
-  const sameAnswer = resembled !== undefined && resembled.resultHash === e.resultHash && e.informative;
-  const chain = sameAnswer ? (s.nearDuplicates[call.tool] ?? 0) + 1 : 0;
-  const nearBase = outsideNews ? {} : s.nearDuplicates;
-  const nearDuplicates =
-    e.kind === 'RETRYABLE' || (chain === 0 && nearBase[call.tool] === undefined)
-      ? nearBase
-      : { ...nearBase, [call.tool]: chain };
+  const pair = seenPair(fp, e.resultHash);
+  const known = s.seen.includes(pair);
+  const news = newsOf(s, {
+    pair,
+    resultHash: e.resultHash,
+    says: e.informative,
+    answersAsk: e.answersAsk,
+    known,
+    rephrased: call.similarTo !== null,
+    previousHash: prior.find((a) => a.intent === intent)?.resultHash,
+  });
   const askedNow = [...prior.filter((a) => a.intent !== intent), { intent, resultHash: e.resultHash }];
   const asked =
     e.kind === 'RETRYABLE'
@@ -64,10 +67,11 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   const n = copyState(s) as Mutable<RunState>;
   n.inFlight = null;
   n.progressVersion = version;
+  n.tracksProgress = tracksProgress;
   n.tokens = s.tokens + e.tokens;
   n.costUsd = s.costUsd + e.costUsd;
   n.asked = asked;
-  n.nearDuplicates = nearDuplicates;
+  n.nearDuplicates = nearDuplicatesAfter(s, call, e, prior, news, outsideNews, known);
   n.blocked = blocked;
   if (e.kind === 'RETRYABLE') {
     const entry: WindowEntry = {
@@ -83,18 +87,25 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
     return n;
   }
   // New information, the only thing that opens a new window: a higher progress version, a user
-  // turn since the last call, or a result this exact call has never returned.
-  const pair = seenPair(fp, e.resultHash);
-  const known = s.seen.includes(pair);
-  const progressed = outsideNews || !known;
+  // turn since the last call, a result this exact call has never returned, or (a bounded number
+  // of times) one that differs from what it returned last time. A check of what a change did is
+  // progress for no_progress only (below), so cycles through it still show (news.ts).
+  const fresh = outsideNews || !known;
+  const progressed = fresh || news.flipBack;
+  n.answers = news.answers;
+  n.sinceChange = news.sinceChange;
+  n.revisits = fresh ? 0 : news.flipBack || news.recheck ? s.revisits + 1 : s.revisits;
   const entry: WindowEntry = { callId: e.callId, fingerprint: fp, tool: call.tool, kind: e.kind, progressed };
   // Polls are bounded by maxPolls and retries by maxRetries: neither counts as spinning here.
-  const spins = !progressed && e.kind !== 'PENDING';
+  const counts = e.kind !== 'PENDING';
   n.seen = known ? s.seen : capped(s.seen, pair, SEEN_CAP);
   n.window = progressed ? [entry] : capped(s.window, entry, WINDOW_CAP);
   n.ruleWarned = progressed && s.ruleWarned.length > 0 ? [] : s.ruleWarned;
   n.recent = capped(s.recent, entry, RECENT_CAP);
-  n.noProgress = progressed ? 0 : spins ? s.noProgress + 1 : s.noProgress;
+  // The caller's progress version, once reported, is the authority: a new result under an unmoved
+  // version is still no progress (the divergent loop). Without one, novelty is the signal.
+  const moved = tracksProgress ? outsideNews : progressed || news.recheck;
+  n.noProgress = moved ? 0 : counts ? s.noProgress + 1 : s.noProgress;
   n.retries = progressed ? EMPTY : without(s.retries, fp);
   n.polls =
     e.kind === 'PENDING'
@@ -133,6 +144,7 @@ function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
         policy: e.policy,
         taskType: e.taskType,
         tenant: e.tenant,
+        parentRunId: e.parentRunId,
         startedAtMs: atMs,
         progressVersion: e.progressVersion,
       });
@@ -150,6 +162,7 @@ function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
           progressVersion: e.progressVersion,
           startedAtMs: atMs,
           similarTo: e.similarTo,
+          costEstimateUsd: e.costEstimateUsd,
         },
       });
     case 'GuardDecided': {
@@ -193,6 +206,7 @@ function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
         recent: [],
         ruleWarned: [],
         noProgress: 0,
+        revisits: 0,
         asked: {},
         nearDuplicates: {},
         retries: {},

@@ -3,6 +3,7 @@ export * from './decide.js';
 export * from './errors.js';
 export * from './events.js';
 export * from './evolve.js';
+export * from './family.js';
 export * from './fingerprint.js';
 export * from './policy.js';
 export * from './policy-parse.js';

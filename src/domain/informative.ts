@@ -1,23 +1,82 @@
 /**
- * Whether a result says anything. "ok", "", "done", {} are what edits, writes and `sed -i` print:
- * two calls answering them alike may still both have changed the world, so equal uninformative
- * answers are no evidence that a rephrased call got nowhere.
+ * Whether a result says anything, judged by its shape rather than by a list of harness wordings.
+ * Edits, writes and `sed -i` answer with nothing, and harnesses wrap that nothing in markup or a
+ * JSON envelope (`<returncode>0</returncode><output></output>`, `{"exit_code":0,"stdout":""}`):
+ * what is left once tags, status codes, structure and punctuation are taken away is what was said.
+ * A wrapper that carries words ("File written successfully.") is caught otherwise: it shares no
+ * word with what was asked (`answersAsk` below), and unrelated calls get it alike (news.ts).
  */
 const EMPTY_WORDS =
-  /^(ok|okay|done|success|succeeded|true|false|null|none|nil|undefined|saved|written|updated|\[\]|\{\})?\.?$/i;
+  /^(ok|okay|done|success|succeeded|true|false|null|none|nil|undefined|saved|written|updated)?$/i;
+
+/** Longer answers say something; shorter ones are cheap to look into. */
+const JUDGED_LENGTH = 256;
+
+/** An element holding only a number is a status code (`<returncode>0</returncode>`), not output. */
+const STATUS_ELEMENTS = /<([A-Za-z][\w:-]*)[^>]*>\s*-?\d+\s*<\/\1>/g;
+const TAGS = /<\/?[A-Za-z][\w:-]*[^>]*>/g;
+const NOT_CONTENT = /[^\p{L}\p{N}]+/gu;
+
+function saysNothing(text: string): boolean {
+  return EMPTY_WORDS.test(text.replace(STATUS_ELEMENTS, ' ').replace(TAGS, ' ').replace(NOT_CONTENT, ''));
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** True when some part of the value says something. */
+function says(v: unknown, depth: number): boolean {
+  if (v === null || typeof v === 'boolean') return false;
+  if (typeof v === 'number') return true;
+  if (typeof v === 'string') {
+    const t = v.trim();
+    // A string holding JSON (a harness envelope passed on as text) is judged by its contents.
+    if (depth < 2 && (t.startsWith('{') || t.startsWith('['))) {
+      const inner = parsed(t);
+      if (typeof inner === 'object' && inner !== null) return says(inner, depth + 1);
+    }
+    return !saysNothing(t);
+  }
+  if (Array.isArray(v)) return v.some((x) => says(x, depth + 1));
+  if (typeof v === 'object') {
+    const fields = Object.values(v as object);
+    // An envelope with text fields carries its output there; its numbers are status codes.
+    const text = fields.some((x) => typeof x === 'string');
+    return fields.some((x) => !(text && typeof x === 'number') && says(x, depth + 1));
+  }
+  return true;
+}
+
+/** Words of four or more letters, digits or underscores: names, paths, identifiers. */
+const WORD = /[\p{L}\p{N}_]{4,}/gu;
+
+function wordsOf(v: unknown, into: Set<string>): Set<string> {
+  if (typeof v === 'string') for (const w of v.match(WORD) ?? []) into.add(w);
+  else if (Array.isArray(v)) for (const x of v) wordsOf(x, into);
+  else if (typeof v === 'object' && v !== null) for (const x of Object.values(v)) wordsOf(x, into);
+  return into;
+}
 
 export function isInformative(resultJson: string): boolean {
-  // Every empty answer above is short; a long one says something, and is not worth parsing here.
-  if (resultJson.length > 64) return true;
-  let v: unknown;
-  try {
-    v = JSON.parse(resultJson);
-  } catch {
-    v = resultJson;
-  }
-  if (v === null || typeof v === 'boolean') return false;
-  if (typeof v === 'string') return !EMPTY_WORDS.test(v.trim());
-  if (Array.isArray(v)) return v.length > 0;
-  if (typeof v === 'object') return Object.keys(v).length > 0;
-  return true;
+  if (resultJson.length > JUDGED_LENGTH) return true;
+  return says(parsed(resultJson), 0);
+}
+
+/**
+ * Whether the result is about the call it answers. A short answer that shares no word with the
+ * call's arguments ("File written successfully." to a write of a script, "(no output)" to `sed -i`)
+ * is about the harness, not about what was asked: two rephrasings answered with it have not shown
+ * that they asked the same question. A long answer, or one with no words at all, is not judged.
+ */
+export function answersAsk(resultJson: string, argsJson: string): boolean {
+  if (resultJson.length > JUDGED_LENGTH) return true;
+  const result = resultJson.match(WORD) ?? [];
+  if (result.length === 0) return true;
+  const asked = wordsOf(parsed(argsJson), new Set());
+  return result.some((w) => asked.has(w));
 }

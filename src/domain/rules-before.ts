@@ -1,5 +1,7 @@
+import { budgets } from './budget-rules.js';
 import type { LedgerView } from './commands.js';
 import { type Evidence, isTerminal } from './events.js';
+import { ancestorVerdict, type FamilyView, treeSpend } from './family.js';
 import type { CanonicalCall } from './fingerprint.js';
 import { intentOf } from './intent.js';
 import { type LoopRule, type RunPolicy, toolPolicy } from './policy.js';
@@ -16,6 +18,7 @@ export interface CallRequest {
   readonly atMs: number;
   readonly afterUserTurn: boolean;
   readonly progressVersion: number | null;
+  readonly family: FamilyView | undefined;
 }
 
 /**
@@ -59,52 +62,6 @@ function loopRule(s: RunState, p: RunPolicy, rule: LoopRule, stop: Verdict): Ver
     };
   }
   return stop;
-}
-
-function budgets(s: RunState, p: RunPolicy, r: CallRequest): Verdict | null {
-  const elapsed = r.atMs - s.startedAtMs;
-  // Checked without allocating: this runs before every call, and a budget is rarely spent.
-  if (p.maxWallClockMs !== null && elapsed >= p.maxWallClockMs)
-    return spent(s, 'wall_clock_budget', 'wall-clock', elapsed, p.maxWallClockMs, elapsed);
-  if (p.maxSteps !== null && s.steps >= p.maxSteps)
-    return spent(s, 'step_budget', 'step', s.steps, p.maxSteps, elapsed);
-  if (p.maxToolCalls !== null && s.toolCalls >= p.maxToolCalls)
-    return spent(s, 'tool_call_budget', 'tool-call', s.toolCalls, p.maxToolCalls, elapsed);
-  if (p.maxTokens !== null && s.tokens >= p.maxTokens)
-    return spent(s, 'token_budget', 'token', s.tokens, p.maxTokens, elapsed);
-  if (p.maxCostUsd !== null && s.costUsd >= p.maxCostUsd) {
-    return stopVerdict(
-      'before',
-      'cost_budget',
-      `Stopped: the cost budget is spent ($${s.costUsd} of $${p.maxCostUsd}).`,
-      evidence(
-        [],
-        { steps: s.steps, toolCalls: s.toolCalls, tokens: s.tokens, elapsedMs: elapsed },
-        { limit: p.maxCostUsd, used: s.costUsd },
-      ),
-    );
-  }
-  return null;
-}
-
-function spent(
-  s: RunState,
-  rule: string,
-  what: string,
-  used: number,
-  limit: number,
-  elapsed: number,
-): Verdict {
-  return stopVerdict(
-    'before',
-    rule,
-    `Stopped: the ${what} budget is spent (${used} of ${limit}). Give your final answer with what you have.`,
-    evidence(
-      [],
-      { steps: s.steps, toolCalls: s.toolCalls, tokens: s.tokens, elapsedMs: elapsed, used },
-      { limit },
-    ),
-  );
 }
 
 function perCall(s: RunState, p: RunPolicy, r: CallRequest): Verdict | null {
@@ -307,7 +264,14 @@ export function checkBefore(
       });
     }
   }
-  const v = budgets(s, p, r) ?? perCall(s, p, r) ?? exactRepeat(s, p, call) ?? shortCycle(s, p, call);
+  // A supervisor's budgets and cost estimates count what its sub-agents have used too.
+  const spent = r.family === undefined ? s : patch(s, treeSpend(s, r.family.below));
+  const v =
+    budgets(spent, p, r.atMs) ??
+    ancestorVerdict(r.family, r.costEstimateUsd ?? toolPolicy(p, call.tool).costUsd) ??
+    perCall(spent, p, r) ??
+    exactRepeat(s, p, call) ??
+    shortCycle(s, p, call);
   if (v !== null && v.decision !== 'execute') return plain(v);
   const near = nearDuplicate(s, p, call, similarity);
   if (near !== null && near.verdict.decision !== 'execute') return near;

@@ -21,11 +21,19 @@ export interface InFlightCall {
   readonly progressVersion: number | null;
   readonly startedAtMs: number;
   readonly similarTo: string | null;
+  /** The caller's estimate for this call, charged when the result reports no cost of its own. */
+  readonly costEstimateUsd: number | null;
 }
 
 export interface AskedEntry {
   readonly intent: string;
   readonly resultHash: string;
+}
+
+/** How many unrelated calls of the run returned one answer (see news.ts). */
+export interface AnswerCount {
+  readonly resultHash: string;
+  readonly callers: number;
 }
 
 export type OperationStatus = 'claimed' | 'completed' | 'in_doubt';
@@ -46,6 +54,8 @@ export interface RunState {
   readonly policy: RunPolicy | null;
   readonly taskType: string | null;
   readonly tenant: string | null;
+  /** The supervisor run this one is a sub-agent of, or null. */
+  readonly parentRunId: string | null;
   readonly seq: number;
   readonly startedAtMs: number;
   readonly lastAtMs: number;
@@ -61,6 +71,16 @@ export interface RunState {
   /** (call fingerprint, result hash) pairs seen, oldest first, as 53-bit numbers: cheap to search and copy. */
   readonly seen: readonly number[];
   readonly noProgress: number;
+  /**
+   * Whether the caller reports progress versions: once it has, they alone decide what counts as
+   * progress for no_progress (a new result under an unmoved version is still no progress).
+   */
+  readonly tracksProgress: boolean;
+  readonly answers: readonly AnswerCount[];
+  /** (call, result) pairs seen since the last call that may have changed the world (news.ts). */
+  readonly sinceChange: readonly number[];
+  /** Flips back to a known result counted as progress since something new last arrived. */
+  readonly revisits: number;
   /** Per tool, the intents (args without paging and id fields) asked since the last outside news, with the answer each got. */
   readonly asked: Readonly<Record<string, readonly AskedEntry[]>>;
   /** Per tool, near-duplicate asks in a row that got the very answer of the ask they resemble. */
@@ -95,6 +115,7 @@ export function initialState(runId: string): RunState {
     policy: null,
     taskType: null,
     tenant: null,
+    parentRunId: null,
     seq: 0,
     startedAtMs: 0,
     lastAtMs: 0,
@@ -109,6 +130,10 @@ export function initialState(runId: string): RunState {
     recent: [],
     seen: [],
     noProgress: 0,
+    tracksProgress: false,
+    answers: [],
+    sinceChange: [],
+    revisits: 0,
     asked: {},
     nearDuplicates: {},
     retries: {},
@@ -158,6 +183,7 @@ export function copyState(s: RunState): RunState {
     policy: s.policy,
     taskType: s.taskType,
     tenant: s.tenant,
+    parentRunId: s.parentRunId,
     seq: s.seq,
     startedAtMs: s.startedAtMs,
     lastAtMs: s.lastAtMs,
@@ -172,6 +198,10 @@ export function copyState(s: RunState): RunState {
     recent: s.recent,
     seen: s.seen,
     noProgress: s.noProgress,
+    tracksProgress: s.tracksProgress,
+    answers: s.answers,
+    sinceChange: s.sinceChange,
+    revisits: s.revisits,
     asked: s.asked,
     nearDuplicates: s.nearDuplicates,
     retries: s.retries,

@@ -1,4 +1,5 @@
 import type { Evidence, Spend, StopReport, TerminalState } from './events.js';
+import type { ChildState } from './family.js';
 import type { RunState } from './run-state.js';
 
 const RESUME: Record<TerminalState, { condition: string; next: string }> = {
@@ -43,6 +44,7 @@ export function stopReport(
     readonly evidence: Evidence;
     readonly unmetPrecondition?: string | undefined;
     readonly gaps?: readonly string[];
+    readonly children?: readonly ChildState[] | undefined;
   },
 ): StopReport {
   const ops = Object.entries(s.operations);
@@ -63,5 +65,6 @@ export function stopReport(
     nextAllowedAction: resume.next,
     evidence: stop.evidence,
     spend: spendOf(s, atMs),
+    children: stop.children ?? [],
   };
 }

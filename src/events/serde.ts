@@ -96,6 +96,7 @@ const reportIn = (w: WireFields): StopReport => ({
     costUsd: w.spend.costUsd,
     elapsedMs: w.spend.elapsedMs,
   },
+  children: w.children.map((c: WireFields) => ({ runId: c.runId, state: c.state })),
 });
 
 const policyIn = (json: string): RunPolicy => JSON.parse(json) as RunPolicy;
@@ -120,6 +121,7 @@ const MAPPERS: { readonly [T in EventType]: Mapper<T> } = {
       policy: policyIn(w.policyJson),
       progressVersion: w.progressVersion,
       meta: { ...w.meta },
+      parentRunId: w.parentRunId,
     }),
   },
   ToolCallRequested: {
@@ -171,6 +173,7 @@ const MAPPERS: { readonly [T in EventType]: Mapper<T> } = {
       retryAfterMs: w.retryAfterMs,
       durationMs: w.durationMs,
       informative: w.informative,
+      answersAsk: w.answersAsk,
     }),
   },
   ModelUsageRecorded: {

@@ -5,5 +5,6 @@ export * from './progress-projection.js';
 export * from './projections.js';
 export * from './run-summary.js';
 export * from './run-timeline.js';
+export * from './run-tree-projection.js';
 export * from './runs-projection.js';
 export * from './stops-projection.js';

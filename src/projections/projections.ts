@@ -2,6 +2,7 @@ import type { RecordedEvent } from '../domain/index.js';
 import { AuditProjection } from './audit-projection.js';
 import { LedgerProjection } from './ledger-projection.js';
 import { ProgressProjection } from './progress-projection.js';
+import { RunTreeProjection } from './run-tree-projection.js';
 import { RunsProjection } from './runs-projection.js';
 import { StopsProjection } from './stops-projection.js';
 
@@ -12,6 +13,7 @@ export class Projections {
   readonly progress = new ProgressProjection(this.runs);
   readonly stops = new StopsProjection();
   readonly audit = new AuditProjection();
+  readonly tree = new RunTreeProjection(this.runs);
   events = 0;
   /** Redelivered records dropped (an append that timed out and landed anyway, a consumer replaying a batch). */
   duplicates = 0;
@@ -28,6 +30,7 @@ export class Projections {
     this.ledger.apply(rec);
     this.stops.apply(rec);
     this.audit.apply(rec);
+    this.tree.apply(rec);
     this.events++;
   }
 
@@ -45,6 +48,7 @@ export class Projections {
       progress: this.progress.snapshot(),
       stops: this.stops.newestFirst(),
       audit: this.audit.snapshot(),
+      tree: this.tree.snapshot(),
     };
   }
 }

@@ -1,4 +1,12 @@
-import type { Decision, Evidence, ResultKind, StopReport } from '../domain/index.js';
+import {
+  type Decision,
+  type EventOf,
+  type Evidence,
+  LoopguardError,
+  type RecordedEvent,
+  type ResultKind,
+  type StopReport,
+} from '../domain/index.js';
 import type { CallEnd } from '../telemetry/index.js';
 
 /** What `run.call` gives back: the agent loop acts on `status`, and can show `message` to the model. */
@@ -64,4 +72,28 @@ export function callEnd(r: CallResult): CallEnd {
   if (r.status === 'executed')
     return { rule: r.rule, errorType: r.kind === 'SUCCESS' ? null : (r.code ?? r.kind) };
   return { rule: r.status === 'cached' ? null : r.rule, errorType: null };
+}
+
+/** The guard's decision of one phase among a command's records. */
+export function decision(
+  records: readonly RecordedEvent[],
+  phase: 'before' | 'after',
+): EventOf<'GuardDecided'> {
+  for (const r of records) if (r.event.type === 'GuardDecided' && r.event.phase === phase) return r.event;
+  throw new LoopguardError('internal', `no ${phase} decision recorded`);
+}
+
+/** The stop report among a command's records, if the command ended the run. */
+export function stoppedReport(records: readonly RecordedEvent[]) {
+  for (const r of records) if (r.event.type === 'RunStopped') return r.event.report;
+  return null;
+}
+
+/** A recorded result as the value the agent gets back (the raw text when it is not JSON). */
+export function parseValue(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return json;
+  }
 }

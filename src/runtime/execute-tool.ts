@@ -14,7 +14,8 @@ export interface Executed {
   readonly retryAfterMs: number | null;
   readonly progressVersion: number | null;
   readonly tokens: number;
-  readonly costUsd: number;
+  /** What the tool reported it cost; null when it did not say (the guard then charges its estimate). */
+  readonly costUsd: number | null;
   /** Nobody knows whether a side effect happened: timed out, or failed without saying how. */
   readonly inDoubt: boolean;
 }
@@ -46,7 +47,7 @@ export async function executeTool(
     retryAfterMs: null,
     progressVersion: null,
     tokens: 0,
-    costUsd: 0,
+    costUsd: null,
     inDoubt: false,
   };
   const failed = (
@@ -84,7 +85,7 @@ export async function executeTool(
         retryAfterMs: raw.retryAfterMs ?? null,
         progressVersion: raw.progressVersion ?? null,
         tokens: raw.tokens ?? 0,
-        costUsd: raw.costUsd ?? 0,
+        costUsd: raw.costUsd ?? null,
         inDoubt: false,
       };
     }

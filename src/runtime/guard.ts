@@ -4,6 +4,7 @@ import {
   DEFAULT_POLICY,
   type DeciderDeps,
   diceSimilarity,
+  isTerminal,
   LoopguardError,
   type Policy,
   parsePolicy,
@@ -18,6 +19,7 @@ import { FileLedger } from './file-ledger.js';
 import { GuardedRun } from './guarded-run.js';
 import type { Ledger } from './ledger.js';
 import { nodeHashing } from './node-hashing.js';
+import { RunFamily } from './run-family.js';
 import type { RunStore } from './run-store.js';
 import { runStoreOf } from './store-adapter.js';
 
@@ -43,11 +45,17 @@ export interface StartRun {
   readonly tenant?: string;
   readonly progressVersion?: number;
   readonly meta?: Readonly<Record<string, string>>;
+  /**
+   * Makes this run a sub-agent of a live run of this guard: its steps, tokens and cost also count
+   * against every ancestor's budgets, and it ends when an ancestor ends.
+   */
+  readonly parentRunId?: string;
 }
 
 /** The library's entry point: runs, each behind its own actor, over one log and one ledger. */
 export class Guard {
   private readonly runs = new Map<string, GuardedRun>();
+  private readonly family = new RunFamily();
   private readonly deps: DeciderDeps;
   private readonly telemetry: GuardTelemetry;
   readonly policy: Policy;
@@ -76,14 +84,29 @@ export class Guard {
         `run ${opts.runId} already exists; use guard.resume(${JSON.stringify(opts.runId)}, ...) to continue it`,
       );
     }
+    if (opts.parentRunId !== undefined) {
+      const parent = this.runs.get(opts.parentRunId);
+      if (parent === undefined)
+        throw new LoopguardError(
+          'unknown_parent',
+          `parentRunId: run ${opts.parentRunId} is not a run this guard holds; start or resume it first`,
+        );
+      if (isTerminal(parent.state.status))
+        throw new LoopguardError(
+          'parent_ended',
+          `parentRunId: run ${opts.parentRunId} has ended (${parent.state.status}); a sub-agent cannot start under it`,
+        );
+    }
     const run = new GuardedRun(
       new RunActor(opts.runId, this.deps, this.clock()),
       this.ports.store,
       this.ports.ledger,
+      this.family,
       this.telemetry,
     );
     await run.start({ ...opts, type: 'StartRun', policy: resolvePolicy(this.policy, opts.taskType) });
     this.runs.set(opts.runId, run);
+    this.family.add(run);
     return run;
   }
 
@@ -103,9 +126,11 @@ export class Guard {
         new RunActor(runId, this.deps, this.clock(), history),
         this.ports.store,
         this.ports.ledger,
+        this.family,
         this.telemetry,
       );
       this.runs.set(runId, run);
+      this.family.add(run);
     }
     await run.resumeWith(change);
     return run;

@@ -5,15 +5,17 @@ import {
   LoopguardError,
   type RecordedEvent,
   type RunState,
+  type TerminalState,
   toolPolicy,
 } from '../domain/index.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
 import { type CallObservation, GuardTelemetry } from '../telemetry/index.js';
-import { type CallResult, callEnd } from './call-result.js';
+import { type CallResult, callEnd, decision, parseValue, stoppedReport } from './call-result.js';
 import { claimOperation, ledgerCall, type OperationClaim } from './claim-operation.js';
 import { executeTool, type ToolFn } from './execute-tool.js';
 import { interruptedCompletion } from './interrupted-call.js';
 import type { Ledger, ReissueNote } from './ledger.js';
+import { type RunFamily, withFamily } from './run-family.js';
 import type { RunStore } from './run-store.js';
 
 export interface CallRequest {
@@ -39,11 +41,14 @@ export interface CallHooks {
 export class GuardedRun {
   private queue: Promise<unknown> = Promise.resolve();
   private calls = 0;
+  /** Whether this run's end has been passed on to its sub-agents. */
+  private cascaded = false;
 
   constructor(
     private readonly actor: RunActor,
     private readonly store: RunStore,
     private readonly ledger: Ledger,
+    private readonly family?: RunFamily,
     private readonly telemetry: GuardTelemetry = new GuardTelemetry(),
   ) {}
 
@@ -58,12 +63,19 @@ export class GuardedRun {
   private serial<T>(work: () => Promise<T>): Promise<T> {
     const next = this.queue.then(work, work);
     this.queue = next.catch(() => undefined);
-    return next;
+    return next.then((value) => this.cascade().then(() => value));
+  }
+
+  /** Once this run has ended, so do its live sub-agents (outside its own queue: they wait on theirs). */
+  private async cascade(): Promise<void> {
+    if (this.cascaded || this.family === undefined || !isTerminal(this.actor.state.status)) return;
+    this.cascaded = true;
+    await this.family.ended(this.runId);
   }
 
   /** Record first, then act: append, and only once durable move the actor. */
   private async record(cmd: CommandInput): Promise<RecordedEvent[]> {
-    const proposed = this.actor.propose(cmd);
+    const proposed = this.actor.propose(withFamily(cmd, this.family?.view(this.runId)));
     if (!proposed.ok) throw proposed.error;
     try {
       await this.store.append(proposed.value);
@@ -155,8 +167,8 @@ export class GuardedRun {
       resultJson: ran.resultJson,
       terminal: ran.terminal,
       tokens: ran.tokens,
-      costUsd: ran.costUsd,
       inDoubt,
+      ...(ran.costUsd !== null ? { costUsd: ran.costUsd } : {}),
       ...(ran.code !== null ? { code: ran.code } : {}),
       ...(ran.retryAfterMs !== null ? { retryAfterMs: ran.retryAfterMs } : {}),
       ...(ran.progressVersion !== null ? { progressVersion: ran.progressVersion } : {}),
@@ -184,7 +196,7 @@ export class GuardedRun {
         const cached = Object.values(own).find(
           (o) => o.status === 'completed' && o.resultJson !== null,
         )?.resultJson;
-        return { status: 'cached', value: parse(d.resultJson ?? cached ?? 'null'), message: d.message };
+        return { status: 'cached', value: parseValue(d.resultJson ?? cached ?? 'null'), message: d.message };
       }
       case 'wait':
         return { status: 'waiting', rule, message: d.message, waitUntilMs: d.waitUntilMs };
@@ -266,6 +278,14 @@ export class GuardedRun {
     return note;
   }
 
+  /** Used by the run's family when an ancestor has ended: this run ends too (PARTIAL, parent_stopped). */
+  async endWithParent(parentRunId: string, parentState: TerminalState): Promise<void> {
+    await this.serial(async () => {
+      if (isTerminal(this.actor.state.status)) return;
+      await this.record({ type: 'EndWithParent', parentRunId, parentState });
+    });
+  }
+
   /** Used by Guard.startRun. */
   async start(cmd: Extract<CommandInput, { type: 'StartRun' }>): Promise<void> {
     await this.serial(() => this.record(cmd));
@@ -277,24 +297,7 @@ export class GuardedRun {
       const cutOff = await interruptedCompletion(this.actor.state, this.ledger);
       if (cutOff !== null) await this.record(cutOff);
       await this.record({ type: 'Resume', ...change });
+      this.cascaded = false;
     });
   }
-}
-
-function parse(json: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch {
-    return json;
-  }
-}
-
-function decision(records: readonly RecordedEvent[], phase: 'before' | 'after'): EventOf<'GuardDecided'> {
-  for (const r of records) if (r.event.type === 'GuardDecided' && r.event.phase === phase) return r.event;
-  throw new LoopguardError('internal', `no ${phase} decision recorded`);
-}
-
-function stoppedReport(records: readonly RecordedEvent[]) {
-  for (const r of records) if (r.event.type === 'RunStopped') return r.event.report;
-  return null;
 }

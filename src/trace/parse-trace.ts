@@ -41,6 +41,9 @@ export function parseTraceLine(line: string, lineNo: number, file = 'input'): Re
   ) {
     return bad('outcome.success', 'expected true, false or null');
   }
+  if (raw.parent_run_id !== undefined && (typeof raw.parent_run_id !== 'string' || raw.parent_run_id === ''))
+    return bad('parent_run_id', 'expected a non-empty string');
+  if (raw.parent_run_id === raw.run_id) return bad('parent_run_id', 'a run cannot be its own parent');
   if (!Array.isArray(raw.calls)) return bad('calls', 'expected an array');
   const calls: TraceCall[] = [];
   for (const [i, c] of raw.calls.entries()) {
@@ -80,6 +83,7 @@ export function parseTraceLine(line: string, lineNo: number, file = 'input'): Re
     run_id: raw.run_id,
     ...(typeof raw.source === 'string' ? { source: raw.source } : {}),
     ...(typeof raw.task_type === 'string' ? { task_type: raw.task_type } : {}),
+    ...(typeof raw.parent_run_id === 'string' ? { parent_run_id: raw.parent_run_id } : {}),
     outcome: { success, ...(typeof outcome.detail === 'string' ? { detail: outcome.detail } : {}) },
     calls,
   });

@@ -47,6 +47,9 @@ export function replayRun(
     policy: resolvePolicy(policy, run.task_type),
     ...(run.task_type ? { taskType: run.task_type } : {}),
     ...(run.source ? { tenant: run.source } : {}),
+    // The link is recorded, so the audit and a rebuild show the tree. Recorded runs are replayed
+    // one after another, not interleaved as they ran, so ancestors' budgets are not applied here.
+    ...(run.parent_run_id ? { parentRunId: run.parent_run_id } : {}),
     meta: { ...meta, calls_total: String(run.calls.length) },
   });
   let stopIndex: number | null = null;

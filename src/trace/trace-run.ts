@@ -33,6 +33,8 @@ export interface TraceRun {
   readonly source?: string;
   /** Selects the policy's `taskTypes` profile, as `startRun({ taskType })` does. */
   readonly task_type?: string;
+  /** The supervisor run this run was a sub-agent of, recorded in the same files. */
+  readonly parent_run_id?: string;
   readonly outcome: TraceOutcome;
   readonly calls: readonly TraceCall[];
 }

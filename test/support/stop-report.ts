@@ -16,6 +16,7 @@ export function stopReport(overrides: Partial<StopReport> = {}): StopReport {
     nextAllowedAction: 'answer',
     evidence: { fingerprints: [], counts: {}, thresholds: {} },
     spend: { steps: 0, toolCalls: 0, tokens: 0, costUsd: 0, elapsedMs: 0 },
+    children: [],
     ...overrides,
   };
 }

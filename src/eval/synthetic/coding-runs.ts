@@ -1,0 +1,94 @@
+import type { TraceRun } from '../../trace/trace-run.js';
+import {
+  boilerplateEdits,
+  debugPrint,
+  flipFlop,
+  installRetry,
+  longRun,
+  type Project,
+  pollAndPage,
+  project,
+  revertAndCompare,
+  scratchScripts,
+} from './coding-shapes.js';
+import { CallLog, HARNESSES } from './harness.js';
+import { Prng } from './prng.js';
+import { rephraseSearch, rereadFile, rerunUnchanged, rewriteAndRun, sameEdit } from './stuck-shapes.js';
+
+type Shape = (log: CallLog, rng: Prng, p: Project) => void;
+
+/** Runs that succeed: a guard that stops one of them is in the way. */
+const WORKING: Readonly<Record<string, Shape>> = {
+  'boilerplate-edits': boilerplateEdits,
+  'flip-flop': flipFlop,
+  'revert-and-compare': revertAndCompare,
+  'scratch-scripts': scratchScripts,
+  'poll-and-page': pollAndPage,
+  'debug-print': debugPrint,
+  'install-retry': installRetry,
+  'long-run': (log, rng, p) => longRun(log, rng, p, rng.int(30, 150)),
+};
+
+/** Runs that get stuck after some honest work: each must be stopped. */
+const STUCK: Readonly<Record<string, Shape>> = {
+  'rerun-unchanged': rerunUnchanged,
+  'same-edit': sameEdit,
+  'rewrite-and-run': rewriteAndRun,
+  'reread-file': rereadFile,
+  'rephrase-search': rephraseSearch,
+};
+
+export const SYNTHETIC_SEED = 11;
+/** Per harness: runs of each working shape, and of each stuck shape. */
+const WORKING_PER_SHAPE = 10;
+const STUCK_PER_SHAPE = 4;
+
+/**
+ * The synthetic coding-agent run set: every shape through every harness, from one seed. Working
+ * runs are recorded as successful, stuck ones as failed; a stuck run's honest prefix is a working
+ * run cut short, so the guard sees the loop only after a history like the real one.
+ */
+export function syntheticCodingRuns(seed: number = SYNTHETIC_SEED): TraceRun[] {
+  const rng = new Prng(seed);
+  const runs: TraceRun[] = [];
+  const working = Object.entries(WORKING);
+  for (const harness of HARNESSES) {
+    for (const [name, shape] of working) {
+      for (let i = 0; i < WORKING_PER_SHAPE; i++) {
+        const log = new CallLog(harness);
+        shape(log, rng, project(rng));
+        runs.push(traceRun(`synthetic/${harness.name}/${name}/${i}`, log, true));
+      }
+    }
+    for (const [name, shape] of Object.entries(STUCK)) {
+      for (let i = 0; i < STUCK_PER_SHAPE; i++) {
+        const log = new CallLog(harness);
+        const p = project(rng);
+        const [, prefix] = rng.pick(working);
+        prefix(log, rng, p);
+        log.calls.splice(rng.int(3, log.calls.length - 1));
+        shape(log, rng, p);
+        runs.push(traceRun(`synthetic/${harness.name}/stuck-${name}/${i}`, log, false));
+      }
+    }
+  }
+  return runs;
+}
+
+/** The synthetic runs grouped by harness, for an evaluation that reports each and their total. */
+export function syntheticCodingFiles(seed: number = SYNTHETIC_SEED): { name: string; runs: TraceRun[] }[] {
+  const runs = syntheticCodingRuns(seed);
+  return HARNESSES.map((h) => ({
+    name: `synthetic-${h.name}`,
+    runs: runs.filter((r) => r.run_id.startsWith(`synthetic/${h.name}/`)),
+  }));
+}
+
+function traceRun(runId: string, log: CallLog, success: boolean): TraceRun {
+  return {
+    run_id: runId,
+    source: 'synthetic',
+    outcome: { success, detail: success ? 'tests pass' : 'gave up' },
+    calls: log.calls.map((c, step) => ({ ...c, step })),
+  };
+}

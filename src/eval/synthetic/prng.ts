@@ -1,0 +1,35 @@
+/**
+ * A seeded pseudo-random generator (mulberry32): the synthetic runs are the same on every machine
+ * and every run of the evaluation, so a change in the numbers is a change in the guard.
+ */
+export class Prng {
+  private state: number;
+
+  constructor(seed: number) {
+    this.state = seed >>> 0;
+  }
+
+  /** A float in [0, 1). */
+  next(): number {
+    this.state = (this.state + 0x6d2b79f5) >>> 0;
+    let t = this.state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+
+  /** An integer in [min, max], both included. */
+  int(min: number, max: number): number {
+    return min + Math.floor(this.next() * (max - min + 1));
+  }
+
+  pick<T>(items: readonly T[]): T {
+    const item = items[Math.floor(this.next() * items.length)];
+    if (item === undefined) throw new RangeError('pick from an empty list');
+    return item;
+  }
+
+  chance(p: number): boolean {
+    return this.next() < p;
+  }
+}

@@ -1,0 +1,95 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { main } from '../src/cli/main.js';
+import { captureIo } from './support/capture-io.js';
+
+const dirs: string[] = [];
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), 'lg-sub-'));
+  dirs.push(d);
+  return d;
+};
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+async function run(args: string[]) {
+  const io = captureIo();
+  const code = await main(args, io);
+  return { code, out: io.stdout(), err: io.stderr() };
+}
+
+const call = (step: number, q: string) => ({
+  step,
+  tool: 'search',
+  args: { q },
+  result: `r-${q}`,
+  result_sha256: `sha-${q}`,
+  after_user_turn: step === 0,
+});
+
+function traces(lines: readonly object[]): string {
+  const file = join(tmp(), 'tree.jsonl');
+  writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
+  return file;
+}
+
+describe('parent_run_id in the trace format', () => {
+  it('replay records the link; audit, rebuilt from the log, shows the tree', async () => {
+    const file = traces([
+      { run_id: 'boss', outcome: { success: true }, calls: [call(0, 'plan')] },
+      { run_id: 'worker-1', parent_run_id: 'boss', outcome: { success: true }, calls: [call(0, 'a')] },
+      { run_id: 'worker-2', parent_run_id: 'boss', outcome: { success: false }, calls: [call(0, 'b')] },
+    ]);
+    const dataDir = tmp();
+    expect((await run(['replay', file, '--data-dir', dataDir])).code).toBe(0);
+    const audit = await run(['audit', 'worker-2', '--data-dir', dataDir]);
+    expect(audit.code).toBe(0);
+    expect(audit.out).toContain(
+      ['tree', '  boss  COMPLETED', '    worker-1  COMPLETED', '    worker-2  FAILED  <- this run'].join(
+        '\n',
+      ),
+    );
+    const json = JSON.parse((await run(['audit', 'boss', '--data-dir', dataDir, '--json'])).out);
+    expect(json.tree).toEqual({
+      runId: 'boss',
+      state: 'COMPLETED',
+      children: [
+        { runId: 'worker-1', state: 'COMPLETED', children: [] },
+        { runId: 'worker-2', state: 'FAILED', children: [] },
+      ],
+    });
+  });
+
+  it('a run with neither parent nor children prints no tree', async () => {
+    const dataDir = tmp();
+    await run([
+      'replay',
+      traces([{ run_id: 'solo', outcome: { success: true }, calls: [call(0, 'x')] }]),
+      '--data-dir',
+      dataDir,
+    ]);
+    expect((await run(['audit', 'solo', '--data-dir', dataDir])).out).not.toContain('tree');
+  });
+
+  it('rejects a bad parent_run_id naming the field', async () => {
+    const file = traces([
+      { run_id: 'x', parent_run_id: 7, outcome: { success: true }, calls: [call(0, 'q')] },
+    ]);
+    const r = await run(['replay', file, '--data-dir', tmp()]);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('parent_run_id: expected a non-empty string');
+  });
+});
+
+describe('eval --synthetic', () => {
+  it('scores the synthetic coding-agent runs per harness, apart from any recorded files', async () => {
+    const r = await run(['eval', '--synthetic']);
+    expect(r.code).toBe(0);
+    for (const h of ['shell-only', 'editor-tools', 'json-exec'])
+      expect(r.out).toContain(`== synthetic-${h}: 100 runs`);
+    expect(r.out).toMatch(/^loopguard .*0\/240 \(0\.0%\), 0 clean/m);
+  });
+});
