@@ -138,6 +138,31 @@ describe('loopguard whatif', () => {
     });
   });
 
+  it('the log keeps results as hashes: the recorded judgement of each answer carries a near-duplicate stop over', async () => {
+    const live = join(dir, 'near');
+    const guard = await createGuard({ dataDir: live });
+    const asks = await guard.startRun({ runId: 'near-1' });
+    const answer = async () => 'Refund policy: damaged orders are refunded within 14 days of delivery.';
+    for (const q of [
+      'refund policy for damaged orders',
+      'refund policy for damaged order',
+      'refund policies for damaged orders',
+      'the refund policy for damaged orders',
+    ])
+      await asks.call({ tool: 'search_docs', args: { q } }, answer);
+    await guard.close();
+    const rows = jsonLines(
+      (await run(['whatif', '--policy', policyFile('defaults.json', {}), '--data-dir', live, '--json'])).out,
+    );
+    expect(rows[0]).toMatchObject({
+      run_id: 'near-1',
+      change: 'same',
+      recorded_stop: 3,
+      recorded_rule: 'near_duplicate',
+      whatif_rule: 'near_duplicate',
+    });
+  });
+
   it('on a terminal shows its progress apart from the table, which stays the same', async () => {
     const tty = captureIo({ tty: true });
     const args = ['whatif', '--policy', join(examples, 'policy.json'), '--data-dir', data];

@@ -113,5 +113,6 @@ function completion(call: TraceCall): CommandInput {
     ...(call.tokens !== undefined ? { tokens: call.tokens } : {}),
     ...(call.cost_usd !== undefined ? { costUsd: call.cost_usd } : {}),
     ...(call.retry_after_ms !== undefined ? { retryAfterMs: call.retry_after_ms } : {}),
+    ...(call.recorded !== undefined ? { recorded: call.recorded } : {}),
   };
 }

@@ -21,6 +21,11 @@ export interface TraceCall {
   readonly cost_usd?: number;
   readonly tokens?: number;
   readonly at_ms?: number;
+  /**
+   * How the guard judged the result when it was recorded, for a run read back from the log (which
+   * keeps a result's hash, not its text); not part of the trace file format.
+   */
+  readonly recorded?: { readonly informative: boolean; readonly answersAsk: boolean };
 }
 
 export interface TraceOutcome {
