@@ -167,7 +167,7 @@ export interface Fleet {
  * loops and is stopped.
  */
 export function makeFleet(prefix: string, concurrency: number, rounds: number): Fleet {
-  const deps = { hashing: nodeHashing(), similarity: diceSimilarity };
+  const deps = { hashing: nodeHashing('bench'), similarity: diceSimilarity };
   const workers: RecordedEvent[][][] = [];
   let events = 0;
   for (let w = 0; w < concurrency; w++) {

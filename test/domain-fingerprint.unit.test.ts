@@ -78,7 +78,7 @@ describe('canonicalCall: secrets', () => {
   it.each(secrets)('never shows %s in plain text', (key) => {
     const c = canon({ q: 'x', [key]: 'hunter2-SECRET-VALUE', headers: { [key]: 'nested-SECRET-VALUE' } });
     expect(c.argsJson).not.toContain('SECRET-VALUE');
-    expect(c.argsJson).toContain(`"${key}":"secret:`);
+    expect(c.argsJson).toContain(`"${key}":"redacted:`);
   });
 
   it('equal secrets give equal fingerprints, different ones different', () => {

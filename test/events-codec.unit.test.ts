@@ -163,3 +163,20 @@ describe('toWire', () => {
     }
   });
 });
+
+describe('EventCodec: records from another writer pass the boundary check', () => {
+  it.each([
+    ['runId', { ...sample('ToolCallRequested'), runId: '  ' }],
+    ['tool', { ...sample('ToolCallRequested'), event: { ...sample('ToolCallRequested').event, tool: '' } }],
+  ])(
+    'a blank %s is a bad_payload naming the field (a dead letter on Kafka), not a state key',
+    async (field, rec) => {
+      const codec = await EventCodec.create(new MemorySchemaStore(), SUBJECT);
+      const buf = codec.encode(rec as RecordedEvent);
+      await expect(codec.decode(buf)).rejects.toMatchObject({
+        code: 'bad_payload',
+        details: { field },
+      });
+    },
+  );
+});

@@ -103,7 +103,7 @@ it('fails closed while the broker is down and loses nothing acknowledged across 
     expect(history.map((e) => e.seq)).toEqual(history.map((_, i) => i + 1));
     const rebuilt = new RunActor(
       'restart',
-      { hashing: nodeHashing(), similarity: diceSimilarity },
+      { hashing: nodeHashing('faults-test-key'), similarity: diceSimilarity },
       { now: () => 0 },
       history,
     );

@@ -24,7 +24,10 @@ function kafkaArgs(prefix: string): string[] {
   return ['--kafka', '--brokers', brokers.join(','), '--registry', registryUrl, '--topic-prefix', prefix];
 }
 
-async function run(args: string[], opts: MainOptions = { env: {} }) {
+/** Workers of one cluster share the key of secret values. */
+const KEY = 'kafka-cli-test-key';
+
+async function run(args: string[], opts: MainOptions = { env: { LOOPGUARD_SECRET_KEY: KEY } }) {
   const io = captureIo();
   const code = await main(args, io, opts);
   return { code, out: io.stdout(), err: io.stderr() };
@@ -33,6 +36,18 @@ async function run(args: string[], opts: MainOptions = { env: {} }) {
 const lines = (out: string) => out.trim().split('\n');
 
 describe('loopguard CLI on Kafka', () => {
+  it('replay --kafka without LOOPGUARD_SECRET_KEY is a clear error, and writes nothing', async () => {
+    const kafka = kafkaArgs(`cli-${randomUUID()}.`);
+    await expect(
+      run(['replay', fixture('mixed.jsonl'), '--json', ...kafka], { env: {} }),
+    ).rejects.toMatchObject({
+      code: 'secret_key_required',
+      message: expect.stringContaining('LOOPGUARD_SECRET_KEY'),
+    });
+    const rebuilt = await run(['rebuild', '--json', ...kafka]);
+    expect(JSON.parse(lines(rebuilt.out).at(-1) ?? '{}')).toMatchObject({ runs: 0, events: 0 });
+  });
+
   it('rebuild --kafka prints exactly the per-run JSON replay --kafka printed', async () => {
     const kafka = kafkaArgs(`cli-${randomUUID()}.`);
     const replay = await run([
@@ -118,7 +133,11 @@ describe('loopguard CLI on Kafka', () => {
   it('KAFKA_BROKERS and SCHEMA_REGISTRY_URL select Kafka; an explicit --data-dir keeps the embedded log', async () => {
     const { brokers, registryUrl } = kafkaEnv();
     const prefix = `cli-${randomUUID()}.`;
-    const env = { KAFKA_BROKERS: brokers.join(','), SCHEMA_REGISTRY_URL: registryUrl };
+    const env = {
+      KAFKA_BROKERS: brokers.join(','),
+      SCHEMA_REGISTRY_URL: registryUrl,
+      LOOPGUARD_SECRET_KEY: KEY,
+    };
     const published = await run(['replay', fixture('mixed.jsonl'), '--json', '--topic-prefix', prefix], {
       env,
     });

@@ -31,9 +31,12 @@ async function until(what: string, ok: () => boolean, ms = 30_000): Promise<void
 
 async function run(args: string[], signal?: AbortSignal) {
   const io = captureIo();
-  const code = await main(args, io, { env: {}, ...(signal ? { signal } : {}) });
+  const code = await main(args, io, { env: ENV, ...(signal ? { signal } : {}) });
   return { code, out: io.stdout(), err: io.stderr(), io };
 }
+
+/** Workers of one cluster share the key of secret values; Kafka mode refuses to record without one. */
+const ENV = { LOOPGUARD_SECRET_KEY: 'kafka-fleet-test-key' };
 
 describe('loopguard fleet --kafka', () => {
   it('publishes the detection once, and alert delivers it with the stops', async () => {

@@ -17,7 +17,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function run(args: string[]) {
   const io = captureIo();
-  const code = await main(args, io, { env: {} });
+  const code = await main(args, io, { env: ENV });
   return { code, out: io.stdout(), err: io.stderr() };
 }
 
@@ -30,6 +30,9 @@ const withoutRate = (out: string) =>
       const { events_per_s: _, ...rest } = JSON.parse(l);
       return rest;
     });
+
+/** Workers of one cluster share the key of secret values; Kafka mode refuses to record without one. */
+const ENV = { LOOPGUARD_SECRET_KEY: 'kafka-whatif-test-key' };
 
 describe('whatif, audit --html and ui on Kafka', () => {
   it('re-decides every run on the topics without writing, draws a run as one HTML file, serves the run list', async () => {
@@ -47,7 +50,7 @@ describe('whatif, audit --html and ui on Kafka', () => {
     expect(JSON.parse(same.out.trim().split('\n').at(-1) ?? '')).toMatchObject({ runs: 6, same: 6 });
     // On a terminal it shows its progress against the topic's record count, read from the broker.
     const tty = captureIo({ tty: true });
-    expect(await main(['whatif', '--policy', policy, ...prefixed], tty, { env: {} })).toBe(0);
+    expect(await main(['whatif', '--policy', policy, ...prefixed], tty, { env: ENV })).toBe(0);
     expect(tty.statusLine()).toMatch(/reading \[#{24}\] 100% ([\d,]+)\/\1 events/);
     const tight = join(dir, 'tight.json');
     writeFileSync(tight, JSON.stringify({ maxSteps: 2 }));
@@ -69,7 +72,7 @@ describe('whatif, audit --html and ui on Kafka', () => {
     // The ui serves the same topics: the run list filtered by rule, and a run's timeline.
     const io = captureIo();
     const ctl = new AbortController();
-    const serving = main(['ui', '--port', '0', ...prefixed], io, { env: {}, signal: ctl.signal });
+    const serving = main(['ui', '--port', '0', ...prefixed], io, { env: ENV, signal: ctl.signal });
     const end = Date.now() + 20_000;
     let url: string | undefined;
     while (url === undefined && Date.now() < end) {

@@ -7,6 +7,8 @@ import { MAX_LONG, MIN_LONG } from '../src/events/serde.js';
 
 const str = fc.string({ maxLength: 12, unit: 'grapheme' });
 const nstr = fc.option(str, { nil: null });
+/** Run ids and tool names are names (see input-check): a decoder refuses a blank one. */
+const name = str.filter((s) => s.trim() !== '');
 // Avro longs are JS numbers: only integers in [MIN_LONG, MAX_LONG] survive avsc (see serde.ts).
 const long = fc.integer({ min: MIN_LONG, max: MAX_LONG });
 const nlong = fc.option(long, { nil: null });
@@ -78,7 +80,7 @@ export const domainEventArb: fc.Arbitrary<DomainEvent> = fc.oneof(
   ev(
     'RunStarted',
     fc.record({
-      runId: str,
+      runId: name,
       taskType: nstr,
       tenant: nstr,
       policy,
@@ -91,7 +93,7 @@ export const domainEventArb: fc.Arbitrary<DomainEvent> = fc.oneof(
     'ToolCallRequested',
     fc.record({
       callId: str,
-      tool: str,
+      tool: name,
       argsJson: str,
       fingerprint: str,
       operationKey: nstr,
@@ -160,7 +162,7 @@ export const domainEventArb: fc.Arbitrary<DomainEvent> = fc.oneof(
 
 export const recordedEventArb: fc.Arbitrary<RecordedEvent> = fc.record({
   eventId: str,
-  runId: str,
+  runId: name,
   seq: long,
   atMs: long,
   event: domainEventArb,

@@ -22,7 +22,12 @@ describe('loopguard mcp on Kafka', () => {
     const { brokers, registryUrl } = kafkaEnv();
     const kafka = ['--kafka', '--brokers', brokers.join(','), '--registry', registryUrl];
     const prefix = ['--topic-prefix', `mcp-${randomUUID()}.`];
-    const s = await mcpSession({ log: [...kafka, ...prefix], flags: ['--run-id', 'mcp-kafka'] });
+    const s = await mcpSession({
+      log: [...kafka, ...prefix],
+      flags: ['--run-id', 'mcp-kafka'],
+      // Workers on one cluster share the key of secret values; Kafka mode refuses to start without one.
+      env: { LOOPGUARD_SECRET_KEY: 'mcp-kafka-test-key' },
+    });
     try {
       await s.call('pay', { order: 'K1', amount: 12 });
       const again = await s.call('pay', { order: 'K1', amount: 12 });

@@ -201,7 +201,12 @@ describe('run.call', () => {
     });
     const dataDir = mkdtempSync(join(tmpdir(), 'loopguard-rt-'));
     dirs.push(dataDir);
-    const guard = await createGuard({ dataDir, log, schemaStore: new MemorySchemaStore() });
+    const guard = await createGuard({
+      dataDir,
+      log,
+      schemaStore: new MemorySchemaStore(),
+      secretKey: 'test-key',
+    });
     guards.push(guard);
     const run = await guard.startRun({ runId: 'r-closed' });
     down = true;

@@ -24,7 +24,7 @@ async function guardWith(policy: unknown = {}) {
   dirs.push(dataDir);
   const log = new MemoryLog();
   const schemaStore = new MemorySchemaStore();
-  const guard = await createGuard({ policy, dataDir, log, schemaStore });
+  const guard = await createGuard({ policy, dataDir, log, schemaStore, secretKey: 'test-key' });
   guards.push(guard);
   const rebuild = async () => {
     const events: RecordedEvent[] = [];

@@ -6,6 +6,7 @@
  * Only types come from `ai`: this file loads without it.
  */
 import type { StopCondition, ToolApprovalStatus, ToolExecutionOptions, ToolSet } from 'ai';
+import { put } from '../domain/index.js';
 import { type GuardedRun, type GuardToolsOptions, toModelMessage } from '../runtime/index.js';
 import { endAfterStop } from './end-after-stop.js';
 import { GuardedCalls } from './guarded-calls.js';
@@ -31,7 +32,10 @@ function wrapWith<T extends ToolSet>(calls: GuardedCalls, tools: T): T {
   const out: Record<string, unknown> = {};
   for (const [name, t] of Object.entries(tools)) {
     const execute = t.execute;
-    out[name] =
+    // put: a tool named "__proto__" stays a tool, not the map's prototype.
+    put(
+      out,
+      name,
       execute === undefined
         ? t
         : {
@@ -42,7 +46,8 @@ function wrapWith<T extends ToolSet>(calls: GuardedCalls, tools: T): T {
                   finalOutput(execute(input as never, { ...options, abortSignal: signal } as never)),
                 ),
               ),
-          };
+          },
+    );
   }
   return out as T;
 }

@@ -7,6 +7,12 @@ import { loadPolicy } from './policy-file.js';
 import { readTraceFiles } from './trace-files.js';
 
 /**
+ * eval records nothing: the keyed hash only has to keep equal values equal within this process,
+ * so a fixed key gives nothing away.
+ */
+const EVAL_KEY = 'loopguard-eval-records-nothing';
+
+/**
  * `loopguard eval FILE.jsonl... [--synthetic] [--policy P.json] [--json]`: loopguard and the
  * baselines side by side on recorded runs, and with `--synthetic` separately on the seeded
  * synthetic coding-agent runs (never pooled with the recordings: they are ours, not a sample).
@@ -20,7 +26,7 @@ export function evalCommand(
   const { files, errors } = readTraceFiles(paths);
   for (const e of errors) io.err(`rejected: ${e.message}`);
   const detectors = [
-    loopguardDetector(policy, { hashing: nodeHashing(), similarity: diceSimilarity }),
+    loopguardDetector(policy, { hashing: nodeHashing(EVAL_KEY), similarity: diceSimilarity }),
     ...defaultBaselines(),
   ];
   const print = (report: ReturnType<typeof evaluate>) =>

@@ -114,13 +114,19 @@ export async function main(
   switch (command) {
     case 'replay':
       if (rest.length === 0) throw new LoopguardError('usage', 'replay: give at least one FILE.jsonl');
-      return withStore(values, env, async (s) =>
-        replayCommand(
-          rest,
-          { ...(values.policy ? { policy: values.policy } : {}), json },
-          { knownRunIds: await s.knownRunIds(), where: s.where, append: (r) => s.events.append(r) },
-          io,
-        ),
+      return replayCommand(
+        rest,
+        { ...(values.policy ? { policy: values.policy } : {}), json },
+        (work) =>
+          withStore(values, env, async (s) =>
+            work({
+              knownRunIds: await s.knownRunIds(),
+              where: s.where,
+              secretKey: s.secretKey(env),
+              append: (r) => s.events.append(r),
+            }),
+          ),
+        io,
       );
     case 'eval':
       if (rest.length === 0 && !values.synthetic)

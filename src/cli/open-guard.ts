@@ -25,6 +25,7 @@ export async function openGuard(
       store: runStoreOf(store.events),
       ledger: FileLedger.open(dataDir),
       policy,
+      secretKey: store.secretKey(env),
       ...(metrics ? { metrics } : {}),
       onClose: () => store.close(),
     });
@@ -32,6 +33,8 @@ export async function openGuard(
   }
   const store = await openKafkaStore(kafka);
   try {
+    // Before the ledger opens: without a shared key the command stops here, with nothing to undo.
+    const secretKey = store.secretKey(env);
     const ledger = await KafkaLedger.open({
       log: store.log,
       schemaStore: new RegistrySchemaStore({ url: kafka.registryUrl }),
@@ -41,6 +44,7 @@ export async function openGuard(
       store: runStoreOf(store.events),
       ledger,
       policy,
+      secretKey,
       ...(metrics ? { metrics } : {}),
       onClose: () => store.close(),
     });

@@ -4,6 +4,7 @@ import { TOPICS } from '../log/event-log.js';
 import { EventStore } from '../log/event-store.js';
 import { DecodingConsumer } from '../log/kafka/decoding-consumer.js';
 import { KafkaLog } from '../log/kafka/kafka-log.js';
+import { chooseSecretKey } from '../runtime/secret-key.js';
 import type { OpenStore } from './open-store.js';
 import { kafkaRunIds, rebuildFromKafka, scanKafkaRuns } from './rebuild-from-kafka.js';
 
@@ -84,6 +85,12 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
       },
       eventCount: () => log.recordCount(TOPICS.runs),
       knownRunIds: () => kafkaRunIds(log),
+      secretKey: (env) =>
+        chooseSecretKey(
+          undefined,
+          { kind: 'shared', where: 'replay --kafka (workers share the topics)' },
+          env,
+        ),
       close: () => log.close(),
     };
   } catch (e) {

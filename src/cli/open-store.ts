@@ -3,6 +3,7 @@ import { LoopguardError, type RecordedEvent } from '../domain/index.js';
 import { FileSchemaStore } from '../events/index.js';
 import { DEFAULT_DATA_DIR, EmbeddedLog, type EventLog, EventStore, TOPICS } from '../log/index.js';
 import type { Projections } from '../projections/index.js';
+import { chooseSecretKey } from '../runtime/secret-key.js';
 import { rebuildProjections } from './rebuild-command.js';
 
 /** A log the commands read and write, whichever adapter is behind it. */
@@ -28,6 +29,8 @@ export interface OpenStore {
   eventCount(): Promise<number>;
   /** Run ids already in the log: a second recording of one run would corrupt its history. */
   knownRunIds(): Promise<Set<string>>;
+  /** The key for secret values recorded here (only commands that record need one). */
+  secretKey(env: Readonly<Record<string, string | undefined>>): string;
   close(): Promise<void>;
 }
 
@@ -55,6 +58,7 @@ export async function openEmbeddedStore(dataDir: string = DEFAULT_DATA_DIR): Pro
         ),
       ),
     eventCount: () => log.endOffset(TOPICS.runs),
+    secretKey: (env) => chooseSecretKey(undefined, { kind: 'embedded', dataDir }, env),
     knownRunIds: async () => {
       const ids = new Set<string>();
       for await (const e of events.readRuns(0)) ids.add(e.runId);

@@ -9,17 +9,19 @@ export function loadPolicy(path: string | undefined): Policy {
 /** The parsed policy and the JSON it came from (for what the file states explicitly). */
 export function readPolicyFile(path: string | undefined): { policy: Policy; json: unknown } {
   if (path === undefined) return { policy: DEFAULT_POLICY, json: {} };
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = readFileSync(path, 'utf8');
+    bytes = readFileSync(path);
   } catch (e) {
     throw new LoopguardError('policy_unreadable', `--policy ${path}: ${(e as Error).message}`);
   }
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    // Strict UTF-8, never a silent U+FFFD in a tool name; the decoder drops a byte order mark.
+    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch (e) {
-    throw new LoopguardError('invalid_policy', `--policy ${path}: not JSON (${(e as Error).message})`);
+    const why = e instanceof TypeError ? 'not valid UTF-8' : `not JSON (${(e as Error).message})`;
+    throw new LoopguardError('invalid_policy', `--policy ${path}: ${why}`);
   }
   const parsed = parsePolicy(json);
   if (!parsed.ok)

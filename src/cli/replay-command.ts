@@ -1,4 +1,4 @@
-import { diceSimilarity, LoopguardError, type RecordedEvent } from '../domain/index.js';
+import { diceSimilarity, LoopguardError, type Policy, type RecordedEvent } from '../domain/index.js';
 import type { RunSummary } from '../projections/index.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import { replayRun } from '../trace/replay.js';
@@ -6,15 +6,20 @@ import type { Io } from './io.js';
 import { loadPolicy } from './policy-file.js';
 import { progressBar } from './progress-bar.js';
 import { table } from './table.js';
-import { readTraceFiles } from './trace-files.js';
+import { readTraceFiles, type TraceFile } from './trace-files.js';
 
 export interface ReplaySink {
   /** Run ids already in the log: a second recording of one run would corrupt its history. */
   readonly knownRunIds: ReadonlySet<string>;
   /** Where the log is, for the rejection message. */
   readonly where?: string;
+  /** The key of the keyed hash of secret values recorded in this log. */
+  readonly secretKey: string;
   append(records: readonly RecordedEvent[]): Promise<void>;
 }
+
+/** Opens the log only for work that writes: input with no run to record leaves no data dir behind. */
+export type WithSink = <T>(work: (sink: ReplaySink) => Promise<T>) => Promise<T>;
 
 const APPENDS_IN_FLIGHT = 64;
 
@@ -41,14 +46,30 @@ export function formatSummaries(summaries: readonly RunSummary[]): string {
 export async function replayCommand(
   paths: readonly string[],
   opts: { policy?: string; json?: boolean },
-  sink: ReplaySink,
+  withSink: WithSink,
   io: Io,
 ): Promise<number> {
   const policy = loadPolicy(opts.policy);
-  const deps = { hashing: nodeHashing(), similarity: diceSimilarity };
   const { files, errors } = readTraceFiles(paths);
-  const seen = new Set(sink.knownRunIds);
   const summaries: RunSummary[] = [];
+  if (files.some((f) => f.runs.length > 0))
+    await withSink((sink) => replayInto(files, policy, sink, { summaries, errors }, opts, io));
+  if (!opts.json) io.out(formatSummaries(summaries));
+  for (const e of errors) io.err(`rejected: ${e.message}`);
+  return errors.length > 0 ? 1 : 0;
+}
+
+async function replayInto(
+  files: readonly TraceFile[],
+  policy: Policy,
+  sink: ReplaySink,
+  out: { readonly summaries: RunSummary[]; readonly errors: LoopguardError[] },
+  opts: { json?: boolean },
+  io: Io,
+): Promise<void> {
+  const { summaries, errors } = out;
+  const deps = { hashing: nodeHashing(sink.secretKey), similarity: diceSimilarity };
+  const seen = new Set(sink.knownRunIds);
   const bar = progressBar(
     io,
     'replaying',
@@ -78,8 +99,21 @@ export async function replayCommand(
         );
         continue;
       }
+      let replayed: ReturnType<typeof replayRun>;
+      try {
+        replayed = replayRun(run, policy, deps, { trace_file: file.name });
+      } catch (e) {
+        if (!(e instanceof LoopguardError)) throw e;
+        // Nothing of this run was appended: its events go to the log only once all are decided.
+        errors.push(
+          new LoopguardError(e.code, `${file.path}:${run.line ?? '?'}: ${e.message}`, {
+            details: { ...e.details, file: file.path, line: run.line },
+          }),
+        );
+        continue;
+      }
       seen.add(run.run_id);
-      const { summary, events } = replayRun(run, policy, deps, { trace_file: file.name });
+      const { summary, events } = replayed;
       const done = sink.append(events);
       // Awaited in settleOldest; this only keeps a failure that comes before then from being unhandled.
       done.catch(() => undefined);
@@ -89,7 +123,4 @@ export async function replayCommand(
   }
   while (inFlight.length > 0) await settleOldest();
   bar.end();
-  if (!opts.json) io.out(formatSummaries(summaries));
-  for (const e of errors) io.err(`rejected: ${e.message}`);
-  return errors.length > 0 ? 1 : 0;
 }

@@ -6,6 +6,12 @@ import { loadPolicy } from './policy-file.js';
 import { progressBar } from './progress-bar.js';
 import { table } from './table.js';
 
+/**
+ * whatif records nothing, and the arguments it reads were redacted when they were recorded: like
+ * eval's, its keyed hash only has to keep equal values equal within this process.
+ */
+const WHATIF_KEY = 'loopguard-whatif-records-nothing';
+
 const at = (stop: number | null, rule: string | null) =>
   stop === null ? '-' : `${stop} ${rule ?? ''}`.trim();
 
@@ -44,7 +50,7 @@ export async function whatifCommand(
     reading.update(++n);
   });
   reading.end();
-  const deps = { hashing: nodeHashing(), similarity: diceSimilarity };
+  const deps = { hashing: nodeHashing(WHATIF_KEY), similarity: diceSimilarity };
   const ids = fold.runIds();
   const deciding = progressBar(io, 're-deciding', 'runs', ids.length);
   const rows = ids.flatMap((id, i) => {

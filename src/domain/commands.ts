@@ -56,7 +56,7 @@ export type Command =
        * The judgement of the result recorded when it first came (a re-decision from the log, which
        * keeps results as hashes, not text); else judged from `resultJson`.
        */
-      readonly recorded?: { readonly informative: boolean; readonly answersAsk: boolean };
+      readonly judgement?: { readonly informative: boolean; readonly answersAsk: boolean };
       readonly family?: FamilyView;
       readonly atMs: number;
     }

@@ -3,9 +3,11 @@ import { err, LoopguardError, ok, type Result } from './errors.js';
 import { type DomainEvent, type EventOf, isTerminal, type RecordedEvent } from './events.js';
 import { evolve } from './evolve.js';
 import type { ChildState } from './family.js';
-import { canonicalCall, type Hashing } from './fingerprint.js';
+import { canonicalCall } from './fingerprint.js';
 import { answersAsk, isInformative } from './informative.js';
+import { CALL_FIELDS, fieldsProblem, inputError, OUTCOME_FIELDS } from './input-check.js';
 import { type RunPolicy, toolPolicy } from './policy.js';
+import { type Hashing, redactText } from './redact.js';
 import { checkAfter } from './rules-after.js';
 import { checkBefore } from './rules-before.js';
 import type { RunState } from './run-state.js';
@@ -98,11 +100,14 @@ export function decideRequest(
       'call_in_flight',
       `run ${s.runId}: call ${s.inFlight.callId} has no result yet; calls of one run go one at a time`,
     );
+  const bad = fieldsProblem(cmd, CALL_FIELDS, '');
+  if (bad !== null) return err(inputError('invalid_call', bad.path, bad.problem));
   const canon = canonicalCall(cmd.tool, cmd.args, deps.hashing, toolPolicy(p, cmd.tool).volatileArgs);
   if (!canon.ok) return canon;
   const call = canon.value;
   const sideEffect = cmd.sideEffect ?? toolPolicy(p, call.tool).sideEffect;
-  const operationKey = cmd.operationKey ?? null;
+  // An operation key is a name the caller builds, sometimes from a token: it is recorded redacted.
+  const operationKey = cmd.operationKey === undefined ? null : redactText(cmd.operationKey, deps.hashing);
   const check = checkBefore(
     s,
     p,
@@ -144,15 +149,22 @@ export function decideRequest(
   return ok(events);
 }
 
-export function decideResult(s: RunState, p: RunPolicy, cmd: Cmd<'CompleteToolCall'>): Result<DomainEvent[]> {
+export function decideResult(
+  s: RunState,
+  p: RunPolicy,
+  cmd: Cmd<'CompleteToolCall'>,
+  deps: DeciderDeps,
+): Result<DomainEvent[]> {
   const call = s.inFlight;
   if (call === null || call.callId !== cmd.callId)
     return fail('unknown_call', `run ${s.runId}: no call ${cmd.callId} is waiting for a result`);
+  const bad = fieldsProblem(cmd, OUTCOME_FIELDS, 'result');
+  if (bad !== null) return err(inputError('invalid_result', bad.path, bad.problem));
   const done: EventOf<'ToolCallCompleted'> = {
     type: 'ToolCallCompleted',
     callId: cmd.callId,
     kind: cmd.kind,
-    code: cmd.code ?? null,
+    code: cmd.code === undefined ? null : redactText(cmd.code, deps.hashing),
     resultHash: cmd.resultHash,
     terminal: cmd.terminal ?? false,
     progressVersion: cmd.progressVersion ?? null,
@@ -162,9 +174,11 @@ export function decideResult(s: RunState, p: RunPolicy, cmd: Cmd<'CompleteToolCa
     costUsd: cmd.costUsd ?? call.costEstimateUsd ?? toolPolicy(p, call.tool).costUsd ?? 0,
     retryAfterMs: cmd.retryAfterMs ?? null,
     durationMs: Math.max(0, cmd.atMs - call.startedAtMs),
-    informative: cmd.recorded?.informative ?? (cmd.resultJson === undefined || isInformative(cmd.resultJson)),
+    informative:
+      cmd.judgement?.informative ?? (cmd.resultJson === undefined || isInformative(cmd.resultJson)),
     answersAsk:
-      cmd.recorded?.answersAsk ?? (cmd.resultJson === undefined || answersAsk(cmd.resultJson, call.argsJson)),
+      cmd.judgement?.answersAsk ??
+      (cmd.resultJson === undefined || answersAsk(cmd.resultJson, call.argsJson)),
   };
   const events: DomainEvent[] = [done];
   const inDoubt = (cmd.inDoubt ?? false) && call.operationKey !== null;
@@ -174,14 +188,14 @@ export function decideResult(s: RunState, p: RunPolicy, cmd: Cmd<'CompleteToolCa
         type: 'OperationInDoubt',
         operationKey: call.operationKey,
         callId: call.callId,
-        reason: cmd.code ?? 'no answer',
+        reason: done.code ?? 'no answer',
       });
     else if (cmd.kind !== 'SUCCESS')
       events.push({
         type: 'OperationReleased',
         operationKey: call.operationKey,
         callId: call.callId,
-        reason: `${cmd.kind} ${cmd.code ?? ''}`.trim(),
+        reason: `${cmd.kind} ${done.code ?? ''}`.trim(),
       });
     else
       events.push({

@@ -7,9 +7,19 @@ import {
   decideResult,
   fail,
 } from './decide-call.js';
-import { ok, type Result } from './errors.js';
+import { err, ok, type Result } from './errors.js';
 import { type DomainEvent, emptyEvidence, isTerminal } from './events.js';
+import {
+  fieldsProblem,
+  inputError,
+  MODEL_USAGE_FIELDS,
+  nameProblem,
+  own,
+  RESUME_FIELDS,
+  textProblem,
+} from './input-check.js';
 import type { RunPolicy } from './policy.js';
+import { redactText } from './redact.js';
 import type { RunState } from './run-state.js';
 import { stopReport } from './stop-report.js';
 
@@ -41,8 +51,15 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
     case 'RequestToolCall':
       return decideRequest(s, p, cmd, deps);
     case 'CompleteToolCall':
-      return decideResult(s, p, cmd);
+      return decideResult(s, p, cmd, deps);
     case 'RecordModelUsage': {
+      if (isTerminal(s.status))
+        return fail(
+          'run_ended',
+          `run ${s.runId} has already ended (${s.status}); its usage is no longer counted`,
+        );
+      const bad = fieldsProblem(cmd, MODEL_USAGE_FIELDS, 'usage');
+      if (bad !== null) return err(inputError('invalid_usage', bad.path, bad.problem));
       const usage: DomainEvent = {
         type: 'ModelUsageRecorded',
         tokensIn: cmd.tokensIn,
@@ -58,6 +75,16 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
       if (isTerminal(s.status)) return fail('run_ended', `run ${s.runId} has already ended (${s.status})`);
       if (s.inFlight !== null)
         return fail('call_in_flight', `run ${s.runId}: call ${s.inFlight.callId} has no result yet`);
+      const texts =
+        cmd.type === 'Finish' ? (cmd.gaps ?? []) : cmd.type === 'EndWithParent' ? [] : [cmd.reason];
+      for (const [i, t] of texts.entries()) {
+        const bad = textProblem(t);
+        if (bad !== null)
+          return err(inputError('invalid_input', cmd.type === 'Finish' ? `gaps[${i}]` : 'reason', bad));
+      }
+      // Reasons and gaps are free text a caller may paste a credential into.
+      const redacted = texts.map((t) => redactText(t, deps.hashing));
+      const reason = redacted[0] ?? '';
       const end =
         cmd.type === 'EndWithParent'
           ? {
@@ -72,28 +99,28 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
             ? {
                 terminal: 'PARTIAL' as const,
                 reason: 'cancelled',
-                message: `Cancelled: ${cmd.reason}`,
-                gaps: [cmd.reason],
+                message: `Cancelled: ${reason}`,
+                gaps: [reason],
               }
             : cmd.type === 'Fail'
               ? {
                   terminal: 'FAILED' as const,
                   reason: 'failed',
-                  message: `Failed: ${cmd.reason}`,
-                  gaps: [cmd.reason],
+                  message: `Failed: ${reason}`,
+                  gaps: [reason],
                 }
               : cmd.verified
                 ? {
                     terminal: 'COMPLETED' as const,
                     reason: 'verified',
                     message: 'The verifier confirmed the goal is met.',
-                    gaps: cmd.gaps ?? [],
+                    gaps: redacted,
                   }
                 : {
                     terminal: 'PARTIAL' as const,
                     reason: 'unverified',
                     message: 'Finished without verification: a partial result.',
-                    gaps: cmd.gaps ?? [],
+                    gaps: redacted,
                   };
       return ok([
         {
@@ -105,6 +132,10 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
     case 'Resume': {
       if (s.status === 'COMPLETED')
         return fail('run_completed', `run ${s.runId} is COMPLETED; there is nothing to resume`);
+      // A missing note is null here, so it is named rather than skipped as an absent option.
+      const note = { preconditionChange: cmd.preconditionChange ?? null, approvedBy: cmd.approvedBy };
+      const bad = fieldsProblem(note, RESUME_FIELDS, 'change');
+      if (bad !== null) return err(inputError('invalid_input', bad.path, bad.problem));
       if (cmd.preconditionChange.trim() === '') {
         return fail(
           'precondition_unchanged',
@@ -114,7 +145,7 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
       const policy = cmd.policy ?? p;
       const resumed: DomainEvent = {
         type: 'RunResumed',
-        preconditionChange: cmd.preconditionChange.trim(),
+        preconditionChange: redactText(cmd.preconditionChange.trim(), deps.hashing),
         approvedBy: cmd.approvedBy ?? null,
         fromCheckpoint: s.lastCheckpoint?.id ?? null,
         progressVersion: Math.max(s.progressVersion, s.lastCheckpoint?.progressVersion ?? 0),
@@ -129,28 +160,32 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
       return ok([resumed]);
     }
     case 'SettleOperation': {
-      const own = s.operations[cmd.operationKey];
+      // Keys are recorded redacted (see decideRequest), so the lookup is by the redacted key.
+      const operationKey = redactText(cmd.operationKey, deps.hashing);
+      const entry = own(s.operations, operationKey);
       // Only this run's own open entries are settled here; the shared ledger is settled by the runtime.
-      if (own === undefined || own.status === 'completed') return ok([]);
+      if (entry === undefined || entry.status === 'completed') return ok([]);
       if (cmd.happened)
         return ok([
           {
             type: 'OperationCompleted',
-            operationKey: cmd.operationKey,
-            callId: own.callId,
+            operationKey,
+            callId: entry.callId,
             resultJson: cmd.resultJson ?? 'null',
           },
         ]);
       return ok([
         {
           type: 'OperationReleased',
-          operationKey: cmd.operationKey,
-          callId: own.callId,
-          reason: `settled by ${cmd.settledBy}: it did not happen`,
+          operationKey,
+          callId: entry.callId,
+          reason: `settled by ${redactText(cmd.settledBy, deps.hashing)}: it did not happen`,
         },
       ]);
     }
     case 'RecordCheckpoint': {
+      const bad = fieldsProblem(cmd, { checkpointId: nameProblem }, '');
+      if (bad !== null) return err(inputError('invalid_input', bad.path, bad.problem));
       const completed = Object.entries(s.operations)
         .filter(([, o]) => o.status === 'completed')
         .map(([k]) => k);

@@ -1,4 +1,5 @@
 import type { DomainEvent, EventOf, RecordedEvent } from './events.js';
+import { own } from './input-check.js';
 import { intentOf } from './intent.js';
 import { nearDuplicatesAfter, newsOf } from './news.js';
 import {
@@ -40,7 +41,7 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   const outsideNews = version > s.progressVersion || call.afterUserTurn;
   const tracksProgress = s.tracksProgress || call.progressVersion !== null || e.progressVersion !== null;
   const intent = intentOf(call.argsJson);
-  const prior = outsideNews ? [] : (s.asked[call.tool] ?? []);
+  const prior = outsideNews ? [] : (own(s.asked, call.tool) ?? []);
   const pair = seenPair(fp, e.resultHash);
   const known = s.seen.includes(pair);
   const news = newsOf(s, {
@@ -131,7 +132,7 @@ function executed(s: RunState, atMs: number): RunState {
     n.waitCallFingerprint = null;
   }
   n.steps = s.steps + 1;
-  n.perTool = { ...s.perTool, [call.tool]: (s.perTool[call.tool] ?? 0) + 1 };
+  n.perTool = { ...s.perTool, [call.tool]: (own(s.perTool, call.tool) ?? 0) + 1 };
   n.sameTool = { tool: call.tool, count: s.sameTool?.tool === call.tool ? s.sameTool.count + 1 : 1 };
   return n;
 }

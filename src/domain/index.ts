@@ -1,3 +1,4 @@
+export * from './canonical-json.js';
 export * from './commands.js';
 export * from './decide.js';
 export * from './errors.js';
@@ -5,8 +6,12 @@ export * from './events.js';
 export * from './evolve.js';
 export * from './family.js';
 export * from './fingerprint.js';
+export * from './input-check.js';
+export * from './input-check.js';
+export * from './input-check.js';
 export * from './policy.js';
 export * from './policy-parse.js';
+export * from './redact.js';
 export * from './rules-after.js';
 export * from './run-state.js';
 export * from './similarity.js';

@@ -3,6 +3,8 @@
  * and identity fields. Two calls with one intent are a next page or another item, never a
  * rephrasing; near-duplicate detection compares intents.
  */
+import { put } from './input-check.js';
+
 const PAGING = new Set([
   'page',
   'pagenumber',
@@ -60,7 +62,7 @@ export function intentOfObject(args: Readonly<Record<string, unknown>>, argsJson
   for (const k in args) if (isPagingKey(k)) paging = true;
   if (!paging) return argsJson;
   const kept: Record<string, unknown> = {};
-  for (const k in args) if (!isPagingKey(k)) kept[k] = args[k];
+  for (const k in args) if (!isPagingKey(k)) put(kept, k, args[k]);
   return JSON.stringify(kept);
 }
 
@@ -77,6 +79,6 @@ function computeIntent(argsJson: string): string {
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return argsJson;
   const kept: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) if (!isPagingKey(k)) kept[k] = x;
+  for (const [k, x] of Object.entries(v)) if (!isPagingKey(k)) put(kept, k, x);
   return JSON.stringify(kept);
 }

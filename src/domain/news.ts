@@ -1,4 +1,5 @@
 import type { EventOf } from './events.js';
+import { own } from './input-check.js';
 import type { AnswerCount, AskedEntry, InFlightCall, RunState } from './run-state.js';
 
 /**
@@ -115,7 +116,7 @@ export function nearDuplicatesAfter(
   const explored = resembled !== undefined && resembled.resultHash !== e.resultHash;
   if (!sameAnswer && (fresh || news.flipped || explored))
     return Object.keys(s.nearDuplicates).length === 0 ? s.nearDuplicates : {};
-  const chain = sameAnswer ? (s.nearDuplicates[call.tool] ?? 0) + 1 : 0;
-  if (chain === 0 && s.nearDuplicates[call.tool] === undefined) return s.nearDuplicates;
+  const chain = sameAnswer ? (own(s.nearDuplicates, call.tool) ?? 0) + 1 : 0;
+  if (chain === 0 && own(s.nearDuplicates, call.tool) === undefined) return s.nearDuplicates;
   return { ...s.nearDuplicates, [call.tool]: chain };
 }

@@ -1,4 +1,5 @@
 import { err, LoopguardError, ok, type Result } from './errors.js';
+import { MAX_COST_USD, MAX_LONG, MAX_TIMER_MS, own, put } from './input-check.js';
 import {
   BUILTIN_TASK_TYPES,
   DEFAULT_LIMITS,
@@ -43,6 +44,10 @@ class Issues {
   }
 }
 
+/** The largest value of a limit: a step timeout is one timer, money a double, every count a long. */
+const maxOf = (path: string, integer: boolean): number =>
+  path.endsWith('stepTimeoutMs') ? MAX_TIMER_MS : integer ? MAX_LONG : MAX_COST_USD;
+
 function count(
   v: unknown,
   path: string,
@@ -52,6 +57,7 @@ function count(
 ): number | null | undefined {
   if (v === undefined) return undefined;
   if (v === null && nullable) return null;
+  const max = maxOf(path, integer);
   if (typeof v !== 'number' || !Number.isFinite(v)) {
     issues.add(
       path,
@@ -59,6 +65,7 @@ function count(
     );
   } else if (v < 0) issues.add(path, `must not be negative, got ${v}`);
   else if (integer && !Number.isInteger(v)) issues.add(path, `expected an integer, got ${v}`);
+  else if (v > max) issues.add(path, `must be at most ${max}, got ${v}`);
   else return v;
   return undefined;
 }
@@ -155,12 +162,13 @@ export function parsePolicy(input: unknown): Result<Policy> {
   if (!isObj(input)) return err(new LoopguardError('invalid_policy', 'policy: expected a JSON object'));
   unknownKeys(input, POLICY_KEYS, '', issues);
   const limits = parseLimits(input, '', issues);
+  // A tool or task type named "__proto__" or "constructor" is data like any other (put, own).
   const tools: Record<string, ToolPolicy> = {};
   if (input.tools !== undefined) {
     if (!isObj(input.tools)) issues.add('tools', 'expected an object mapping tool names to settings');
     else
       for (const [name, t] of Object.entries(input.tools))
-        tools[name] = parseTool(t, `tools.${name}`, issues);
+        put(tools, name, parseTool(t, `tools.${name}`, issues));
   }
   const taskTypes: Record<string, Partial<Limits>> = { ...BUILTIN_TASK_TYPES };
   if (input.taskTypes !== undefined) {
@@ -170,7 +178,7 @@ export function parsePolicy(input: unknown): Result<Policy> {
         if (!isObj(t)) issues.add(`taskTypes.${name}`, 'expected an object of limits');
         else {
           unknownKeys(t, LIMIT_KEYS, `taskTypes.${name}`, issues);
-          taskTypes[name] = { ...taskTypes[name], ...parseLimits(t, `taskTypes.${name}`, issues) };
+          put(taskTypes, name, { ...own(taskTypes, name), ...parseLimits(t, `taskTypes.${name}`, issues) });
         }
       }
   }

@@ -1,3 +1,5 @@
+import { own } from './input-check.js';
+
 /**
  * The guard's policy: plain JSON, the public file format of `--policy file.json`.
  * A `null` limit means "no limit"; an omitted one takes the default.
@@ -92,7 +94,7 @@ export const DEFAULT_POLICY: Policy = { ...DEFAULT_LIMITS, tools: {}, taskTypes:
 
 export function resolvePolicy(policy: Policy, taskType?: string): RunPolicy {
   const { taskTypes, ...base } = policy;
-  const override = taskType === undefined ? undefined : taskTypes[taskType];
+  const override = taskType === undefined ? undefined : own(taskTypes, taskType);
   if (override === undefined) return base;
   return {
     ...base,
@@ -103,5 +105,5 @@ export function resolvePolicy(policy: Policy, taskType?: string): RunPolicy {
 }
 
 export function toolPolicy(policy: RunPolicy, tool: string): ToolPolicy {
-  return policy.tools[tool] ?? DEFAULT_TOOL;
+  return own(policy.tools, tool) ?? DEFAULT_TOOL;
 }

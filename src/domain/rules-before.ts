@@ -3,6 +3,7 @@ import type { LedgerView } from './commands.js';
 import { type Evidence, isTerminal } from './events.js';
 import { ancestorVerdict, type FamilyView, treeSpend } from './family.js';
 import type { CanonicalCall } from './fingerprint.js';
+import { own } from './input-check.js';
 import { intentOf } from './intent.js';
 import { type LoopRule, type RunPolicy, toolPolicy } from './policy.js';
 import { patch, type RunState } from './run-state.js';
@@ -76,7 +77,7 @@ function perCall(s: RunState, p: RunPolicy, r: CallRequest): Verdict | null {
       evidence([call.fingerprint], {}, { estimateUsd: estimate, leftUsd: left, maxCostUsd: p.maxCostUsd }),
     );
   }
-  const used = s.perTool[call.tool] ?? 0;
+  const used = own(s.perTool, call.tool) ?? 0;
   if (tool.maxCalls !== null && used >= tool.maxCalls) {
     return refuse(
       'tool_budget',
@@ -155,7 +156,7 @@ function nearDuplicate(
   call: CanonicalCall,
   similarity: Similarity,
 ): BeforeCheck | null {
-  const asked = s.asked[call.tool] ?? [];
+  const asked = own(s.asked, call.tool) ?? [];
   if (asked.length === 0) return null;
   // The same intent is a repeat or a next page: the exact-repeat rule's business, not this one's.
   const intent = intentOf(call.argsJson);
@@ -168,7 +169,7 @@ function nearDuplicate(
   }
   if (bestText === null || best < p.nearDuplicate.threshold) return null;
   const similarTo = bestText;
-  const n = s.nearDuplicates[call.tool] ?? 0;
+  const n = own(s.nearDuplicates, call.tool) ?? 0;
   const rounded = Math.round(best * 1000) / 1000;
   if (n < p.nearDuplicate.limit) return { verdict: execute, similarTo, similarity: rounded };
   const stop = stopVerdict(
@@ -207,10 +208,10 @@ export function checkBefore(
     );
   }
   if (r.operationKey !== null) {
-    const own = s.operations[r.operationKey];
+    const entry = own(s.operations, r.operationKey);
     const cached =
-      own?.status === 'completed'
-        ? own.resultJson
+      entry?.status === 'completed'
+        ? entry.resultJson
         : r.ledger.status === 'completed'
           ? r.ledger.resultJson
           : null;
@@ -223,7 +224,7 @@ export function checkBefore(
         resultJson: cached,
       });
     }
-    if (own?.status === 'in_doubt' || r.ledger.status === 'in_doubt') {
+    if (entry?.status === 'in_doubt' || r.ledger.status === 'in_doubt') {
       return plain(
         stopVerdict(
           'before',

@@ -12,6 +12,7 @@ import type {
   RecordedEvent,
   StopReport,
 } from '../domain/events.js';
+import { MAX_LONG, MIN_LONG, nameProblem } from '../domain/input-check.js';
 import type { RunPolicy } from '../domain/policy.js';
 import { NAMESPACE } from './envelope-schema.js';
 
@@ -28,10 +29,7 @@ export interface WireEnvelope {
   readonly payload: Readonly<Record<string, WireFields>>;
 }
 
-/** avsc reads longs as JS numbers and refuses any above this, to rule out precision loss. */
-export const MAX_LONG = 9_007_199_254_740_990;
-/** avsc 5.7.9 zigzag-encodes negatives below -2^52 wrongly (they come back positive). */
-export const MIN_LONG = -4_503_599_627_370_496;
+export { MAX_LONG, MIN_LONG };
 
 /** Fails loudly with the field's name instead of writing a long avsc would misread. */
 function long(n: number, field: string): number {
@@ -291,6 +289,17 @@ export function toWire(rec: RecordedEvent): WireEnvelope {
   return { ...loose, payload: { [branch]: fields } };
 }
 
+/**
+ * A record from another writer passes the boundary check every input passes: the names a fold
+ * keys its state by must be names.
+ */
+function namesProblem(runId: unknown, tool: unknown): { field: string; problem: string } | null {
+  const run = nameProblem(runId);
+  if (run !== null) return { field: 'runId', problem: run };
+  const t = tool === undefined ? null : nameProblem(tool);
+  return t === null ? null : { field: 'tool', problem: t };
+}
+
 export function fromWire(w: WireEnvelope): RecordedEvent {
   const type = w.type;
   const branch = isEventType(type) ? BRANCH[type] : undefined;
@@ -301,6 +310,11 @@ export function fromWire(w: WireEnvelope): RecordedEvent {
       `envelope type ${type} does not match payload ${Object.keys(w.payload)[0]}`,
     );
   }
+  const bad = namesProblem(w.runId, type === 'ToolCallRequested' ? fields.tool : undefined);
+  if (bad !== null)
+    throw new LoopguardError('bad_payload', `${type} ${w.eventId}: ${bad.field}: ${bad.problem}`, {
+      details: { field: bad.field },
+    });
   // Assigned, not spread: a spread of the mapped fields costs more than the whole decode of them.
   const event = MAPPERS[type].in(fields) as Record<string, unknown>;
   event.type = type;

@@ -8,8 +8,8 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { canonicalCall, isTerminal, LoopguardError, type RunState } from '../domain/index.js';
-import { type CallResult, type Guard, type GuardedRun, nodeHashing } from '../runtime/index.js';
+import { canonicalCall, isTerminal, LoopguardError, own, type RunState } from '../domain/index.js';
+import type { CallResult, Guard, GuardedRun } from '../runtime/index.js';
 import { guardErrorResult, toMcpToolResult } from './mcp-tool-result.js';
 import { isSideEffectTool } from './tool-side-effect.js';
 import { callUpstream, type UpstreamAnswer } from './upstream-call.js';
@@ -42,7 +42,6 @@ const inheritedEnv = (): Record<string, string> =>
  */
 export class McpGuardProxy {
   private readonly tools = new Map<string, Tool>();
-  private readonly hashing = nodeHashing();
   private ending: Promise<RunState> | undefined;
   private readonly ended: Promise<RunState>;
   private settle: { resolve(s: RunState): void; reject(e: unknown): void } | undefined;
@@ -153,7 +152,8 @@ export class McpGuardProxy {
    * side effect, the safe reading.
    */
   private async sideEffect(name: string): Promise<boolean> {
-    const declared = this.opts.declaredSideEffects?.[name];
+    // own: an upstream tool named "constructor" is not Object's constructor.
+    const declared = own(this.opts.declaredSideEffects ?? {}, name);
     if (declared !== undefined) return declared;
     if (!this.tools.has(name)) {
       let cursor: string | undefined;
@@ -173,7 +173,8 @@ export class McpGuardProxy {
 
   private operationKey(tool: string, args: Record<string, unknown>): string | undefined {
     const volatile = this.run.state.policy?.tools[tool]?.volatileArgs ?? [];
-    const canon = canonicalCall(tool, args, this.hashing, volatile);
+    // The guard's own hashing: secret values in the key are hashed with the guard's key, as in its log.
+    const canon = canonicalCall(tool, args, this.opts.guard.hashing, volatile);
     return canon.ok ? `mcp:${this.opts.runId}:${tool}:${canon.value.fingerprint}` : undefined;
   }
 

@@ -2,9 +2,11 @@ import {
   type Decision,
   type EventOf,
   type Evidence,
+  isTerminal,
   LoopguardError,
   type RecordedEvent,
   type ResultKind,
+  type RunState,
   type StopReport,
 } from '../domain/index.js';
 import type { CallEnd } from '../telemetry/index.js';
@@ -72,6 +74,27 @@ export function callEnd(r: CallResult): CallEnd {
   if (r.status === 'executed')
     return { rule: r.rule, errorType: r.kind === 'SUCCESS' ? null : (r.code ?? r.kind) };
   return { rule: r.status === 'cached' ? null : r.rule, errorType: null };
+}
+
+/** What a call the guard did not let run gives back: cached, waiting, refused or stopped. */
+export function notRunResult(d: EventOf<'GuardDecided'>, state: RunState): CallResult {
+  const rule = d.rule ?? d.decision;
+  switch (d.decision) {
+    case 'return_cached_success': {
+      const cached = Object.values(state.operations).find(
+        (o) => o.status === 'completed' && o.resultJson !== null,
+      )?.resultJson;
+      return { status: 'cached', value: parseValue(d.resultJson ?? cached ?? 'null'), message: d.message };
+    }
+    case 'wait':
+      return { status: 'waiting', rule, message: d.message, waitUntilMs: d.waitUntilMs };
+    case 'refuse':
+      if (isTerminal(state.status))
+        return { status: 'stopped', rule, message: d.message, report: state.report };
+      return { status: 'refused', rule, message: d.message, evidence: d.evidence };
+    default:
+      return { status: 'stopped', rule, message: d.message, report: state.report };
+  }
 }
 
 /** The guard's decision of one phase among a command's records. */

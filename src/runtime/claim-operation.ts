@@ -1,5 +1,5 @@
 import { type LedgerView, LoopguardError } from '../domain/index.js';
-import type { CallHooks } from './guarded-run.js';
+import type { CallHooks } from './call-request.js';
 import type { ClaimOwner, Ledger } from './ledger.js';
 
 export interface Settlement {
@@ -38,11 +38,14 @@ export async function ledgerCall<T>(what: string, work: () => Promise<T>): Promi
  */
 export async function claimOperation(
   ledger: Ledger,
-  key: string,
+  /** The key as the ledger holds it (redacted), and as the caller gave it (for reconcile). */
+  { key, asked }: { readonly key: string; readonly asked: string },
   owner: ClaimOwner,
   hooks: CallHooks,
   /** Whether this run's own log has an entry (claimed, in doubt, completed) for the key. */
   recorded: boolean,
+  /** The reconciled result as it is recorded. */
+  recordable: (result: unknown) => string,
 ): Promise<OperationClaim> {
   let settled: Settlement | null = null;
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -62,8 +65,8 @@ export async function claimOperation(
       return { view: { status: 'claimed', byRun: c.owner.runId }, won: false, settled };
     if (hooks.reconcile === undefined || settled !== null)
       return { view: { status: 'in_doubt' }, won: false, settled };
-    const answer = await hooks.reconcile(key);
-    settled = { happened: answer.happened, resultJson: JSON.stringify(answer.result ?? null) };
+    const answer = await hooks.reconcile(asked);
+    settled = { happened: answer.happened, resultJson: recordable(answer.result) };
     const s = settled;
     await ledgerCall(`settle ${key}`, () => ledger.settle(key, s.happened, s.resultJson));
     if (s.happened) return { view: { status: 'completed', resultJson: s.resultJson }, won: false, settled };

@@ -1,5 +1,14 @@
 import { hash } from 'node:crypto';
-import type { ResultKind } from '../domain/index.js';
+import {
+  fieldsProblem,
+  type Hashing,
+  inputError,
+  type LoopguardError,
+  nameProblem,
+  OUTCOME_FIELDS,
+  type ResultKind,
+  resultJsonOf,
+} from '../domain/index.js';
 import { isToolOutcome, ToolError } from './tool-outcome.js';
 
 export type ToolFn = (signal: AbortSignal) => Promise<unknown> | unknown;
@@ -20,14 +29,6 @@ export interface Executed {
   readonly inDoubt: boolean;
 }
 
-const json = (v: unknown): string => {
-  try {
-    return JSON.stringify(v ?? null) ?? 'null';
-  } catch {
-    return JSON.stringify(String(v));
-  }
-};
-
 class Timeout extends Error {}
 
 /**
@@ -39,6 +40,7 @@ export async function executeTool(
   fn: ToolFn,
   timeoutMs: number | null,
   sideEffect: boolean,
+  hashing: Hashing,
 ): Promise<Executed> {
   const ctl = new AbortController();
   let timer: NodeJS.Timeout | undefined;
@@ -56,7 +58,7 @@ export async function executeTool(
     inDoubt: boolean,
     retryAfterMs: number | null = null,
   ): Executed => {
-    const resultJson = json({ error: code });
+    const resultJson = JSON.stringify({ error: code });
     return {
       ...base,
       kind,
@@ -68,13 +70,35 @@ export async function executeTool(
       retryAfterMs,
     };
   };
+  /**
+   * The tool answered with something that cannot be recorded as given (a circular value, tokens
+   * of 1.5): FATAL, with the problem in the value. A side effect may well have happened, so it is
+   * in doubt, for a person or reconcile to settle, never run again blindly.
+   */
+  const unrecordable = (e: LoopguardError): Executed => {
+    const value = { error: 'invalid_result', problem: e.message };
+    const resultJson = JSON.stringify(value);
+    return {
+      ...base,
+      kind: 'FATAL',
+      code: 'invalid_result',
+      value,
+      resultJson,
+      resultHash: sha(resultJson),
+      inDoubt: sideEffect,
+    };
+  };
   try {
     const timeout = new Promise<never>((_, reject) => {
       if (timeoutMs !== null) timer = setTimeout(() => reject(new Timeout()), timeoutMs);
     });
     const raw = await Promise.race([Promise.resolve().then(() => fn(ctl.signal)), timeout]);
     if (isToolOutcome(raw)) {
-      const resultJson = json(raw.value);
+      const bad = fieldsProblem(raw, OUTCOME_FIELDS, 'result');
+      if (bad !== null) return unrecordable(inputError('invalid_result', bad.path, bad.problem));
+      const recorded = resultJsonOf(raw.value, hashing);
+      if (!recorded.ok) return unrecordable(recorded.error);
+      const resultJson = recorded.value.json;
       return {
         kind: raw.kind,
         code: raw.code ?? null,
@@ -89,15 +113,22 @@ export async function executeTool(
         inDoubt: false,
       };
     }
-    const resultJson = json(raw);
+    const recorded = resultJsonOf(raw, hashing);
+    if (!recorded.ok) return unrecordable(recorded.error);
+    const resultJson = recorded.value.json;
     return { ...base, kind: 'SUCCESS', code: null, value: raw, resultJson, resultHash: sha(resultJson) };
   } catch (e) {
     if (e instanceof Timeout) {
       ctl.abort(new Error(`step timeout after ${timeoutMs} ms`));
       return failed('RETRYABLE', 'timeout', sideEffect);
     }
-    if (e instanceof ToolError) return failed(e.kind, e.code, false, e.retryAfterMs ?? null);
-    return failed('RETRYABLE', e instanceof Error ? e.name || 'error' : 'error', sideEffect);
+    if (e instanceof ToolError) {
+      const bad = fieldsProblem(e, OUTCOME_FIELDS, 'error');
+      if (bad !== null) return unrecordable(inputError('invalid_result', bad.path, bad.problem));
+      return failed(e.kind, e.code, false, e.retryAfterMs ?? null);
+    }
+    const name = e instanceof Error ? e.name : '';
+    return failed('RETRYABLE', nameProblem(name) === null ? name : 'error', sideEffect);
   } finally {
     clearTimeout(timer);
   }

@@ -1,5 +1,7 @@
+import { put } from '../domain/index.js';
+import type { CallHooks, CallRequest } from './call-request.js';
 import type { CallResult } from './call-result.js';
-import type { CallHooks, CallRequest, GuardedRun } from './guarded-run.js';
+import type { GuardedRun } from './guarded-run.js';
 
 export type ToolImpl = (args: Record<string, unknown>, signal: AbortSignal) => Promise<unknown> | unknown;
 
@@ -40,10 +42,11 @@ export function guardTools<T extends Record<string, ToolImpl>>(
 ): { [K in keyof T]: (args: Record<string, unknown>) => Promise<CallResult> } {
   const out: Record<string, (args: Record<string, unknown>) => Promise<CallResult>> = {};
   for (const [name, impl] of Object.entries(tools)) {
-    out[name] = (args) => {
+    // put: a tool named "__proto__" is a tool like any other, not the map's prototype.
+    put(out, name, (args) => {
       const { request, hooks } = toolCallRequest(name, args, opts);
       return run.call(request, (signal) => impl(args, signal), hooks);
-    };
+    });
   }
   return out as { [K in keyof T]: (args: Record<string, unknown>) => Promise<CallResult> };
 }

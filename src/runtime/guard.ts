@@ -4,12 +4,18 @@ import {
   DEFAULT_POLICY,
   type DeciderDeps,
   diceSimilarity,
+  fieldsProblem,
+  type Hashing,
+  inputError,
   isTerminal,
   LoopguardError,
+  nameProblem,
   type Policy,
   parsePolicy,
+  RESUME_FIELDS,
   resolvePolicy,
   type Similarity,
+  START_FIELDS,
 } from '../domain/index.js';
 import { FileSchemaStore, type SchemaStore } from '../events/index.js';
 import { DEFAULT_DATA_DIR, EmbeddedLog, type EventLog, EventStore } from '../log/index.js';
@@ -21,16 +27,18 @@ import type { Ledger } from './ledger.js';
 import { nodeHashing } from './node-hashing.js';
 import { RunFamily } from './run-family.js';
 import type { RunStore } from './run-store.js';
+import { chooseSecretKey } from './secret-key.js';
 import { runStoreOf } from './store-adapter.js';
 
 export interface GuardPorts {
   readonly store: RunStore;
   readonly ledger: Ledger;
-  readonly policy?: Policy;
+  /** A policy as in a policy file, or one parsed before: validated either way. */
+  readonly policy?: unknown;
   readonly clock?: Clock;
   readonly similarity?: Similarity;
-  /** Key for hashing secret-looking argument values (else LOOPGUARD_SECRET_KEY). */
-  readonly secretKey?: string;
+  /** Key of the keyed hash of secret values (see chooseSecretKey). */
+  readonly secretKey: string;
   /** Prometheus metrics of this guard's calls; a registry of its own by default. */
   readonly metrics?: LoopguardMetrics;
   /** Where `execute_tool` spans go; the global OpenTelemetry tracer (a no-op without an SDK) by default. */
@@ -52,6 +60,25 @@ export interface StartRun {
   readonly parentRunId?: string;
 }
 
+/** What is wrong with startRun's options, by argument path; the run id is the one field required. */
+function startProblem(opts: StartRun): { readonly path: string; readonly problem: string } | null {
+  if (typeof opts !== 'object' || opts === null) return { path: 'opts', problem: 'expected an object' };
+  const runId = nameProblem(opts.runId);
+  if (runId !== null) return { path: 'opts.runId', problem: runId };
+  return fieldsProblem(opts, START_FIELDS, 'opts');
+}
+
+/** What is wrong with resume's arguments, by argument path (a missing note is named, not skipped). */
+function resumeProblem(
+  runId: string,
+  change: { preconditionChange: string; approvedBy?: string },
+): { readonly path: string; readonly problem: string } | null {
+  const run = nameProblem(runId);
+  if (run !== null) return { path: 'runId', problem: run };
+  const note = { preconditionChange: change?.preconditionChange ?? null, approvedBy: change?.approvedBy };
+  return fieldsProblem(note, RESUME_FIELDS, 'change');
+}
+
 /** The library's entry point: runs, each behind its own actor, over one log and one ledger. */
 export class Guard {
   private readonly runs = new Map<string, GuardedRun>();
@@ -63,7 +90,11 @@ export class Guard {
   readonly loopguardMetrics: LoopguardMetrics;
 
   constructor(private readonly ports: GuardPorts) {
-    this.policy = ports.policy ?? DEFAULT_POLICY;
+    // Always parsed: an object that merely looks like a Policy may hold "explode" as a rule action
+    // or leave a budget undefined, which would then never fire.
+    const parsed = ports.policy === undefined ? null : parsePolicy(ports.policy);
+    if (parsed !== null && !parsed.ok) throw parsed.error;
+    this.policy = parsed === null ? DEFAULT_POLICY : parsed.value;
     this.loopguardMetrics = ports.metrics ?? new LoopguardMetrics();
     this.telemetry = new GuardTelemetry({
       metrics: this.loopguardMetrics,
@@ -72,11 +103,18 @@ export class Guard {
     this.deps = { hashing: nodeHashing(ports.secretKey), similarity: ports.similarity ?? diceSimilarity };
   }
 
+  /** How this guard hashes: fingerprints, and secret values under its key. */
+  get hashing(): Hashing {
+    return this.deps.hashing;
+  }
+
   private clock(): Clock {
     return this.ports.clock ?? systemClock;
   }
 
   async startRun(opts: StartRun): Promise<GuardedRun> {
+    const bad = startProblem(opts);
+    if (bad !== null) throw inputError('invalid_input', bad.path, bad.problem);
     const history = this.runs.has(opts.runId) ? [] : await this.ports.store.loadRun(opts.runId);
     if (this.runs.has(opts.runId) || history.length > 0) {
       throw new LoopguardError(
@@ -101,6 +139,7 @@ export class Guard {
       new RunActor(opts.runId, this.deps, this.clock()),
       this.ports.store,
       this.ports.ledger,
+      this.deps.hashing,
       this.family,
       this.telemetry,
     );
@@ -118,6 +157,9 @@ export class Guard {
     runId: string,
     change: { preconditionChange: string; approvedBy?: string },
   ): Promise<GuardedRun> {
+    // Checked before the run is loaded: a cut-off call would otherwise be recorded for nothing.
+    const bad = resumeProblem(runId, change);
+    if (bad !== null) throw inputError('invalid_input', bad.path, bad.problem);
     let run = this.runs.get(runId);
     if (run === undefined) {
       const history = await this.ports.store.loadRun(runId);
@@ -126,6 +168,7 @@ export class Guard {
         new RunActor(runId, this.deps, this.clock(), history),
         this.ports.store,
         this.ports.ledger,
+        this.deps.hashing,
         this.family,
         this.telemetry,
       );
@@ -154,8 +197,8 @@ export class Guard {
 }
 
 export interface CreateGuard {
-  /** A Policy, or plain JSON as in a policy file (validated). */
-  readonly policy?: Policy | unknown;
+  /** Plain JSON as in a policy file, or a parsed Policy: validated either way. */
+  readonly policy?: unknown;
   /** Embedded data dir (default ./.loopguard). */
   readonly dataDir?: string;
   /** An EventLog of your own (for example KafkaLog); default: the embedded log in dataDir. */
@@ -164,26 +207,27 @@ export interface CreateGuard {
   readonly schemaStore?: SchemaStore;
   readonly clock?: Clock;
   readonly similarity?: Similarity;
+  /**
+   * Key of the keyed hash of secret values; else LOOPGUARD_SECRET_KEY; else, on the embedded log,
+   * a random key kept in the data dir. A log of your own (Kafka) needs one of the first two.
+   */
   readonly secretKey?: string;
   readonly metrics?: LoopguardMetrics;
   readonly tracer?: Tracer;
 }
 
-const isPolicy = (p: unknown): p is Policy =>
-  typeof p === 'object' && p !== null && 'rules' in p && 'tools' in p && 'taskTypes' in p;
-
 /** Opens the adapters (embedded by default) and returns a Guard over them. */
 export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
-  let policy: Policy = DEFAULT_POLICY;
-  if (opts.policy !== undefined) {
-    if (isPolicy(opts.policy)) policy = opts.policy;
-    else {
-      const parsed = parsePolicy(opts.policy);
-      if (!parsed.ok) throw parsed.error;
-      policy = parsed.value;
-    }
-  }
+  // Everything that can be refused is checked before a file or a connection is opened.
+  const parsed = opts.policy === undefined ? null : parsePolicy(opts.policy);
+  if (parsed !== null && !parsed.ok) throw parsed.error;
   const dataDir = opts.dataDir ?? DEFAULT_DATA_DIR;
+  const secretKey = chooseSecretKey(
+    opts.secretKey,
+    opts.log === undefined
+      ? { kind: 'embedded', dataDir }
+      : { kind: 'shared', where: 'createGuard({ log }) on a log of your own' },
+  );
   const log = opts.log ?? (await EmbeddedLog.open(dataDir));
   const events = await EventStore.create(
     log,
@@ -192,10 +236,10 @@ export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
   return new Guard({
     store: runStoreOf(events),
     ledger: opts.ledger ?? FileLedger.open(dataDir),
-    policy,
+    secretKey,
+    ...(parsed !== null ? { policy: parsed.value } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.similarity ? { similarity: opts.similarity } : {}),
-    ...(opts.secretKey ? { secretKey: opts.secretKey } : {}),
     ...(opts.metrics ? { metrics: opts.metrics } : {}),
     ...(opts.tracer ? { tracer: opts.tracer } : {}),
     onClose: async () => {

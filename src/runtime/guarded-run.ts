@@ -1,38 +1,38 @@
 import {
+  canonicalCall,
   type EventOf,
+  type Hashing,
+  inputError,
   isTerminal,
   type LedgerView,
   LoopguardError,
   type RecordedEvent,
   type RunState,
+  redactText,
   type TerminalState,
+  textProblem,
   toolPolicy,
 } from '../domain/index.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
 import { type CallObservation, GuardTelemetry } from '../telemetry/index.js';
-import { type CallResult, callEnd, decision, parseValue, stoppedReport } from './call-result.js';
+import {
+  type CallHooks,
+  type CallRequest,
+  insideOwnTool,
+  logRefused,
+  namesProblem,
+  recordedResult,
+  reentrantCall,
+  requestProblem,
+  runningTool,
+} from './call-request.js';
+import { type CallResult, callEnd, decision, notRunResult, stoppedReport } from './call-result.js';
 import { claimOperation, ledgerCall, type OperationClaim } from './claim-operation.js';
 import { executeTool, type ToolFn } from './execute-tool.js';
 import { interruptedCompletion } from './interrupted-call.js';
 import type { Ledger, ReissueNote } from './ledger.js';
 import { type RunFamily, withFamily } from './run-family.js';
 import type { RunStore } from './run-store.js';
-
-export interface CallRequest {
-  readonly tool: string;
-  readonly args: unknown;
-  /** The business operation this call performs (tenant + order + action); required for side effects to be deduplicated. */
-  readonly operationKey?: string;
-  readonly sideEffect?: boolean;
-  readonly costEstimateUsd?: number;
-  readonly progressVersion?: number;
-  readonly afterUserTurn?: boolean;
-}
-
-export interface CallHooks {
-  /** Asks the provider whether an in-doubt operation happened (and with what result). */
-  readonly reconcile?: (operationKey: string) => Promise<{ happened: boolean; result?: unknown }>;
-}
 
 /**
  * One run as the agent loop sees it. Calls go one at a time; each decision is durable in the log
@@ -48,9 +48,15 @@ export class GuardedRun {
     private readonly actor: RunActor,
     private readonly store: RunStore,
     private readonly ledger: Ledger,
+    private readonly hashing: Hashing,
     private readonly family?: RunFamily,
     private readonly telemetry: GuardTelemetry = new GuardTelemetry(),
   ) {}
+
+  /** Operation keys are recorded redacted; the ledger holds them the same way. */
+  private ledgerKey(operationKey: string): string {
+    return redactText(operationKey, this.hashing);
+  }
 
   get runId(): string {
     return this.actor.runId;
@@ -80,11 +86,7 @@ export class GuardedRun {
     try {
       await this.store.append(proposed.value);
     } catch (e) {
-      throw new LoopguardError(
-        'log_unavailable',
-        `the event log did not accept the decision; nothing was executed (${(e as Error).message})`,
-        { retriable: true, cause: e },
-      );
+      throw logRefused(cmd, e);
     }
     this.actor.commit(proposed.value);
     this.telemetry.recorded(proposed.value);
@@ -93,6 +95,9 @@ export class GuardedRun {
 
   /** One call at a time, each observed (a span, the guard's and the tool's time) from start to end. */
   call(req: CallRequest, fn: ToolFn, hooks: CallHooks = {}): Promise<CallResult> {
+    if (insideOwnTool(this)) return Promise.reject(reentrantCall(this.runId));
+    const bad = requestProblem(req);
+    if (bad !== null) return Promise.reject(bad);
     const guarded = (obs: CallObservation) => this.callNow(req, fn, hooks, obs);
     return this.serial(() => this.telemetry.observeCall(this.runId, req.tool, guarded, callEnd));
   }
@@ -109,12 +114,23 @@ export class GuardedRun {
     const callId = `call-${this.actor.state.seq + 1}-${++this.calls}`;
     obs.named(callId);
     const sideEffect = req.sideEffect ?? toolPolicy(policy, req.tool).sideEffect;
-    const key = sideEffect && !isTerminal(this.actor.state.status) ? req.operationKey : undefined;
+    const asked = sideEffect && !isTerminal(this.actor.state.status) ? req.operationKey : undefined;
+    const key = asked === undefined ? undefined : this.ledgerKey(asked);
+    // Arguments that can never be recorded must not take a shared claim first (the decider refuses them too).
+    const args = key === undefined ? null : canonicalCall(req.tool, req.args, this.hashing);
+    if (args !== null && !args.ok) throw args.error;
     const owner = { runId: this.runId, callId };
     const claim: OperationClaim =
-      key === undefined
+      asked === undefined || key === undefined
         ? { view: { status: 'none' } as LedgerView, won: false, settled: null }
-        : await claimOperation(this.ledger, key, owner, hooks, key in this.actor.state.operations);
+        : await claimOperation(
+            this.ledger,
+            { key, asked },
+            owner,
+            hooks,
+            Object.hasOwn(this.actor.state.operations, key),
+            (v) => recordedResult(v, this.hashing),
+          );
     if (key !== undefined && claim.settled !== null)
       await this.record({
         type: 'SettleOperation',
@@ -144,9 +160,11 @@ export class GuardedRun {
     obs.decided(before.decision);
     if (before.decision !== 'execute') {
       if (claim.won && key !== undefined) await this.ledger.release(key, owner);
-      return this.notRun(before);
+      return notRunResult(before, this.actor.state);
     }
-    const ran = await obs.runTool(() => executeTool(fn, policy.stepTimeoutMs, sideEffect));
+    const ran = await obs.runTool(() =>
+      runningTool(this, () => executeTool(fn, policy.stepTimeoutMs, sideEffect, this.hashing)),
+    );
     const inDoubt = ran.inDoubt && key !== undefined;
     if (key !== undefined && claim.won) {
       // The ledger learns the outcome before the run does: another worker must never see a
@@ -188,27 +206,6 @@ export class GuardedRun {
     };
   }
 
-  private notRun(d: EventOf<'GuardDecided'>): CallResult {
-    const rule = d.rule ?? d.decision;
-    switch (d.decision) {
-      case 'return_cached_success': {
-        const own = this.actor.state.operations;
-        const cached = Object.values(own).find(
-          (o) => o.status === 'completed' && o.resultJson !== null,
-        )?.resultJson;
-        return { status: 'cached', value: parseValue(d.resultJson ?? cached ?? 'null'), message: d.message };
-      }
-      case 'wait':
-        return { status: 'waiting', rule, message: d.message, waitUntilMs: d.waitUntilMs };
-      case 'refuse':
-        if (isTerminal(this.actor.state.status))
-          return { status: 'stopped', rule, message: d.message, report: this.actor.state.report };
-        return { status: 'refused', rule, message: d.message, evidence: d.evidence };
-      default:
-        return { status: 'stopped', rule, message: d.message, report: this.actor.state.report };
-    }
-  }
-
   async recordModelUsage(u: { tokensIn: number; tokensOut: number; costUsd: number }): Promise<void> {
     await this.serial(() => this.record({ type: 'RecordModelUsage', ...u }));
   }
@@ -243,11 +240,15 @@ export class GuardedRun {
     operationKey: string,
     verdict: { happened: boolean; result?: unknown; settledBy: string },
   ): Promise<void> {
-    const resultJson = JSON.stringify(verdict.result ?? null);
+    const bad = namesProblem([
+      ['operationKey', operationKey],
+      ['verdict.settledBy', verdict?.settledBy],
+    ]);
+    if (bad !== null) throw bad;
+    const resultJson = recordedResult(verdict.result, this.hashing);
+    const key = this.ledgerKey(operationKey);
     await this.serial(async () => {
-      await ledgerCall(`settle ${operationKey}`, () =>
-        this.ledger.settle(operationKey, verdict.happened, resultJson),
-      );
+      await ledgerCall(`settle ${operationKey}`, () => this.ledger.settle(key, verdict.happened, resultJson));
       await this.record({
         type: 'SettleOperation',
         operationKey,
@@ -267,9 +268,17 @@ export class GuardedRun {
     newKey: string,
     why: { reason: string; approvedBy?: string },
   ): Promise<ReissueNote> {
+    const bad = namesProblem([
+      ['oldKey', oldKey],
+      ['newKey', newKey],
+    ]);
+    if (bad !== null) throw bad;
+    // A blank reason is the ledger's to refuse (reissue_refused); only a non-text one is bad input.
+    const reason = textProblem(why?.reason);
+    if (reason !== null) throw inputError('invalid_input', 'why.reason', reason);
     const note: ReissueNote = {
-      oldKey,
-      newKey,
+      oldKey: this.ledgerKey(oldKey),
+      newKey: this.ledgerKey(newKey),
       reason: why.reason.trim(),
       approvedBy: why.approvedBy ?? null,
       by: { runId: this.runId, callId: `reissue-${this.actor.state.seq}` },

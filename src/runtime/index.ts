@@ -1,4 +1,5 @@
-export * from './call-result.js';
+export type { CallHooks, CallRequest } from './call-request.js';
+export { type CallResult, toModelMessage } from './call-result.js';
 export type { ToolFn } from './execute-tool.js';
 export * from './file-ledger.js';
 export * from './guard.js';
@@ -7,5 +8,6 @@ export * from './guarded-run.js';
 export * from './ledger.js';
 export * from './node-hashing.js';
 export * from './run-store.js';
+export * from './secret-key.js';
 export * from './store-adapter.js';
 export * from './tool-outcome.js';

@@ -3,12 +3,11 @@ import type { Hashing } from '../domain/index.js';
 
 /**
  * sha256 for fingerprints; HMAC-sha256 with a key for secret values, so equal secrets compare
- * equal in events while the events never hold them. The key comes from the caller (or
- * LOOPGUARD_SECRET_KEY); the fixed fallback keeps replays reproducible but is not a secret.
+ * equal in events while the events never hold them. The key is always given (see
+ * chooseSecretKey): a default would be public, and a guessable password could then be confirmed
+ * offline from the log.
  */
-export function nodeHashing(
-  key: string = process.env.LOOPGUARD_SECRET_KEY ?? 'loopguard-default-key',
-): Hashing {
+export function nodeHashing(key: string): Hashing {
   return {
     // One-shot hash: half the cost of a Hash object, and this runs on every guarded call.
     digest: (text) => hash('sha256', text, 'hex'),

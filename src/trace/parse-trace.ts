@@ -1,19 +1,57 @@
 import { err, LoopguardError, ok, type Result } from '../domain/errors.js';
 import { RESULT_KINDS } from '../domain/events.js';
+import {
+  booleanProblem,
+  type Check,
+  costProblem,
+  delayProblem,
+  type FieldSpec,
+  fieldsProblem,
+  MAX_JSON_CHARS,
+  MAX_LONG,
+  nameProblem,
+  progressVersionProblem,
+  textProblem,
+  timeProblem,
+  tokensProblem,
+} from '../domain/input-check.js';
 import type { TraceCall, TraceRun } from './trace-run.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const OPTIONAL_NUMBERS = [
-  'result_len',
-  'progress_version',
-  'retry_after_ms',
-  'cost_usd',
-  'tokens',
-  'at_ms',
-] as const;
-const OPTIONAL_STRINGS = ['code', 'operation_key'] as const;
+const resultProblem: Check = (v) =>
+  typeof v !== 'string'
+    ? 'expected a string'
+    : v.length > MAX_JSON_CHARS
+      ? `longer than ${MAX_JSON_CHARS} characters`
+      : null;
+const stepProblem: Check = (v) =>
+  typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_LONG
+    ? null
+    : `expected an integer in [0, ${MAX_LONG}]`;
+const kindProblem: Check = (v) =>
+  (RESULT_KINDS as readonly unknown[]).includes(v) ? null : `expected one of ${RESULT_KINDS.join(', ')}`;
+const sha256Problem: Check = (v) => (typeof v === 'string' && v !== '' ? null : 'missing or not a string');
+
+/** The trace format's per-call fields, each checked as the library checks the same value. */
+const CALL_SPEC: FieldSpec = {
+  tool: nameProblem,
+  step: stepProblem,
+  result: resultProblem,
+  result_sha256: sha256Problem,
+  result_len: tokensProblem,
+  after_user_turn: booleanProblem,
+  side_effect: booleanProblem,
+  kind: kindProblem,
+  code: nameProblem,
+  operation_key: nameProblem,
+  progress_version: progressVersionProblem,
+  retry_after_ms: delayProblem,
+  cost_usd: costProblem,
+  tokens: tokensProblem,
+  at_ms: timeProblem,
+};
 
 /** Reads one JSONL line of a recorded run; an error names the line and the field. */
 export function parseTraceLine(line: string, lineNo: number, file = 'input'): Result<TraceRun> {
@@ -30,8 +68,10 @@ export function parseTraceLine(line: string, lineNo: number, file = 'input'): Re
     return bad('(line)', `malformed JSON (${(e as Error).message})`);
   }
   if (!isObj(raw)) return bad('(line)', 'expected a JSON object');
-  if (typeof raw.run_id !== 'string' || raw.run_id === '')
-    return bad('run_id', 'missing or not a non-empty string');
+  const runId = nameProblem(raw.run_id);
+  if (runId !== null) return bad('run_id', runId);
+  if (raw.source !== undefined && nameProblem(raw.source) !== null)
+    return bad('source', nameProblem(raw.source) ?? '');
   if (raw.task_type !== undefined && typeof raw.task_type !== 'string')
     return bad('task_type', 'expected a string');
   const outcome = raw.outcome ?? { success: null };
@@ -41,36 +81,21 @@ export function parseTraceLine(line: string, lineNo: number, file = 'input'): Re
   ) {
     return bad('outcome.success', 'expected true, false or null');
   }
-  if (raw.parent_run_id !== undefined && (typeof raw.parent_run_id !== 'string' || raw.parent_run_id === ''))
-    return bad('parent_run_id', 'expected a non-empty string');
+  if (outcome.detail !== undefined && textProblem(outcome.detail) !== null)
+    return bad('outcome.detail', textProblem(outcome.detail) ?? '');
+  if (raw.parent_run_id !== undefined && nameProblem(raw.parent_run_id) !== null)
+    return bad('parent_run_id', nameProblem(raw.parent_run_id) ?? '');
   if (raw.parent_run_id === raw.run_id) return bad('parent_run_id', 'a run cannot be its own parent');
   if (!Array.isArray(raw.calls)) return bad('calls', 'expected an array');
   const calls: TraceCall[] = [];
   for (const [i, c] of raw.calls.entries()) {
     const at = `calls[${i}]`;
     if (!isObj(c)) return bad(at, 'expected an object');
-    if (typeof c.tool !== 'string' || c.tool === '')
-      return bad(`${at}.tool`, 'missing or not a non-empty string');
+    if (c.tool === undefined) return bad(`${at}.tool`, 'missing');
+    if (c.result_sha256 === undefined) return bad(`${at}.result_sha256`, 'missing or not a string');
     if (!isObj(c.args)) return bad(`${at}.args`, 'expected an object');
-    if (c.step !== undefined && (typeof c.step !== 'number' || !Number.isInteger(c.step)))
-      return bad(`${at}.step`, 'expected an integer');
-    if (c.result !== undefined && typeof c.result !== 'string')
-      return bad(`${at}.result`, 'expected a string');
-    if (typeof c.result_sha256 !== 'string') return bad(`${at}.result_sha256`, 'missing or not a string');
-    if (c.after_user_turn !== undefined && typeof c.after_user_turn !== 'boolean')
-      return bad(`${at}.after_user_turn`, 'expected a boolean');
-    if (c.side_effect !== undefined && typeof c.side_effect !== 'boolean')
-      return bad(`${at}.side_effect`, 'expected a boolean');
-    if (c.kind !== undefined && !(RESULT_KINDS as readonly unknown[]).includes(c.kind))
-      return bad(`${at}.kind`, `expected one of ${RESULT_KINDS.join(', ')}`);
-    for (const k of OPTIONAL_NUMBERS) {
-      const v = c[k];
-      if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0))
-        return bad(`${at}.${k}`, 'expected a non-negative number');
-    }
-    for (const k of OPTIONAL_STRINGS) {
-      if (c[k] !== undefined && typeof c[k] !== 'string') return bad(`${at}.${k}`, 'expected a string');
-    }
+    const problem = fieldsProblem(c, CALL_SPEC, at);
+    if (problem !== null) return bad(problem.path, problem.problem);
     calls.push({
       ...(c as unknown as TraceCall),
       step: (c.step as number | undefined) ?? i,
@@ -80,7 +105,8 @@ export function parseTraceLine(line: string, lineNo: number, file = 'input'): Re
   }
   const success = (outcome.success as boolean | null | undefined) ?? null;
   return ok({
-    run_id: raw.run_id,
+    run_id: raw.run_id as string,
+    line: lineNo,
     ...(typeof raw.source === 'string' ? { source: raw.source } : {}),
     ...(typeof raw.task_type === 'string' ? { task_type: raw.task_type } : {}),
     ...(typeof raw.parent_run_id === 'string' ? { parent_run_id: raw.parent_run_id } : {}),
@@ -94,11 +120,18 @@ export interface ParsedTraces {
   readonly errors: LoopguardError[];
 }
 
-/** Reads a whole JSONL text; bad lines are reported and skipped, the other runs go on. */
-export function parseTraceText(text: string, file = 'input'): ParsedTraces {
+/**
+ * Reads a whole JSONL text, or its lines (null for a line that could not be decoded, reported
+ * by the reader); bad lines are reported and skipped, the other runs go on. A byte order mark
+ * before the first line is not part of it.
+ */
+export function parseTraceText(text: string | readonly (string | null)[], file = 'input'): ParsedTraces {
   const runs: TraceRun[] = [];
   const errors: LoopguardError[] = [];
-  text.split('\n').forEach((line, i) => {
+  const lines = typeof text === 'string' ? text.split('\n') : text;
+  lines.forEach((raw, i) => {
+    if (raw === null) return;
+    const line = i === 0 && raw.startsWith('\uFEFF') ? raw.slice(1) : raw;
     if (line.trim() === '') return;
     const r = parseTraceLine(line, i + 1, file);
     if (r.ok) runs.push(r.value);

@@ -1,9 +1,12 @@
 import {
   type DeciderDeps,
   LoopguardError,
+  ok,
   type Policy,
   type RecordedEvent,
+  type Result,
   resolvePolicy,
+  resultJsonOf,
 } from '../domain/index.js';
 import { type CommandInput, ManualClock, RunActor } from '../machines/index.js';
 import { callIdForStep, type RunSummary, RunSummaryFold } from '../projections/run-summary.js';
@@ -34,9 +37,15 @@ export function replayRun(
   const clock = new ManualClock(run.calls[0]?.at_ms ?? 0);
   const actor = new RunActor(run.run_id, deps, clock);
   const events: RecordedEvent[] = [];
+  /** Which call a refusal is about, so its message names the field (`calls[3].args.q`). */
+  let at = '';
+  const refused = (e: LoopguardError): LoopguardError =>
+    new LoopguardError(e.code, `${at}${e.message}`, {
+      details: { ...e.details, field: `${at}${String(e.details.field ?? '')}` },
+    });
   const step = (cmd: CommandInput): RecordedEvent[] => {
     const r = actor.propose(cmd);
-    if (!r.ok) throw r.error;
+    if (!r.ok) throw refused(r.error);
     actor.commit(r.value);
     events.push(...r.value);
     return r.value;
@@ -54,6 +63,7 @@ export function replayRun(
   });
   let stopIndex: number | null = null;
   for (const [i, call] of run.calls.entries()) {
+    at = `calls[${i}].`;
     const wait = actor.state.waitUntilMs;
     clock.set(call.at_ms ?? (i === 0 ? clock.now() : clock.now() + DEFAULT_GAP_MS));
     if (call.at_ms === undefined && wait !== null) clock.set(wait);
@@ -63,8 +73,11 @@ export function replayRun(
       stopIndex = i;
       break;
     }
-    step(completion(call));
+    const done = completion(call, deps);
+    if (!done.ok) throw refused(done.error);
+    step(done.value);
   }
+  at = '';
   if (actor.state.report === null) {
     // A refusal that did not end the run still ends the recording: the agent would have had to change course.
     const refused = stopIndex === null ? undefined : run.calls[stopIndex];
@@ -101,18 +114,21 @@ function request(call: TraceCall): CommandInput {
   };
 }
 
-function completion(call: TraceCall): CommandInput {
-  return {
+function completion(call: TraceCall, deps: DeciderDeps): Result<CommandInput> {
+  // The check every recorded result goes through: its size, and redaction.
+  const recorded = resultJsonOf(call.result, deps.hashing);
+  if (!recorded.ok) return recorded;
+  return ok({
     type: 'CompleteToolCall',
     callId: callIdForStep(call.step),
     kind: call.kind ?? 'SUCCESS',
     resultHash: call.result_sha256,
-    resultJson: JSON.stringify(call.result),
+    resultJson: recorded.value.json,
     ...(call.code !== undefined ? { code: call.code } : {}),
     ...(call.progress_version !== undefined ? { progressVersion: call.progress_version } : {}),
     ...(call.tokens !== undefined ? { tokens: call.tokens } : {}),
     ...(call.cost_usd !== undefined ? { costUsd: call.cost_usd } : {}),
     ...(call.retry_after_ms !== undefined ? { retryAfterMs: call.retry_after_ms } : {}),
-    ...(call.recorded !== undefined ? { recorded: call.recorded } : {}),
-  };
+    ...(call.judgement !== undefined ? { judgement: call.judgement } : {}),
+  });
 }

@@ -25,7 +25,7 @@ export interface TraceCall {
    * How the guard judged the result when it was recorded, for a run read back from the log (which
    * keeps a result's hash, not its text); not part of the trace file format.
    */
-  readonly recorded?: { readonly informative: boolean; readonly answersAsk: boolean };
+  readonly judgement?: { readonly informative: boolean; readonly answersAsk: boolean };
 }
 
 export interface TraceOutcome {
@@ -35,6 +35,8 @@ export interface TraceOutcome {
 
 export interface TraceRun {
   readonly run_id: string;
+  /** The line of the file it was read from, for messages about it. */
+  readonly line?: number;
   readonly source?: string;
   /** Selects the policy's `taskTypes` profile, as `startRun({ taskType })` does. */
   readonly task_type?: string;

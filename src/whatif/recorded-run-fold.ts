@@ -89,7 +89,7 @@ export class RecordedRunFold {
         step: i,
         tool: e.tool,
         args: JSON.parse(e.argsJson) as Record<string, unknown>,
-        // The log keeps the result's hash, not its text; how it was judged comes along as `recorded`.
+        // The log keeps the result's hash, not its text; how it was judged comes along as `judgement`.
         result: '',
         // A call that never ran gets a result no other call has: it can neither fake a repeat nor
         // count as one. Decisions after the what-if runs such a call are flagged as guesses.
@@ -105,7 +105,7 @@ export class RecordedRunFold {
         ...(done !== undefined && done.costUsd > 0 ? { cost_usd: done.costUsd } : {}),
         ...(done !== undefined && done.tokens > 0 ? { tokens: done.tokens } : {}),
         ...(done !== undefined
-          ? { recorded: { informative: done.informative, answersAsk: done.answersAsk } }
+          ? { judgement: { informative: done.informative, answersAsk: done.answersAsk } }
           : {}),
       };
     });

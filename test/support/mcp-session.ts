@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -11,9 +11,12 @@ const upstreamServer = join(import.meta.dirname, '..', 'fixtures', 'mcp-upstream
 /**
  * `loopguard mcp` from the sources as a real stdio child of the SDK's Client, in front of the test
  * upstream (test/fixtures/mcp-upstream.mjs) running in its own temporary dir. `log` selects the
- * log (default: an embedded data dir inside that dir); the caller removes `dir`.
+ * log (default: an embedded data dir inside that dir); `env` adds to the SDK's default child
+ * environment (LOOPGUARD_SECRET_KEY on Kafka); the caller removes `dir`.
  */
-export async function mcpSession(opts: { log?: string[]; flags?: string[] } = {}) {
+export async function mcpSession(
+  opts: { log?: string[]; flags?: string[]; env?: Record<string, string> } = {},
+) {
   const dir = mkdtempSync(join(tmpdir(), 'lg-mcp-'));
   const dataDir = join(dir, 'data');
   const transport = new StdioClientTransport({
@@ -31,6 +34,7 @@ export async function mcpSession(opts: { log?: string[]; flags?: string[] } = {}
       dir,
     ],
     cwd: root,
+    env: { ...getDefaultEnvironment(), ...opts.env },
     stderr: 'pipe',
   });
   let stderr = '';

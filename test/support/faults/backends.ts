@@ -56,6 +56,8 @@ export async function openGuard(backend: Backend, policy: unknown, clock?: Clock
     log,
     ledger,
     schemaStore,
+    // Workers share the topics, so they share the key of secret values too.
+    secretKey: 'faults-test-key',
     ...(clock ? { clock } : {}),
   });
   return {
