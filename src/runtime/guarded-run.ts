@@ -93,7 +93,6 @@ export class GuardedRun {
     return proposed.value;
   }
 
-  /** One call at a time, each observed (a span, the guard's and the tool's time) from start to end. */
   call(req: CallRequest, fn: ToolFn, hooks: CallHooks = {}): Promise<CallResult> {
     if (insideOwnTool(this)) return Promise.reject(reentrantCall(this.runId));
     const bad = requestProblem(req);
