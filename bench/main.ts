@@ -7,11 +7,25 @@ import { startInfra, stopInfra } from '../infra/stack.js';
 import type { Bench, BenchContext, BenchResult, KafkaTarget } from './bench-result.js';
 import { embeddedBenches } from './embedded-benches.js';
 import { guardCallBench } from './guard-call.js';
+import { guardedCallDurableBench } from './guarded-call-durable.js';
 import { kafkaBenches } from './kafka-benches.js';
+import { kafkaGuardedCallBench } from './kafka-guarded-call.js';
+import { kafkaRunLoadBench } from './kafka-run-load.js';
 import { memoryBench } from './memory.js';
 import { runLengthBench } from './run-length.js';
+import { runLoadBench } from './run-load.js';
 
-const BENCHES: Bench[] = [guardCallBench, runLengthBench, ...embeddedBenches, ...kafkaBenches, memoryBench];
+const BENCHES: Bench[] = [
+  guardCallBench,
+  guardedCallDurableBench,
+  runLengthBench,
+  runLoadBench,
+  ...embeddedBenches,
+  ...kafkaBenches,
+  kafkaGuardedCallBench,
+  kafkaRunLoadBench,
+  memoryBench,
+];
 
 const { values } = parseArgs({
   options: { json: { type: 'boolean' }, only: { type: 'string' } },

@@ -1,7 +1,7 @@
 /**
  * loopguard: a runtime guard for AI-agent tool calls. The package's root entry, its public API:
  * the guard and its calls, result classes, the policy, run states and stop reports, the ports
- * (EventLog, Ledger, SchemaStore, RunStore) with their embedded and in-memory adapters. Kafka is
+ * (EventLog, Ledger, SchemaStore, RunStream) with their embedded and in-memory adapters. Kafka is
  * `loopguard/kafka`, the MCP proxy `loopguard/mcp`. Everything else (deciders, folds, codecs,
  * detectors) is internal and may change without a major version.
  */
@@ -45,8 +45,12 @@ export {
   type EmbeddedLogOptions,
   type EventLog,
   EventStore,
+  type LoadedRun,
   type LogRecord,
+  LogRunStream,
   MemoryLog,
+  type RunStream,
+  runStreamOf,
   type StoredEvent,
   type StoredRecord,
   TOPICS,
@@ -72,8 +76,6 @@ export {
   type LedgerState,
   outcome,
   type ReissueNote,
-  type RunStore,
-  runStoreOf,
   type StartRun,
   ToolError,
   type ToolImpl,

@@ -27,6 +27,7 @@ export {
   type KafkaLedgerOptions,
   KafkaLog,
   type KafkaLogOptions,
+  KafkaRunStream,
   type PartitionedRecord,
   type TopicInfo,
   type TopicLayoutOptions,

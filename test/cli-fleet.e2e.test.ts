@@ -74,10 +74,22 @@ describe('loopguard fleet on the embedded log', () => {
     const stops = (await run(['stops', '--data-dir', data, '--json'])).out.trim().split('\n');
     expect(stops.filter((l) => l.includes('"kind":"fleet_loop"'))).toHaveLength(1);
     expect(stops).toHaveLength(8);
+
+    // Runs recorded after the detection still get their stops copied onto the stops topic.
+    expect((await run(['replay', writeLoopingFleet(dir, 1, 6), '--data-dir', data])).code).toBe(0);
+    const store = await openEmbeddedStore(data, { readOnly: true });
+    try {
+      const copied: string[] = [];
+      for await (const e of store.events.readStops(0)) copied.push(e.runId);
+      expect(copied).toContain('fleet/loop-6');
+      expect(copied.filter((id) => id.startsWith('fleet/loop-'))).toHaveLength(7);
+    } finally {
+      await store.close();
+    }
   });
 
   it('a higher threshold or a shorter window finds nothing; bad flags name themselves', async () => {
-    expect((await run(['fleet', '--data-dir', data, '--threshold', '7', '--json'])).out).toBe('');
+    expect((await run(['fleet', '--data-dir', data, '--threshold', '8', '--json'])).out).toBe('');
     // The six runs span 150 s: no five of them fall within 60 s.
     expect((await run(['fleet', '--data-dir', data, '--window-ms', '60000', '--json'])).out).toBe('');
     await expect(run(['fleet', '--data-dir', data, '--threshold', '0'])).rejects.toThrow(/--threshold/);

@@ -12,9 +12,10 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { diceSimilarity } from '../src/domain/index.js';
 import { RegistrySchemaStore } from '../src/events/registry-schema-store.js';
 import { EventStore } from '../src/log/event-store.js';
+import { runStreamOf } from '../src/log/index.js';
 import { KafkaLog } from '../src/log/kafka/kafka-log.js';
 import { RunActor } from '../src/machines/run-actor.js';
-import { type CallResult, nodeHashing, runStoreOf } from '../src/runtime/index.js';
+import { type CallResult, nodeHashing } from '../src/runtime/index.js';
 import { kafkaEnv } from './setup/kafka-env.js';
 import { openGuard } from './support/faults/backends.js';
 import { count, hit } from './support/faults/counter.js';
@@ -95,10 +96,10 @@ it('fails closed while the broker is down and loses nothing acknowledged across 
 
   const log = await KafkaLog.connect({ brokers: [kafka.brokers], topicPrefix: backend.topicPrefix });
   try {
-    const store = runStoreOf(
+    const stream = runStreamOf(
       await EventStore.create(log, new RegistrySchemaStore({ url: backend.registryUrl })),
     );
-    const history = await store.loadRun('restart');
+    const history = await stream.read('restart', 1);
     expect(history.length).toBe(run.state.seq);
     expect(history.map((e) => e.seq)).toEqual(history.map((_, i) => i + 1));
     const rebuilt = new RunActor(

@@ -7,6 +7,7 @@ import { ConfigResourceTypes } from 'kafkajs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TOPICS } from '../src/log/event-log.js';
 import { KafkaLog } from '../src/log/kafka/kafka-log.js';
+import { DEFAULT_PARTITIONS } from '../src/log/kafka/topic-layout.js';
 import { kafkaEnv } from './setup/kafka-env.js';
 
 const logs: KafkaLog[] = [];
@@ -53,7 +54,7 @@ describe('KafkaLog on a real broker', () => {
   });
 
   it('gives concurrent appends distinct, dense offsets in call order per append', async () => {
-    const log = await connect({ lingerMs: 5 });
+    const log = await connect({ lingerMs: 5, partitions: { [TOPICS.runs]: 1 } });
     const topic = TOPICS.runs;
     const results = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
@@ -67,8 +68,10 @@ describe('KafkaLog on a real broker', () => {
     for (const [i, [a]] of results.entries()) expect(read[a ?? -1]?.value.toString()).toBe(`v${2 * i}`);
   });
 
-  it('on a partitioned runs topic keeps per-key order and refuses single-offset reads', async () => {
-    const log = await connect({ partitions: { [TOPICS.runs]: 3 } });
+  it('partitions the runs topic by default, keeps per-key order there and refuses single-offset reads', async () => {
+    const log = await connect();
+    expect((await log.prepare(TOPICS.runs)).partitions).toBe(DEFAULT_PARTITIONS[TOPICS.runs]);
+    expect(DEFAULT_PARTITIONS[TOPICS.runs]).toBeGreaterThan(1);
     const keys = ['run-a', 'run-b', 'run-c', 'run-d'];
     for (let i = 0; i < 5; i++)
       await log.append(
@@ -84,6 +87,9 @@ describe('KafkaLog on a real broker', () => {
       const mine = all.filter((r) => r.key === k);
       expect(new Set(mine.map((r) => r.partition)).size).toBe(1);
       expect(mine.map((r) => r.value.toString())).toEqual(['v0', 'v1', 'v2', 'v3', 'v4']);
+      expect((await log.readKey(TOPICS.runs, k)).map((r) => r.value.toString())).toEqual(
+        mine.map((r) => r.value.toString()),
+      );
     }
   });
 
@@ -92,7 +98,7 @@ describe('KafkaLog on a real broker', () => {
   });
 
   it('publishes 10k small records in batches (rough throughput) and acks a lone append quickly', async () => {
-    const log = await connect();
+    const log = await connect({ partitions: { [TOPICS.runs]: 1 } });
     await log.prepare(TOPICS.runs);
     const n = 10_000;
     const perAppend = 10;

@@ -276,10 +276,15 @@ describe('the library API', () => {
     guards.push(guard);
     const run = await guard.startRun({ runId: 'r' });
     let n = 0;
-    const r = run.call({ tool: 's', args: {} }, () => {
+    // The result rides on the run's next write (one durable write per call): that write says so.
+    await run.call({ tool: 's', args: {} }, () => {
       n++;
       down = true;
       return 'done';
+    });
+    const r = run.call({ tool: 's', args: { next: 1 } }, () => {
+      n++;
+      return 'next';
     });
     await expect(r).rejects.toMatchObject({
       code: 'log_unavailable',

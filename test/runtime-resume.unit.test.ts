@@ -81,8 +81,9 @@ describe('guard.resume', () => {
     const run = await first.startRun({ runId: 'r3' });
     let charges = 0;
     let release: (v: unknown) => void = () => undefined;
+    let cutOff: Promise<unknown> = Promise.resolve();
     const started = new Promise<void>((resolve) => {
-      void run.call({ tool: 'pay', args: { o: 3 }, operationKey: 'acme:pay:3' }, () => {
+      cutOff = run.call({ tool: 'pay', args: { o: 3 }, operationKey: 'acme:pay:3' }, () => {
         charges++;
         resolve();
         return new Promise((r) => {
@@ -104,7 +105,12 @@ describe('guard.resume', () => {
     expect(resumed.state.status).toBe('NEEDS_HUMAN');
     expect(resumed.state.report?.inDoubtOperations).toContain('acme:pay:3');
     expect(charges).toBe(1);
+    // The dead process's tool answering late cannot write to its closed log, and says so.
     release('late');
+    await expect(cutOff).rejects.toMatchObject({
+      code: 'log_unavailable',
+      message: expect.stringMatching(/the tool ran but its result was not recorded/),
+    });
   });
 });
 

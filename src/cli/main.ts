@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { LoopguardError } from '../domain/index.js';
+import { DEFAULT_DATA_DIR } from '../log/index.js';
 import { alertCommand } from './alert-command.js';
 import { auditHtmlCommand, auditOutput } from './audit-command.js';
 import { evalCommand } from './eval-command.js';
@@ -16,6 +17,7 @@ import { portFlag } from './number-flags.js';
 import { type Env, type KafkaFlags, kafkaConfig, openKafkaStore } from './open-kafka-store.js';
 import { type OpenStore, openEmbeddedStore } from './open-store.js';
 import { rebuildCommand } from './rebuild-command.js';
+import { repairCommand } from './repair-command.js';
 import { replayCommand } from './replay-command.js';
 import { printStop } from './stops-command.js';
 import { startUiServer } from './ui-server.js';
@@ -35,6 +37,7 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
   loopguard alert --kafka [--webhook URL] [--group G] [--metrics-port P]
   loopguard eval FILE.jsonl... [--synthetic] [--policy P.json] [--json]
   loopguard mcp [--policy P.json] [--data-dir D | --kafka] [--run-id ID] [--metrics-port P] -- COMMAND [ARGS...]
+  loopguard repair [--data-dir D]
   loopguard demo [--data-dir D]
 
 The data dir defaults to ./.loopguard (the embedded, file-backed log). --kafka uses Kafka and a
@@ -77,9 +80,16 @@ export interface MainOptions {
   readonly signal?: AbortSignal;
 }
 
-async function withStore<T>(flags: KafkaFlags, env: Env, work: (s: OpenStore) => Promise<T>): Promise<T> {
+async function withStore<T>(
+  flags: KafkaFlags,
+  env: Env,
+  work: (s: OpenStore) => Promise<T>,
+  access: 'read' | 'write' = 'read',
+): Promise<T> {
   const kafka = kafkaConfig(flags, env);
-  const store = kafka ? await openKafkaStore(kafka) : await openEmbeddedStore(flags['data-dir']);
+  const store = kafka
+    ? await openKafkaStore(kafka)
+    : await openEmbeddedStore(flags['data-dir'], { readOnly: access === 'read' });
   try {
     return await work(store);
   } finally {
@@ -118,13 +128,17 @@ export async function main(
         rest,
         { ...(values.policy ? { policy: values.policy } : {}), json },
         (work) =>
-          withStore(values, env, async (s) =>
-            work({
-              knownRunIds: await s.knownRunIds(),
-              where: s.where,
-              secretKey: s.secretKey(env),
-              append: (r) => s.events.append(r),
-            }),
+          withStore(
+            values,
+            env,
+            async (s) =>
+              work({
+                knownRunIds: await s.knownRunIds(),
+                where: s.where,
+                secretKey: s.secretKey(env),
+                append: (runId, r) => s.stream.append(runId, 0, r),
+              }),
+            'write',
           ),
         io,
       );
@@ -180,13 +194,18 @@ export async function main(
       });
     }
     case 'fleet':
-      return withStore(values, env, (s) =>
-        fleetCommand(s, { ...values, json }, io, values.follow ? shutdownSignal(opts.signal) : undefined),
+      // It publishes its detections on the stops topic.
+      return withStore(
+        values,
+        env,
+        (s) =>
+          fleetCommand(s, { ...values, json }, io, values.follow ? shutdownSignal(opts.signal) : undefined),
+        'write',
       );
     case 'stops':
       return withStore(values, env, async (s) => {
         if (!values.follow) {
-          for await (const e of s.events.readStops(0)) printStop(e, json, io);
+          for await (const e of s.readStops()) printStop(e, json, io);
           return 0;
         }
         await s.events.followStops(0, (e) => printStop(e, json, io), shutdownSignal(opts.signal));
@@ -197,6 +216,8 @@ export async function main(
       if (kafka === null) throw new LoopguardError('usage', 'alert: needs Kafka (--kafka)');
       return alertCommand(kafka, values, io, shutdownSignal(opts.signal));
     }
+    case 'repair':
+      return repairCommand(values['data-dir'] ?? DEFAULT_DATA_DIR, io);
     case 'demo':
       return demo(values['data-dir'], io);
     default:

@@ -1,7 +1,7 @@
 import type { Policy } from '../domain/index.js';
 import { RegistrySchemaStore } from '../events/index.js';
 import { DEFAULT_DATA_DIR, KafkaLedger, TOPICS } from '../log/index.js';
-import { FileLedger, Guard, runStoreOf } from '../runtime/index.js';
+import { FileLedger, Guard } from '../runtime/index.js';
 import type { LoopguardMetrics } from '../telemetry/index.js';
 import { type Env, type KafkaFlags, kafkaConfig, openKafkaStore } from './open-kafka-store.js';
 import { openEmbeddedStore } from './open-store.js';
@@ -22,7 +22,7 @@ export async function openGuard(
     const dataDir = flags['data-dir'] ?? DEFAULT_DATA_DIR;
     const store = await openEmbeddedStore(dataDir);
     const guard = new Guard({
-      store: runStoreOf(store.events),
+      store: store.stream,
       ledger: FileLedger.open(dataDir),
       policy,
       secretKey: store.secretKey(env),
@@ -41,7 +41,7 @@ export async function openGuard(
       subject: `${store.log.physicalName(TOPICS.ledger)}-value`,
     });
     const guard = new Guard({
-      store: runStoreOf(store.events),
+      store: store.stream,
       ledger,
       policy,
       secretKey,

@@ -4,6 +4,7 @@ import { TOPICS } from '../log/event-log.js';
 import { EventStore } from '../log/event-store.js';
 import { DecodingConsumer } from '../log/kafka/decoding-consumer.js';
 import { KafkaLog } from '../log/kafka/kafka-log.js';
+import { KafkaRunStream } from '../log/kafka/kafka-run-stream.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
 import type { OpenStore } from './open-store.js';
 import { kafkaRunIds, rebuildFromKafka, scanKafkaRuns } from './rebuild-from-kafka.js';
@@ -65,9 +66,11 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
     const events = await EventStore.create(log, new RegistrySchemaStore({ url: cfg.registryUrl }), {
       subjectFor: (t) => `${log.physicalName(t)}-value`,
     });
+    const stream = new KafkaRunStream(events, log);
     return {
       log,
       events,
+      stream,
       where: `kafka ${cfg.brokers.join(',')} (topics ${log.physicalName('loopguard.*')})`,
       rebuild: async (onProgress) => (await rebuildFromKafka(log, events, onProgress)).projections,
       scan: (apply) => scanKafkaRuns(log, events, apply),
@@ -85,13 +88,17 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
       },
       eventCount: () => log.recordCount(TOPICS.runs),
       knownRunIds: () => kafkaRunIds(log),
+      readStops: () => events.readStops(0),
       secretKey: (env) =>
         chooseSecretKey(
           undefined,
           { kind: 'shared', where: 'replay --kafka (workers share the topics)' },
           env,
         ),
-      close: () => log.close(),
+      close: async () => {
+        await stream.close();
+        await log.close();
+      },
     };
   } catch (e) {
     await log.close();

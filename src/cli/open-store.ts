@@ -1,7 +1,15 @@
 import { join } from 'node:path';
 import { LoopguardError, type RecordedEvent } from '../domain/index.js';
 import { FileSchemaStore } from '../events/index.js';
-import { DEFAULT_DATA_DIR, EmbeddedLog, type EventLog, EventStore, TOPICS } from '../log/index.js';
+import {
+  CopyProjector,
+  DEFAULT_DATA_DIR,
+  EmbeddedLog,
+  EventStore,
+  type RunStream,
+  runStreamOf,
+  TOPICS,
+} from '../log/index.js';
 import type { Projections } from '../projections/index.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
 import { rebuildProjections } from './rebuild-command.js';
@@ -9,6 +17,8 @@ import { rebuildProjections } from './rebuild-command.js';
 /** A log the commands read and write, whichever adapter is behind it. */
 export interface OpenStore {
   readonly events: EventStore;
+  /** The runs' streams: how a command records a run (a run id already there is a conflict). */
+  readonly stream: RunStream;
   /** Where the events live, for messages: a data dir, or brokers and topics. */
   readonly where: string;
   /** Every projection, folded from the runs topic from its first record. */
@@ -29,17 +39,29 @@ export interface OpenStore {
   eventCount(): Promise<number>;
   /** Run ids already in the log: a second recording of one run would corrupt its history. */
   knownRunIds(): Promise<Set<string>>;
+  /** Every stop report: the stops topic, and on the embedded log any stop not copied there yet. */
+  readStops(): AsyncIterable<RecordedEvent>;
   /** The key for secret values recorded here (only commands that record need one). */
   secretKey(env: Readonly<Record<string, string | undefined>>): string;
   close(): Promise<void>;
 }
 
-/** The embedded log in a data dir, with its file schema store: the default, no server needed. */
-export async function openEmbeddedStore(dataDir: string = DEFAULT_DATA_DIR): Promise<OpenStore> {
-  const log: EventLog = await EmbeddedLog.open(dataDir);
-  const events = await EventStore.create(log, new FileSchemaStore(join(dataDir, 'schemas')));
+/**
+ * The embedded log in a data dir, with its file schema store: the default, no server needed.
+ * `readOnly` for commands that only read: nothing in the dir is created or written, and a dir
+ * that does not exist is an error rather than a new empty log.
+ */
+export async function openEmbeddedStore(
+  dataDir: string = DEFAULT_DATA_DIR,
+  opts: { readonly readOnly?: boolean } = {},
+): Promise<OpenStore> {
+  const readOnly = opts.readOnly ?? false;
+  const log = await EmbeddedLog.open(dataDir, { readOnly });
+  const events = await EventStore.create(log, new FileSchemaStore(join(dataDir, 'schemas'), { readOnly }));
+  const stream = runStreamOf(events);
   return {
     events,
+    stream,
     where: `data dir ${dataDir}`,
     rebuild: (onProgress) => rebuildProjections(events.readRuns(0), onProgress),
     scan: async (apply) => {
@@ -64,6 +86,13 @@ export async function openEmbeddedStore(dataDir: string = DEFAULT_DATA_DIR): Pro
       for await (const e of events.readRuns(0)) ids.add(e.runId);
       return ids;
     },
-    close: () => log.close(),
+    async *readStops() {
+      yield* events.readStops(0);
+      yield* await new CopyProjector(log, events).unpublished(TOPICS.stops);
+    },
+    close: async () => {
+      await stream.close();
+      await log.close();
+    },
   };
 }

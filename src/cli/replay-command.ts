@@ -15,7 +15,11 @@ export interface ReplaySink {
   readonly where?: string;
   /** The key of the keyed hash of secret values recorded in this log. */
   readonly secretKey: string;
-  append(records: readonly RecordedEvent[]): Promise<void>;
+  /**
+   * Records a new run: rejects with `conflict` when the run id is already in the log, also when
+   * another process recorded it after knownRunIds was read.
+   */
+  append(runId: string, records: readonly RecordedEvent[]): Promise<void>;
 }
 
 /** Opens the log only for work that writes: input with no run to record leaves no data dir behind. */
@@ -79,24 +83,24 @@ async function replayInto(
   // Runs are independent, so their appends may overlap and share the log's group commit (one
   // produce request on Kafka instead of one round trip per run); a run is printed only once its
   // events are durable, in input order.
-  const inFlight: { done: Promise<void>; summary: RunSummary }[] = [];
+  const inFlight: { done: Promise<boolean>; summary: RunSummary }[] = [];
   const settleOldest = async (): Promise<void> => {
     const oldest = inFlight.shift();
     if (oldest === undefined) return;
-    await oldest.done;
+    if (!(await oldest.done)) return;
     summaries.push(oldest.summary);
     bar.update(summaries.length);
     if (opts.json) io.out(`${JSON.stringify(oldest.summary)}\n`);
   };
+  const duplicate = (path: string, runId: string): LoopguardError =>
+    new LoopguardError(
+      'duplicate_run',
+      `${path}: run_id ${runId}: already recorded in ${sink.where ?? 'this log'}; use another ${sink.where?.startsWith('kafka') ? '--topic-prefix' : '--data-dir'}`,
+    );
   for (const file of files) {
     for (const run of file.runs) {
       if (seen.has(run.run_id)) {
-        errors.push(
-          new LoopguardError(
-            'duplicate_run',
-            `${file.path}: run_id ${run.run_id}: already recorded in ${sink.where ?? 'this log'}; use another ${sink.where?.startsWith('kafka') ? '--topic-prefix' : '--data-dir'}`,
-          ),
-        );
+        errors.push(duplicate(file.path, run.run_id));
         continue;
       }
       let replayed: ReturnType<typeof replayRun>;
@@ -114,7 +118,14 @@ async function replayInto(
       }
       seen.add(run.run_id);
       const { summary, events } = replayed;
-      const done = sink.append(events);
+      const done = sink.append(run.run_id, events).then(
+        () => true,
+        (e: unknown) => {
+          if (!(e instanceof LoopguardError && e.code === 'conflict')) throw e;
+          errors.push(duplicate(file.path, run.run_id));
+          return false;
+        },
+      );
       // Awaited in settleOldest; this only keeps a failure that comes before then from being unhandled.
       done.catch(() => undefined);
       inFlight.push({ done, summary });

@@ -1,6 +1,7 @@
 import type { DomainEvent, EventOf, RecordedEvent } from './events.js';
 import { own } from './input-check.js';
 import { intentOf } from './intent.js';
+import { applyLedgerFact, type KeyEntry, type LedgerFact } from './ledger-rules.js';
 import { nearDuplicatesAfter, newsOf } from './news.js';
 import {
   ASKED_CAP,
@@ -221,32 +222,43 @@ function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
     case 'CheckpointRecorded':
       return patch(s, { lastCheckpoint: { id: e.checkpointId, progressVersion: e.progressVersion } });
     case 'OperationClaimed':
-      return patch(s, {
-        operations: {
-          ...s.operations,
-          [e.operationKey]: { status: 'claimed', callId: e.callId, resultJson: null },
-        },
-      });
     case 'OperationCompleted':
-      return patch(s, {
-        operations: {
-          ...s.operations,
-          [e.operationKey]: { status: 'completed', callId: e.callId, resultJson: e.resultJson },
-        },
-      });
-    case 'OperationReleased':
-      return patch(s, { operations: without(s.operations, e.operationKey) });
     case 'OperationInDoubt':
-      return patch(s, {
-        operations: {
-          ...s.operations,
-          [e.operationKey]: { status: 'in_doubt', callId: e.callId, resultJson: null },
-        },
-      });
+    case 'OperationReleased':
+      return operation(s, e, atMs);
     case 'FleetLoopDetected':
       // Belongs to no run: it is about many.
       return s;
   }
+}
+
+type OperationEvent = Extract<DomainEvent, { readonly operationKey: string; readonly callId: string }>;
+
+/** The run's own view of its operations, by the ledger's one set of rules. */
+function operation(s: RunState, e: OperationEvent, atMs: number): RunState {
+  const known = own(s.operations, e.operationKey);
+  const owner = { runId: s.runId, callId: known?.callId ?? e.callId };
+  const entry: KeyEntry | undefined =
+    known === undefined
+      ? undefined
+      : known.status === 'completed'
+        ? { status: 'completed', owner, resultJson: known.resultJson ?? 'null' }
+        : known.status === 'in_doubt'
+          ? { status: 'in_doubt', owner, reason: '' }
+          : { status: 'claimed', owner, atMs };
+  const fact: LedgerFact =
+    e.type === 'OperationCompleted'
+      ? { type: e.type, resultJson: e.resultJson }
+      : e.type === 'OperationInDoubt'
+        ? { type: e.type, reason: e.reason }
+        : { type: e.type };
+  const { next, refused } = applyLedgerFact(entry, fact, { runId: s.runId, callId: e.callId }, atMs);
+  if (refused !== null) return s;
+  if (next === undefined) return patch(s, { operations: without(s.operations, e.operationKey) });
+  const resultJson = next.status === 'completed' ? next.resultJson : null;
+  return patch(s, {
+    operations: { ...s.operations, [e.operationKey]: { status: next.status, callId: e.callId, resultJson } },
+  });
 }
 
 /** The pure fold: the same events always give the same state, bit for bit. */

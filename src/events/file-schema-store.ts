@@ -13,18 +13,30 @@ import { link, mkdir, readdir, readFile, unlink, writeFile } from 'node:fs/promi
 import { join } from 'node:path';
 import { normalizeSchema, type SchemaStore, unknownSchema } from './schema-store.js';
 
+/** What a read-only store answers for a schema it does not hold: no real id is 0. */
+export const NOT_REGISTERED = 0;
+
 const isCode = (e: unknown, code: string): boolean => (e as NodeJS.ErrnoException)?.code === code;
 
 export class FileSchemaStore implements SchemaStore {
   private readonly cache = new Map<number, string>();
   private ready: Promise<void> | undefined;
 
-  constructor(private readonly dir: string) {}
+  /**
+   * `readOnly`: nothing is ever written. `register` then only looks a schema up and answers
+   * NOT_REGISTERED for one that is not there: a reader decodes by the ids in the records and never
+   * encodes with its own.
+   */
+  constructor(
+    private readonly dir: string,
+    private readonly opts: { readonly readOnly?: boolean } = {},
+  ) {}
 
   async register(subject: string, schema: string): Promise<number> {
-    await this.init();
     const text = normalizeSchema(schema);
     const hashFile = join(this.dir, 'by-hash', createHash('sha256').update(text).digest('hex'));
+    if (this.opts.readOnly) return (await this.readId(hashFile)) ?? NOT_REGISTERED;
+    await this.init();
     const id = (await this.readId(hashFile)) ?? (await this.claim(text, hashFile));
     const marker = join(this.dir, 'subjects', encodeURIComponent(subject));
     await mkdir(marker, { recursive: true });

@@ -9,6 +9,8 @@ export const TOPICS = {
   stops: 'loopguard.stops',
   ledger: 'loopguard.ledger',
   dlq: 'loopguard.dlq',
+  /** Kafka only: run state at a seq, keyed by run id, compacted (derived from runs). */
+  snapshots: 'loopguard.snapshots',
 } as const;
 export type TopicName = (typeof TOPICS)[keyof typeof TOPICS];
 

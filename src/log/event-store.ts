@@ -7,6 +7,7 @@
  * truth; if a crash falls between it and the others, the stops/ledger copies can be rebuilt from
  * runs (projections replay runs anyway).
  */
+import { LoopguardError } from '../domain/errors.js';
 import type { RecordedEvent } from '../domain/events.js';
 import { EventCodec } from '../events/codec.js';
 import type { SchemaStore } from '../events/schema-store.js';
@@ -26,19 +27,35 @@ export interface StoredEvent {
   readonly event: RecordedEvent;
 }
 
+/** The header that carries a runs record's seq, so readers can follow a run without decoding. */
+export const SEQ_HEADER = 'loopguard.seq';
+
 type Topic = typeof TOPICS.runs | typeof TOPICS.stops | typeof TOPICS.ledger;
 const PAGE = 500;
 
-const isLedgerEvent = (e: RecordedEvent): boolean =>
-  e.event.type === 'OperationClaimed' ||
-  e.event.type === 'OperationCompleted' ||
-  e.event.type === 'OperationInDoubt' ||
-  e.event.type === 'OperationReleased';
+/** The runs offset a stops or ledger copy was made from (see CopyProjector). */
+export const SOURCE_HEADER = 'loopguard.source';
+
+/** The topic besides runs an event of this type is copied to, if any. */
+export function copyTopicOf(type: string): typeof TOPICS.stops | typeof TOPICS.ledger | null {
+  if (type === 'RunStopped') return TOPICS.stops;
+  if (
+    type === 'OperationClaimed' ||
+    type === 'OperationCompleted' ||
+    type === 'OperationInDoubt' ||
+    type === 'OperationReleased'
+  )
+    return TOPICS.ledger;
+  return null;
+}
 
 export class EventStore {
   private constructor(
     readonly log: EventLog,
     private readonly codecs: Readonly<Record<Topic, EventCodec>>,
+    /** Where this store's schemas live, and the subject of a topic: for adapters with values of their own. */
+    readonly schemas: SchemaStore,
+    readonly subjectFor: (topic: string) => string,
   ) {}
 
   /** Registers the envelope schema under `<topic>-value` for the runs, stops and ledger topics. */
@@ -47,33 +64,55 @@ export class EventStore {
     const [runs, stops, ledger] = await Promise.all(
       [TOPICS.runs, TOPICS.stops, TOPICS.ledger].map((t) => EventCodec.create(store, subject(t))),
     );
-    return new EventStore(log, {
-      [TOPICS.runs]: runs as EventCodec,
-      [TOPICS.stops]: stops as EventCodec,
-      [TOPICS.ledger]: ledger as EventCodec,
-    });
+    return new EventStore(
+      log,
+      {
+        [TOPICS.runs]: runs as EventCodec,
+        [TOPICS.stops]: stops as EventCodec,
+        [TOPICS.ledger]: ledger as EventCodec,
+      },
+      store,
+      subject,
+    );
   }
 
-  /** Resolves once every record is durable on every topic it belongs to. */
+  /**
+   * Resolves once every record is durable on every topic it belongs to. Unconditional: a run's
+   * writer goes through its RunStream instead, which refuses a second writer.
+   */
   async append(records: readonly RecordedEvent[]): Promise<void> {
     if (records.length === 0) return;
     await this.log.append(
       TOPICS.runs,
-      records.map((r) => this.record(TOPICS.runs, r.runId, r)),
+      records.map((r) => this.runRecord(r)),
     );
-    const stops = records.filter((r) => r.event.type === 'RunStopped');
-    const ledger = records.filter(isLedgerEvent);
+    await this.publishCopies(records);
+  }
+
+  /**
+   * The runs-topic record of an event: keyed by run id, so one partition owns a run; its seq in a
+   * header, so a reader can follow a run's stream without decoding the value.
+   */
+  runRecord(r: RecordedEvent, headers: Readonly<Record<string, string>> = {}): LogRecord {
+    const rec = this.record(TOPICS.runs, r.runId, r);
+    return { ...rec, headers: { ...rec.headers, [SEQ_HEADER]: String(r.seq), ...headers } };
+  }
+
+  /** Copies of the stops and ledger events on their own topics, once the runs topic has them. */
+  async publishCopies(records: readonly RecordedEvent[]): Promise<void> {
+    const stops = records.filter((r) => copyTopicOf(r.event.type) === TOPICS.stops);
+    const ledger = records.filter((r) => copyTopicOf(r.event.type) === TOPICS.ledger);
     await Promise.all([
       stops.length > 0
         ? this.log.append(
             TOPICS.stops,
-            stops.map((r) => this.record(TOPICS.stops, r.runId, r)),
+            stops.map((r) => this.copyRecord(r)),
           )
         : [],
       ledger.length > 0
         ? this.log.append(
             TOPICS.ledger,
-            ledger.map((r) => this.record(TOPICS.ledger, operationKey(r), r)),
+            ledger.map((r) => this.copyRecord(r)),
           )
         : [],
     ]);
@@ -82,13 +121,34 @@ export class EventStore {
   /**
    * Publishes events that belong to no run (FleetLoopDetected) on the stops topic only, where
    * `loopguard alert` delivers them; keyed by their stream (`runId`), e.g. the loop signature.
+   * They carry the source of the copy before them (-1: none yet), so a CopyProjector, which
+   * resumes after the source of the topic's last record, goes on exactly where it would have.
    */
   async appendAlerts(records: readonly RecordedEvent[]): Promise<void> {
     if (records.length === 0) return;
+    const end = await this.log.endOffset(TOPICS.stops);
+    const last = end === 0 ? undefined : (await this.log.read(TOPICS.stops, end - 1, 1))[0];
+    const source = last === undefined ? '-1' : last.headers?.[SOURCE_HEADER];
     await this.log.append(
       TOPICS.stops,
-      records.map((r) => this.record(TOPICS.stops, r.runId, r)),
+      records.map((r) => {
+        const rec = this.record(TOPICS.stops, r.runId, r);
+        return source === undefined ? rec : { ...rec, headers: { ...rec.headers, [SOURCE_HEADER]: source } };
+      }),
     );
+  }
+
+  /**
+   * The record of `r` on its copy topic (stops: keyed by run id; ledger: by operation key), with
+   * the runs offset it was copied from when a projector made it.
+   */
+  copyRecord(r: RecordedEvent, source?: number): LogRecord {
+    const topic = copyTopicOf(r.event.type);
+    if (topic === null) throw new LoopguardError('internal', `${r.event.type} has no copy topic`);
+    const rec = this.record(topic, topic === TOPICS.stops ? r.runId : operationKey(r), r);
+    return source === undefined
+      ? rec
+      : { ...rec, headers: { ...rec.headers, [SOURCE_HEADER]: String(source) } };
   }
 
   /** Decodes one record value of a topic, for readers that fetch records themselves. */

@@ -1,11 +1,13 @@
 /** In-memory EventLog for tests and evaluation: same contract, no durability. */
 
-import type { EventLog, LogRecord, StoredRecord } from './event-log.js';
+import type { LogRecord, StoredRecord } from './event-log.js';
+import { checkKeyed, type KeyedLog, KeyIndex, keyConflict } from './keyed-log.js';
 import { checkRead, checkTopic, closedError } from './log-errors.js';
 import { pollFollow } from './poll-follow.js';
 
-export class MemoryLog implements EventLog {
+export class MemoryLog implements KeyedLog {
   private readonly topics = new Map<string, StoredRecord[]>();
+  private readonly keys = new Map<string, KeyIndex>();
   private readonly wakers = new Map<string, Set<() => void>>();
   private closed = false;
 
@@ -14,8 +16,10 @@ export class MemoryLog implements EventLog {
     if (this.closed) throw closedError();
     const log = this.topics.get(topic) ?? [];
     this.topics.set(topic, log);
+    const index = this.keyIndex(topic);
     const offsets = records.map((r) => {
       const offset = log.length;
+      index.add(r.key, offset);
       // Copies, so a caller reusing its buffers cannot rewrite history.
       log.push({
         topic,
@@ -28,6 +32,30 @@ export class MemoryLog implements EventLog {
     });
     if (offsets.length > 0) for (const wake of this.wakers.get(topic) ?? []) wake();
     return offsets;
+  }
+
+  async appendKeyed(
+    topic: string,
+    key: string,
+    expectedCount: number,
+    records: readonly LogRecord[],
+  ): Promise<number[]> {
+    checkTopic(topic);
+    checkKeyed(key, expectedCount, records);
+    if (this.closed) throw closedError();
+    // Check and append in one synchronous step: nothing else can run in between.
+    const actual = this.keyIndex(topic).count(key);
+    if (actual !== expectedCount) throw keyConflict(topic, key, expectedCount, actual);
+    return this.append(topic, records);
+  }
+
+  async readKey(topic: string, key: string, fromIndex: number): Promise<StoredRecord[]> {
+    checkRead(topic, fromIndex, undefined);
+    if (this.closed) throw closedError();
+    const log = this.topics.get(topic) ?? [];
+    return this.keyIndex(topic)
+      .from(key, fromIndex)
+      .map((o) => log[o] as StoredRecord);
   }
 
   async read(topic: string, fromOffset: number, maxRecords?: number): Promise<StoredRecord[]> {
@@ -66,6 +94,15 @@ export class MemoryLog implements EventLog {
   async close(): Promise<void> {
     this.closed = true;
     for (const set of this.wakers.values()) for (const wake of set) wake();
+  }
+
+  private keyIndex(topic: string): KeyIndex {
+    let index = this.keys.get(topic);
+    if (index === undefined) {
+      index = new KeyIndex();
+      this.keys.set(topic, index);
+    }
+    return index;
   }
 
   private subscribe(topic: string, wake: () => void): () => void {

@@ -76,8 +76,11 @@ export class RunActor {
     private readonly deps: DeciderDeps,
     private readonly clock: Clock,
     history: readonly RecordedEvent[] = [],
+    /** A snapshot of the run's state that `history` continues (a resume from a snapshot store). */
+    from: RunState | null = null,
   ) {
-    this.folded = initialState(runId);
+    this.folded = from ?? initialState(runId);
+    if (from !== null) this.lifecycle = lifecycleOf(from.status);
     if (history.length > 0) this.commit(history);
   }
 

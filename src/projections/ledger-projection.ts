@@ -1,4 +1,10 @@
-import type { OperationStatus, RecordedEvent } from '../domain/index.js';
+import {
+  foldLedger,
+  type KeyEntry,
+  type OperationStatus,
+  operationKeyOf,
+  type RecordedEvent,
+} from '../domain/index.js';
 
 export interface LedgerEntry {
   readonly operationKey: string;
@@ -10,52 +16,44 @@ export interface LedgerEntry {
   readonly atMs: number;
 }
 
-/** operation key -> claimed / completed (with the cached result) / in doubt, across all runs. */
+/**
+ * operation key -> claimed / completed (with the cached result) / in doubt, across all runs: the
+ * Operation* events of every run folded by the ledger's one set of rules (domain/ledger-rules).
+ */
 export class LedgerProjection {
-  private readonly entries = new Map<string, LedgerEntry>();
+  private readonly entries = new Map<string, { entry: KeyEntry; atMs: number }>();
 
   apply(rec: RecordedEvent): void {
-    const e = rec.event;
-    const put = (
-      status: OperationStatus,
-      resultJson: string | null,
-      reason: string | null,
-      key: string,
-      callId: string,
-    ) =>
-      this.entries.set(key, {
-        operationKey: key,
-        status,
-        runId: rec.runId,
-        callId,
-        resultJson,
-        reason,
-        atMs: rec.atMs,
-      });
-    switch (e.type) {
-      case 'OperationClaimed':
-        // A completion is final: a late or duplicate claim must not hide the cached result.
-        if (this.entries.get(e.operationKey)?.status !== 'completed')
-          put('claimed', null, null, e.operationKey, e.callId);
-        break;
-      case 'OperationCompleted':
-        put('completed', e.resultJson, null, e.operationKey, e.callId);
-        break;
-      case 'OperationReleased':
-        if (this.entries.get(e.operationKey)?.status !== 'completed') this.entries.delete(e.operationKey);
-        break;
-      case 'OperationInDoubt':
-        if (this.entries.get(e.operationKey)?.status !== 'completed')
-          put('in_doubt', null, e.reason, e.operationKey, e.callId);
-        break;
-    }
+    const key = operationKeyOf(rec);
+    if (key === null) return;
+    const before = this.entries.get(key);
+    const next = foldLedger(before?.entry, rec);
+    if (next === undefined) this.entries.delete(key);
+    else if (next !== before?.entry) this.entries.set(key, { entry: next, atMs: rec.atMs });
   }
 
   get(operationKey: string): LedgerEntry | undefined {
-    return this.entries.get(operationKey);
+    const e = this.entries.get(operationKey);
+    return e === undefined ? undefined : view(operationKey, e.entry, e.atMs);
   }
 
   snapshot(): Record<string, LedgerEntry> {
-    return Object.fromEntries([...this.entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    return Object.fromEntries(
+      [...this.entries]
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([k, e]) => [k, view(k, e.entry, e.atMs)]),
+    );
   }
+}
+
+function view(operationKey: string, e: KeyEntry, atMs: number): LedgerEntry {
+  return {
+    operationKey,
+    status: e.status,
+    runId: e.owner.runId,
+    callId: e.owner.callId,
+    resultJson: e.status === 'completed' ? e.resultJson : null,
+    reason: e.status === 'in_doubt' ? e.reason : null,
+    atMs,
+  };
 }

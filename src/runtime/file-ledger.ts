@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LoopguardError } from '../domain/index.js';
+import { holderRefusal, LoopguardError } from '../domain/index.js';
 import {
   type ClaimOutcome,
   type ClaimOwner,
@@ -64,14 +64,12 @@ export class FileLedger implements Ledger {
 
   private async owned(key: string, owner: ClaimOwner): Promise<ClaimFile> {
     const f = await this.read(key);
-    // A completion is final: not even its own claimant may turn it back into in doubt or free.
-    const done = f?.state.status === 'completed';
-    if (f === undefined || done || f.owner.runId !== owner.runId || f.owner.callId !== owner.callId) {
+    const refused = holderRefusal(f?.state, owner);
+    if (f === undefined || refused !== null)
       throw new LoopguardError(
         'not_claim_owner',
-        `ledger: ${key} is not claimed by ${owner.runId}/${owner.callId}`,
+        `ledger: ${key} is not claimed by ${owner.runId}/${owner.callId} (${refused})`,
       );
-    }
     return f;
   }
 

@@ -18,7 +18,14 @@ import {
   START_FIELDS,
 } from '../domain/index.js';
 import { FileSchemaStore, type SchemaStore } from '../events/index.js';
-import { DEFAULT_DATA_DIR, EmbeddedLog, type EventLog, EventStore } from '../log/index.js';
+import {
+  DEFAULT_DATA_DIR,
+  EmbeddedLog,
+  type EventLog,
+  EventStore,
+  type RunStream,
+  runStreamOf,
+} from '../log/index.js';
 import { type Clock, RunActor, systemClock } from '../machines/index.js';
 import { GuardTelemetry, LoopguardMetrics } from '../telemetry/index.js';
 import { FileLedger } from './file-ledger.js';
@@ -26,12 +33,11 @@ import { GuardedRun } from './guarded-run.js';
 import type { Ledger } from './ledger.js';
 import { nodeHashing } from './node-hashing.js';
 import { RunFamily } from './run-family.js';
-import type { RunStore } from './run-store.js';
 import { chooseSecretKey } from './secret-key.js';
-import { runStoreOf } from './store-adapter.js';
 
 export interface GuardPorts {
-  readonly store: RunStore;
+  /** The runs' event streams: read from a seq, append at an expected seq. */
+  readonly store: RunStream;
   readonly ledger: Ledger;
   /** A policy as in a policy file, or one parsed before: validated either way. */
   readonly policy?: unknown;
@@ -112,16 +118,14 @@ export class Guard {
     return this.ports.clock ?? systemClock;
   }
 
+  /**
+   * Starts a run: its first event is appended at seq 0, so a run id already in the log is refused
+   * by the stream itself (no search of the log), also when another process started it meanwhile.
+   */
   async startRun(opts: StartRun): Promise<GuardedRun> {
     const bad = startProblem(opts);
     if (bad !== null) throw inputError('invalid_input', bad.path, bad.problem);
-    const history = this.runs.has(opts.runId) ? [] : await this.ports.store.loadRun(opts.runId);
-    if (this.runs.has(opts.runId) || history.length > 0) {
-      throw new LoopguardError(
-        'run_exists',
-        `run ${opts.runId} already exists; use guard.resume(${JSON.stringify(opts.runId)}, ...) to continue it`,
-      );
-    }
+    if (this.runs.has(opts.runId)) throw runExists(opts.runId);
     if (opts.parentRunId !== undefined) {
       const parent = this.runs.get(opts.parentRunId);
       if (parent === undefined)
@@ -143,7 +147,12 @@ export class Guard {
       this.family,
       this.telemetry,
     );
-    await run.start({ ...opts, type: 'StartRun', policy: resolvePolicy(this.policy, opts.taskType) });
+    try {
+      await run.start({ ...opts, type: 'StartRun', policy: resolvePolicy(this.policy, opts.taskType) });
+    } catch (e) {
+      if (e instanceof LoopguardError && e.code === 'conflict') throw runExists(opts.runId);
+      throw e;
+    }
     this.runs.set(opts.runId, run);
     this.family.add(run);
     return run;
@@ -162,10 +171,11 @@ export class Guard {
     if (bad !== null) throw inputError('invalid_input', bad.path, bad.problem);
     let run = this.runs.get(runId);
     if (run === undefined) {
-      const history = await this.ports.store.loadRun(runId);
-      if (history.length === 0) throw new LoopguardError('unknown_run', `run ${runId} is not in the log`);
+      const loaded = await this.ports.store.load(runId);
+      if (loaded.snapshot === null && loaded.events.length === 0)
+        throw new LoopguardError('unknown_run', `run ${runId} is not in the log`);
       run = new GuardedRun(
-        new RunActor(runId, this.deps, this.clock(), history),
+        new RunActor(runId, this.deps, this.clock(), loaded.events, loaded.snapshot),
         this.ports.store,
         this.ports.ledger,
         this.deps.hashing,
@@ -189,12 +199,20 @@ export class Guard {
     return this.runs.get(runId);
   }
 
+  /** Makes every run's held last result durable, then closes the adapters the guard opened. */
   async close(): Promise<void> {
+    await Promise.all([...this.runs.values()].map((r) => r.close().catch(() => undefined)));
     this.runs.clear();
     await this.ports.ledger.close();
     await this.ports.onClose?.();
   }
 }
+
+const runExists = (runId: string): LoopguardError =>
+  new LoopguardError(
+    'run_exists',
+    `run ${runId} already exists; use guard.resume(${JSON.stringify(runId)}, ...) to continue it`,
+  );
 
 export interface CreateGuard {
   /** Plain JSON as in a policy file, or a parsed Policy: validated either way. */
@@ -233,8 +251,9 @@ export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
     log,
     opts.schemaStore ?? new FileSchemaStore(join(dataDir, 'schemas')),
   );
+  const store = runStreamOf(events);
   return new Guard({
-    store: runStoreOf(events),
+    store,
     ledger: opts.ledger ?? FileLedger.open(dataDir),
     secretKey,
     ...(parsed !== null ? { policy: parsed.value } : {}),
@@ -243,6 +262,7 @@ export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
     ...(opts.metrics ? { metrics: opts.metrics } : {}),
     ...(opts.tracer ? { tracer: opts.tracer } : {}),
     onClose: async () => {
+      await store.close();
       if (opts.log === undefined) await log.close();
     },
   });

@@ -13,13 +13,13 @@ import {
   textProblem,
   toolPolicy,
 } from '../domain/index.js';
+import type { RunStream } from '../log/index.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
 import { type CallObservation, GuardTelemetry } from '../telemetry/index.js';
 import {
   type CallHooks,
   type CallRequest,
   insideOwnTool,
-  logRefused,
   namesProblem,
   recordedResult,
   reentrantCall,
@@ -32,7 +32,7 @@ import { executeTool, type ToolFn } from './execute-tool.js';
 import { interruptedCompletion } from './interrupted-call.js';
 import type { Ledger, ReissueNote } from './ledger.js';
 import { type RunFamily, withFamily } from './run-family.js';
-import type { RunStore } from './run-store.js';
+import { RunWriter } from './run-writer.js';
 
 /**
  * One run as the agent loop sees it. Calls go one at a time; each decision is durable in the log
@@ -41,17 +41,20 @@ import type { RunStore } from './run-store.js';
 export class GuardedRun {
   private queue: Promise<unknown> = Promise.resolve();
   private calls = 0;
+  private readonly writer: RunWriter;
   /** Whether this run's end has been passed on to its sub-agents. */
   private cascaded = false;
 
   constructor(
     private readonly actor: RunActor,
-    private readonly store: RunStore,
+    store: RunStream,
     private readonly ledger: Ledger,
     private readonly hashing: Hashing,
     private readonly family?: RunFamily,
     private readonly telemetry: GuardTelemetry = new GuardTelemetry(),
-  ) {}
+  ) {
+    this.writer = new RunWriter(actor, store);
+  }
 
   /** Operation keys are recorded redacted; the ledger holds them the same way. */
   private ledgerKey(operationKey: string): string {
@@ -79,18 +82,22 @@ export class GuardedRun {
     await this.family.ended(this.runId);
   }
 
-  /** Record first, then act: append, and only once durable move the actor. */
-  private async record(cmd: CommandInput): Promise<RecordedEvent[]> {
-    const proposed = this.actor.propose(withFamily(cmd, this.family?.view(this.runId)));
-    if (!proposed.ok) throw proposed.error;
-    try {
-      await this.store.append(proposed.value);
-    } catch (e) {
-      throw logRefused(cmd, e);
-    }
-    this.actor.commit(proposed.value);
-    this.telemetry.recorded(proposed.value);
-    return proposed.value;
+  /**
+   * Record first, then act: the RunWriter appends at the seq the log has, and only once durable
+   * the actor moves. `deferred` (a tool's result and the decision after it) may ride on the run's
+   * next write instead: one durable write per guarded call.
+   */
+  private async record(cmd: CommandInput, deferred = false): Promise<RecordedEvent[]> {
+    const records = await this.writer.record(withFamily(cmd, this.family?.view(this.runId)), deferred);
+    // Counted as decided: a deferred result is in the actor now and rides on the next write.
+    this.telemetry.recorded(records);
+    return records;
+  }
+
+  /** Writes what is held, then refuses to record anything more: Guard.close does this for every run. */
+  async close(): Promise<void> {
+    if (this.writer.holding) await this.serial(() => this.writer.close());
+    else await this.writer.close();
   }
 
   call(req: CallRequest, fn: ToolFn, hooks: CallHooks = {}): Promise<CallResult> {
@@ -165,6 +172,8 @@ export class GuardedRun {
       runningTool(this, () => executeTool(fn, policy.stepTimeoutMs, sideEffect, this.hashing)),
     );
     const inDoubt = ran.inDoubt && key !== undefined;
+    // Whether the outcome is safe somewhere before the run's record of it is durable.
+    let covered = !sideEffect;
     if (key !== undefined && claim.won) {
       // The ledger learns the outcome before the run does: another worker must never see a
       // completed side effect as free. If the ledger cannot take it, the claim stays (and turns
@@ -174,22 +183,30 @@ export class GuardedRun {
         : ran.kind === 'SUCCESS'
           ? this.ledger.complete(key, owner, ran.resultJson)
           : this.ledger.release(key, owner)
-      ).catch(() => undefined);
+      ).then(
+        () => {
+          covered = true;
+        },
+        () => undefined,
+      );
     }
-    const done = await this.record({
-      type: 'CompleteToolCall',
-      callId,
-      kind: ran.kind,
-      resultHash: ran.resultHash,
-      resultJson: ran.resultJson,
-      terminal: ran.terminal,
-      tokens: ran.tokens,
-      inDoubt,
-      ...(ran.costUsd !== null ? { costUsd: ran.costUsd } : {}),
-      ...(ran.code !== null ? { code: ran.code } : {}),
-      ...(ran.retryAfterMs !== null ? { retryAfterMs: ran.retryAfterMs } : {}),
-      ...(ran.progressVersion !== null ? { progressVersion: ran.progressVersion } : {}),
-    });
+    const done = await this.record(
+      {
+        type: 'CompleteToolCall',
+        callId,
+        kind: ran.kind,
+        resultHash: ran.resultHash,
+        resultJson: ran.resultJson,
+        terminal: ran.terminal,
+        tokens: ran.tokens,
+        inDoubt,
+        ...(ran.costUsd !== null ? { costUsd: ran.costUsd } : {}),
+        ...(ran.code !== null ? { code: ran.code } : {}),
+        ...(ran.retryAfterMs !== null ? { retryAfterMs: ran.retryAfterMs } : {}),
+        ...(ran.progressVersion !== null ? { progressVersion: ran.progressVersion } : {}),
+      },
+      covered,
+    );
     const after = decision(done, 'after');
     return {
       status: 'executed',

@@ -7,7 +7,5 @@ export * from './guard-tools.js';
 export * from './guarded-run.js';
 export * from './ledger.js';
 export * from './node-hashing.js';
-export * from './run-store.js';
 export * from './secret-key.js';
-export * from './store-adapter.js';
 export * from './tool-outcome.js';

@@ -16,6 +16,12 @@ const MIN_BODY = 16;
 /** Far above any sane record; a larger length is garbage, not data. */
 export const MAX_BODY = 256 * 1024 * 1024;
 
+/** Bytes a record takes in a segment, header included: what the size limit is checked against. */
+export function recordBytes(rec: LogRecord): number {
+  const headers = rec.headers === undefined ? 0 : Buffer.byteLength(JSON.stringify(rec.headers));
+  return RECORD_HEADER + MIN_BODY + Buffer.byteLength(rec.key) + headers + rec.value.length;
+}
+
 export function encodeRecord(offset: number, rec: LogRecord): Buffer {
   const key = Buffer.from(rec.key, 'utf8');
   const headers = rec.headers === undefined ? undefined : Buffer.from(JSON.stringify(rec.headers), 'utf8');
@@ -65,10 +71,11 @@ export function decodeRecord(
 
 /**
  * - clean: the data ends exactly after a complete record
- * - torn: the data ends inside a record, or with a last record whose CRC fails, or with zeros: what
- *   a crash during a write leaves (or what a reader sees while a write is in progress)
- * - corrupt: a bad record followed by more data, or a record with the wrong offset: never produced
- *   by a crash, so it is reported instead of cut
+ * - torn: the data ends inside a record, or with damage that no complete record follows (zeros, a
+ *   bad length or CRC): what a crash during a write leaves (or a reader sees while a write is in
+ *   progress)
+ * - corrupt: a bad record followed by a complete one, or a record with the wrong offset: never
+ *   produced by a crash, so it is reported instead of cut
  */
 export type TailState = 'clean' | 'torn' | 'corrupt';
 
@@ -90,26 +97,45 @@ export function scanRecords(buf: Buffer, firstOffset: number): ScanResult {
     const rest = buf.length - p;
     if (rest < RECORD_HEADER) return stop('torn', 'incomplete record header');
     const bodyLen = buf.readUInt32BE(p);
+    const next = firstOffset + positions.length;
     if (bodyLen < MIN_BODY || bodyLen > MAX_BODY) {
-      return allZero(buf, p)
-        ? stop('torn', 'zero-filled tail')
-        : stop('corrupt', `invalid record length ${bodyLen}`);
+      if (allZero(buf, p)) return stop('torn', 'zero-filled tail');
+      return recordAfter(buf, p, next)
+        ? stop('corrupt', `invalid record length ${bodyLen}`)
+        : stop('torn', `invalid record length ${bodyLen} and no complete record after it`);
     }
     const end = p + RECORD_HEADER + bodyLen;
     if (end > buf.length) return stop('torn', 'incomplete record body');
     if (crc32(buf.subarray(p + RECORD_HEADER, end)) !== buf.readUInt32BE(p + 4)) {
-      return end === buf.length
-        ? stop('torn', 'CRC mismatch in last record')
-        : stop('corrupt', 'CRC mismatch');
+      return recordAfter(buf, p, next)
+        ? stop('corrupt', 'CRC mismatch')
+        : stop('torn', 'CRC mismatch and no complete record after it');
     }
     const offset =
       buf.readUInt32BE(p + RECORD_HEADER) * 0x1_0000_0000 + buf.readUInt32BE(p + RECORD_HEADER + 4);
-    const expected = firstOffset + positions.length;
-    if (offset !== expected) return stop('corrupt', `record offset ${offset}, expected ${expected}`);
+    if (offset !== next) return stop('corrupt', `record offset ${offset}, expected ${next}`);
     positions.push(p);
     p = end;
   }
   return stop('clean');
+}
+
+/**
+ * Whether a complete, intact record of a later offset starts anywhere after a damaged one at
+ * `from`: then the damage is in the middle (corruption), else it is what an interrupted write
+ * leaves at the end. The offset check keeps the CRC work to real candidates.
+ */
+function recordAfter(buf: Buffer, from: number, nextOffset: number): boolean {
+  for (let q = from + 1; q + RECORD_HEADER + MIN_BODY <= buf.length; q++) {
+    const bodyLen = buf.readUInt32BE(q);
+    if (bodyLen < MIN_BODY || q + RECORD_HEADER + bodyLen > buf.length) continue;
+    const offset =
+      buf.readUInt32BE(q + RECORD_HEADER) * 0x1_0000_0000 + buf.readUInt32BE(q + RECORD_HEADER + 4);
+    if (offset < nextOffset || offset > nextOffset + 1_000_000) continue;
+    if (crc32(buf.subarray(q + RECORD_HEADER, q + RECORD_HEADER + bodyLen)) === buf.readUInt32BE(q + 4))
+      return true;
+  }
+  return false;
 }
 
 function allZero(buf: Buffer, from: number): boolean {

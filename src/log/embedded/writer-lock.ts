@@ -49,6 +49,12 @@ export class WriterLock {
     throw new LoopguardError('log_locked', `could not take over stale lock ${path}`, { retriable: true });
   }
 
+  /** The pid of a live process holding the lock at `path`, or null. */
+  static async liveHolder(path: string): Promise<number | null> {
+    const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
+    return !Number.isNaN(pid) && alive(pid) ? pid : null;
+  }
+
   async release(): Promise<void> {
     await unlink(this.path).catch(() => undefined);
   }

@@ -14,6 +14,13 @@ import { randomUUID } from 'node:crypto';
 import { type Admin, Partitioners } from 'kafkajs';
 import { LoopguardError } from '../../domain/errors.js';
 import type { DomainEvent, RecordedEvent } from '../../domain/events.js';
+import {
+  foldLedger,
+  holderRefusal,
+  type KeyEntry,
+  operationKeyOf,
+  sameOwner,
+} from '../../domain/ledger-rules.js';
 import { EventCodec } from '../../events/codec.js';
 import type { SchemaStore } from '../../events/schema-store.js';
 import type { ClaimOutcome, ClaimOwner, Ledger, LedgerState, ReissueNote } from '../../runtime/ledger.js';
@@ -21,8 +28,11 @@ import { reissueRefusal } from '../../runtime/ledger.js';
 import { TOPICS } from '../event-log.js';
 import { withTimeout } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
-import { foldLedger, type KeyEntry, operationKeyOf, sameOwner } from './ledger-fold.js';
-import { type LedgerFollower as Follower, LedgerFollower, type LedgerMessage } from './ledger-follower.js';
+import {
+  type FollowedMessage,
+  type PartitionFollower as Follower,
+  PartitionFollower,
+} from './partition-follower.js';
 
 export interface KafkaLedgerOptions {
   /** The log whose ledger topic (same prefix/suffix) holds the claims. */
@@ -66,7 +76,9 @@ export class KafkaLedger implements Ledger {
     const codec = await EventCodec.create(opts.schemaStore, opts.subject ?? `${TOPICS.ledger}-value`);
     const ledger = new KafkaLedger(opts.log, codec, topic, opts);
     await ledger.admin.connect();
-    ledger.follower = new LedgerFollower(opts.log.kafka, topic.name, topic.partitions, (m) => ledger.fold(m));
+    ledger.follower = new PartitionFollower(opts.log.kafka, topic.name, topic.partitions, (m) =>
+      ledger.fold(m),
+    );
     return ledger;
   }
 
@@ -193,10 +205,11 @@ export class KafkaLedger implements Ledger {
 
   private async owned(key: string, owner: ClaimOwner): Promise<void> {
     const e = this.entries.get(key) ?? (await this.caughtUp(), this.entries.get(key));
-    if (e === undefined || e.status === 'completed' || !sameOwner(e.owner, owner))
+    const refused = holderRefusal(e, owner);
+    if (refused !== null)
       throw new LoopguardError(
         'not_claim_owner',
-        `ledger: ${key} is not claimed by ${owner.runId}/${owner.callId}`,
+        `ledger: ${key} is not claimed by ${owner.runId}/${owner.callId} (${refused})`,
       );
   }
 
@@ -250,7 +263,7 @@ export class KafkaLedger implements Ledger {
     return withTimeout(this.follower.foldedTo(partition, offset), this.timeoutMs, 'ledger fold');
   }
 
-  private async fold(m: LedgerMessage): Promise<void> {
+  private async fold(m: FollowedMessage): Promise<void> {
     let rec: RecordedEvent;
     try {
       rec = await this.codec.decode(m.value);

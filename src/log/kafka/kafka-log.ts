@@ -1,15 +1,14 @@
 /**
  * EventLog on Kafka (kafkajs).
  *
- * Offsets. The port's offset is one number per topic; Kafka's is per partition. The adapter
- * keeps both honest by making the port's methods (read, follow, endOffset) single-partition:
- * topics are created with 1 partition unless `partitions` says otherwise, and then a topic's
- * offsets are exactly Kafka's offsets of partition 0. `stops` and `dlq` are always 1 partition.
- * `runs` and `ledger` may be created with N partitions for scale (key = run id / operation key, so
- * one partition still owns a run and per-run order holds); on such a topic `append` returns the
- * per-partition offset of each record, read/follow/endOffset refuse with `partitioned_topic`
- * (a single number would be ambiguous), and consumers use `readAll` (rebuild from every
- * partition) or a consumer group (DecodingConsumer).
+ * Offsets. The port's offset is one number per topic; Kafka's is per partition. read, follow
+ * and endOffset are single-partition: on a 1-partition topic a topic's offsets are exactly
+ * Kafka's offsets of partition 0. `stops` and `dlq` are always 1 partition. `runs` is created
+ * with DEFAULT_PARTITIONS (more than 1) and `ledger` may be raised (key = run id / operation key,
+ * so one partition still owns a run and per-run order holds); on such a topic `append` returns
+ * the per-partition offset of each record, read/follow/endOffset refuse with `partitioned_topic`
+ * (a single number would be ambiguous), and readers use `readKey` (one run: its own partition),
+ * `scan` (rebuild from every partition) or a consumer group (DecodingConsumer).
  *
  * Durability: one idempotent producer (acks=-1, one request in flight); `append` resolves after
  * the broker acked; concurrent appends within `lingerMs` share one produce request.
@@ -30,7 +29,7 @@ import { AppendBatcher, type PendingAppend } from './append-batcher.js';
 import { headersToStrings, kafkaError, withTimeout } from './kafka-error.js';
 import { followPartition, type PartitionMessage, readRanges } from './partition-reader.js';
 import { TopicLayout, type TopicLayoutOptions } from './topic-layout.js';
-import { type TopicInfo, TopicRegistry } from './topic-registry.js';
+import { type PartitionOffsets, type TopicInfo, TopicRegistry } from './topic-registry.js';
 
 export interface KafkaLogOptions extends TopicLayoutOptions {
   readonly brokers: readonly string[];
@@ -179,6 +178,41 @@ export class KafkaLog implements EventLog {
       return onRecord(Object.assign(this.stored(topic, m), { partition: m.partition }));
     });
     return n;
+  }
+
+  /** First and next offsets of every partition of `topic`. */
+  async partitionEnds(topic: string): Promise<PartitionOffsets[]> {
+    checkTopic(topic);
+    this.assertOpen();
+    return this.topics.endOffsets(await this.topics.ensure(topic));
+  }
+
+  /** The partition of `topic` that owns `key` (where `append` puts its records). */
+  async partitionOfKey(topic: string, key: string): Promise<number> {
+    checkTopic(topic);
+    this.assertOpen();
+    return this.partitionOf(await this.topics.ensure(topic), key);
+  }
+
+  /**
+   * Every record keyed `key`, in offset order, from the partition that owns the key only (the
+   * per-run stream's read path): all of it up to the end at the time of the call, or the offsets
+   * [from, to) of that partition.
+   */
+  async readKey(topic: string, key: string, range?: { from: number; to: number }): Promise<StoredRecord[]> {
+    checkTopic(topic);
+    this.assertOpen();
+    const info = await this.topics.ensure(topic);
+    const partition = this.partitionOf(info, key);
+    const ends = (await this.topics.endOffsets(info)).find((o) => o.partition === partition);
+    const from = Math.max(range?.from ?? 0, ends?.low ?? 0);
+    const to = Math.min(range?.to ?? Number.POSITIVE_INFINITY, ends?.high ?? 0);
+    if (from >= to) return [];
+    const out: StoredRecord[] = [];
+    await readRanges(this.kafka, info.name, [{ partition, from, to }], this.timeoutMs, (m) => {
+      if (m.message.key?.toString() === key) out.push(this.stored(topic, m));
+    });
+    return out;
   }
 
   async follow(

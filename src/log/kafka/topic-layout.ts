@@ -21,8 +21,9 @@ export interface TopicLayoutOptions {
   readonly topicPrefix?: string;
   readonly topicSuffix?: string;
   /**
-   * Partition count per logical topic, used only when the adapter creates the topic. Default 1
-   * everywhere; `runs` and `ledger` may be raised (see KafkaLog on what that does to offsets).
+   * Partition count per logical topic, used only when the adapter creates the topic. Default:
+   * DEFAULT_PARTITIONS for `runs`, 1 elsewhere; `runs` and `ledger` may be set to any count (see
+   * KafkaLog on what more than one does to offsets).
    */
   readonly partitions?: Readonly<Record<string, number>>;
   /** Extra or overriding topic configs per logical topic. */
@@ -38,10 +39,19 @@ export const DEFAULT_TOPIC_CONFIGS: Readonly<Record<string, Readonly<Record<stri
   // follow much later); a week is far above any lease, and compaction still bounds the topic.
   [TOPICS.ledger]: { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': String(7 * 24 * 3_600_000) },
   [TOPICS.dlq]: KEEP_FOREVER,
+  // Only the newest snapshot of a run matters, and any of them can be rebuilt from runs.
+  [TOPICS.snapshots]: { 'cleanup.policy': 'compact' },
 };
 
+/**
+ * The runs topic is partitioned by run id from the start: partitions bound how many guard workers
+ * share the load, and a run is read from its own partition, so more partitions also mean less to
+ * read per run. Repartitioning later would move runs between partitions, hence not 1.
+ */
+export const DEFAULT_PARTITIONS: Readonly<Record<string, number>> = { [TOPICS.runs]: 4 };
+
 /** Topics whose offsets must stay one global sequence; more partitions there are refused. */
-const SINGLE_PARTITION: ReadonlySet<string> = new Set([TOPICS.stops, TOPICS.dlq]);
+const SINGLE_PARTITION: ReadonlySet<string> = new Set([TOPICS.stops, TOPICS.dlq, TOPICS.snapshots]);
 
 export class TopicLayout {
   constructor(private readonly opts: TopicLayoutOptions = {}) {
@@ -61,7 +71,7 @@ export class TopicLayout {
   spec(logical: string): TopicSpec {
     return {
       name: this.physicalName(logical),
-      partitions: this.opts.partitions?.[logical] ?? 1,
+      partitions: this.opts.partitions?.[logical] ?? DEFAULT_PARTITIONS[logical] ?? 1,
       configs: { ...(DEFAULT_TOPIC_CONFIGS[logical] ?? {}), ...(this.opts.topicConfigs?.[logical] ?? {}) },
     };
   }

@@ -1,14 +1,15 @@
 /**
- * Keeps a fold of every partition of the ledger topic up to date with one long-lived follow per
- * partition, so a claim waits only for its own record to come round instead of re-reading the
- * topic. A follow that fails (broker restart) is restarted from the next unfolded offset; until
- * then waiters simply wait, and their callers' timeouts turn that into "ledger unavailable".
+ * Keeps a fold of every partition of a topic up to date with one long-lived follow per partition,
+ * so a writer waits only for its own record to come round instead of re-reading the topic: the
+ * ledger's claims, the runs topic's append checks, the snapshot positions. A follow that fails
+ * (broker restart) is restarted from the next unfolded offset; until then waiters simply wait,
+ * and their callers' timeouts turn that into "unavailable".
  */
 import type { Kafka } from 'kafkajs';
 import { headersToStrings } from './kafka-error.js';
 import { followPartition } from './partition-reader.js';
 
-export interface LedgerMessage {
+export interface FollowedMessage {
   readonly partition: number;
   readonly offset: number;
   readonly key: string;
@@ -27,7 +28,7 @@ const RESTART_DELAY_MS = 250;
 const STALL_MS = 2_000;
 const CLOSE_WAIT_MS = 5_000;
 
-export class LedgerFollower {
+export class PartitionFollower {
   private readonly next: number[];
   private waiters: Waiter[] = [];
   private readonly stop = new AbortController();
@@ -38,7 +39,7 @@ export class LedgerFollower {
     private readonly kafka: Kafka,
     private readonly topic: string,
     partitions: number,
-    private readonly onMessage: (m: LedgerMessage) => Promise<void>,
+    private readonly onMessage: (m: FollowedMessage) => Promise<void> | void,
   ) {
     this.next = Array.from({ length: partitions }, () => 0);
     this.current = this.next.map(() => new AbortController());

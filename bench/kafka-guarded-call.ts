@@ -1,0 +1,65 @@
+/**
+ * kafka-guarded-call: a guarded call on Kafka, durable before the tool runs (createGuard over
+ * KafkaLog with no linger, the runs topic partitioned; a no-op tool), against one bare acks=all
+ * produce round trip of a 400-byte record with kafkajs's idempotent producer, measured in the
+ * same process, one of each in turn. The guarded call also waits for its append's check (the
+ * runs fold reaching the batch), which is what fences a second writer.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RegistrySchemaStore } from '../src/events/registry-schema-store.js';
+import { KafkaLog } from '../src/log/kafka/kafka-log.js';
+import { createGuard } from '../src/runtime/index.js';
+import { type Bench, percentile, result } from './bench-result.js';
+import { argsOf, unbounded } from './synthetic.js';
+
+const WARMUP = 30;
+const CALLS = 300;
+
+export const kafkaGuardedCallBench: Bench = {
+  name: 'kafka-guarded-call',
+  async run(ctx) {
+    const target = await ctx.kafka();
+    const dir = mkdtempSync(join(tmpdir(), 'lg-bench-kafka-call-'));
+    const prefix = `bench-call-${randomUUID()}.`;
+    const log = await KafkaLog.connect({ brokers: target.brokers, topicPrefix: prefix, lingerMs: 0 });
+    const producer = log.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    try {
+      const floorTopic = (await log.prepare('bare')).name;
+      await producer.connect();
+      const guard = await createGuard({
+        policy: unbounded,
+        dataDir: dir,
+        log,
+        schemaStore: new RegistrySchemaStore({ url: target.registryUrl }),
+      });
+      const run = await guard.startRun({ runId: 'kafka-durable' });
+      const block = Buffer.alloc(400, 7);
+      const ours: number[] = [];
+      const floor: number[] = [];
+      for (let i = 0; i < WARMUP + CALLS; i++) {
+        const t0 = performance.now();
+        const r = await run.call({ tool: 'search', args: argsOf(i) }, () => 'ok');
+        const t1 = performance.now();
+        if (r.status !== 'executed') throw new Error(`call ${i} was ${r.status}`);
+        await producer.send({ topic: floorTopic, acks: -1, messages: [{ key: 'k', value: block }] });
+        const t2 = performance.now();
+        if (i < WARMUP) continue;
+        ours.push((t1 - t0) * 1000);
+        floor.push((t2 - t1) * 1000);
+      }
+      await guard.close();
+      const base = 'one acks=all produce of 400 B (kafkajs, idempotent)';
+      return [
+        result('kafka-guarded-call p50', 'us', percentile(ours, 50), base, percentile(floor, 50)),
+        result('kafka-guarded-call p99', 'us', percentile(ours, 99), base, percentile(floor, 99)),
+      ];
+    } finally {
+      await producer.disconnect().catch(() => undefined);
+      await log.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};

@@ -1,0 +1,191 @@
+/**
+ * The per-run stream on Kafka. The runs topic is partitioned by run id, so a run is read from
+ * the one partition that owns it, never from the whole topic.
+ *
+ * Kafka has no conditional append, so the check is made after the fact, the same way by every
+ * reader (run-batch-fold.ts): a writer appends its batch tagged with the seq it expected, a
+ * follower folds the runs partitions (headers only, no decoding) into each run's head, and the
+ * append resolves once the fold has reached the batch and counted all of it; a batch that lost to
+ * another writer's, in this process or any other, is ignored by every reader and its writer gets
+ * `conflict`. An append that timed out and lands later, after a newer one, is ignored the same
+ * way: a zombie writer cannot change a run.
+ *
+ * Loading a run for a resume reads its newest snapshot (`loopguard.snapshots`, written after each
+ * accepted append) and only the records of its partition between that snapshot and the run's head
+ * as the fold knows it: none when the snapshot is current.
+ */
+import { randomUUID } from 'node:crypto';
+import type { RecordedEvent } from '../../domain/events.js';
+import type { RunState } from '../../domain/run-state.js';
+import { type StoredRecord, TOPICS } from '../event-log.js';
+import type { EventStore } from '../event-store.js';
+import {
+  checkStreamAppend,
+  checkStreamRead,
+  type LoadedRun,
+  type RunStream,
+  streamConflict,
+} from '../run-stream.js';
+import { withTimeout } from './kafka-error.js';
+import type { KafkaLog } from './kafka-log.js';
+import { type FollowedMessage, PartitionFollower } from './partition-follower.js';
+import { AFTER_HEADER, BATCH_HEADER, EMPTY_HEAD, foldRunRecord, type RunHead } from './run-batch-fold.js';
+import { RunSnapshots } from './run-snapshots.js';
+
+/** A run's head with where its last counted record is. */
+interface PlacedHead extends RunHead {
+  readonly offset: number;
+}
+
+export interface KafkaRunStreamOptions {
+  /** How long an append waits for the fold to reach its batch. Default 30 s. */
+  readonly timeoutMs?: number;
+}
+
+export class KafkaRunStream implements RunStream {
+  /** Every run's head as the fold of the runs topic has it so far. */
+  private readonly heads = new Map<string, PlacedHead>();
+  /** This writer's batches in flight: how many of their records the fold has counted. */
+  private readonly mine = new Map<string, number>();
+  /** Tells this writer's batches from any other's: randomness for identity only, never for a decision. */
+  private readonly writer = randomUUID();
+  private appends = 0;
+  private follower: Promise<PartitionFollower> | undefined;
+  private snapshots: Promise<RunSnapshots> | undefined;
+  private readonly timeoutMs: number;
+
+  constructor(
+    private readonly events: EventStore,
+    private readonly log: KafkaLog,
+    opts: KafkaRunStreamOptions = {},
+  ) {
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+  }
+
+  async read(runId: string, fromSeq: number): Promise<RecordedEvent[]> {
+    checkStreamRead(runId, fromSeq);
+    return this.counted(await this.log.readKey(TOPICS.runs, runId), EMPTY_HEAD, fromSeq);
+  }
+
+  async load(runId: string): Promise<LoadedRun> {
+    checkStreamRead(runId, 1);
+    const follower = await this.following();
+    const partition = await this.log.partitionOfKey(TOPICS.runs, runId);
+    const end = (await this.log.partitionEnds(TOPICS.runs)).find((o) => o.partition === partition)?.high ?? 0;
+    await withTimeout(follower.foldedTo(partition, end), this.timeoutMs, `run ${runId}: load`);
+    const head = this.heads.get(runId);
+    if (head === undefined) return { snapshot: null, events: [] };
+    const snap = await (await this.snapshotting()).newestUpTo(runId, head.seq);
+    if (snap === null) return { snapshot: null, events: await this.read(runId, 1) };
+    const tail = await this.log.readKey(TOPICS.runs, runId, {
+      from: snap.runsOffset + 1,
+      to: head.offset + 1,
+    });
+    return {
+      snapshot: snap.state,
+      events: await this.counted(tail, { seq: snap.seq, batch: snap.batch }, 1),
+    };
+  }
+
+  snapshot(state: RunState): void {
+    const head = this.heads.get(state.runId);
+    // Only a state that is the run's counted head: anything else would be a snapshot of a stream
+    // nobody reads.
+    if (head === undefined || head.seq !== state.seq) return;
+    void Promise.all([this.snapshotting(), this.log.partitionOfKey(TOPICS.runs, state.runId)])
+      .then(([snapshots, runsPartition]) =>
+        snapshots.write({
+          runId: state.runId,
+          seq: state.seq,
+          runsPartition,
+          runsOffset: head.offset,
+          batch: head.batch,
+          state,
+        }),
+      )
+      .catch(() => undefined);
+  }
+
+  async append(runId: string, expectedSeq: number, events: readonly RecordedEvent[]): Promise<void> {
+    checkStreamRead(runId, 1);
+    checkStreamAppend(runId, expectedSeq, events);
+    if (events.length === 0) return;
+    const follower = await this.following();
+    const known = this.heads.get(runId)?.seq ?? 0;
+    // The fold may lag, but a head it has already passed is certainly taken.
+    if (known > expectedSeq) throw streamConflict(runId, expectedSeq, known);
+    const batch = `${this.writer}/${++this.appends}`;
+    this.mine.set(batch, 0);
+    try {
+      const headers = { [AFTER_HEADER]: String(expectedSeq), [BATCH_HEADER]: batch };
+      const offsets = await this.log.append(
+        TOPICS.runs,
+        events.map((e) => this.events.runRecord(e, headers)),
+      );
+      const partition = await this.log.partitionOfKey(TOPICS.runs, runId);
+      const last = offsets.at(-1) as number;
+      await withTimeout(follower.foldedTo(partition, last + 1), this.timeoutMs, `run ${runId}: append check`);
+      if (this.mine.get(batch) !== events.length)
+        throw streamConflict(runId, expectedSeq, this.heads.get(runId)?.seq ?? 0);
+    } finally {
+      this.mine.delete(batch);
+    }
+    await this.events.publishCopies(events);
+  }
+
+  async close(): Promise<void> {
+    const [follower, snapshots] = [this.follower, this.snapshots];
+    this.follower = undefined;
+    this.snapshots = undefined;
+    await (await follower?.catch(() => undefined))?.close();
+    await (await snapshots?.catch(() => undefined))?.close();
+  }
+
+  /** The records that count for the run, from `head` on, decoded from `fromSeq`. */
+  private async counted(
+    records: readonly StoredRecord[],
+    head: RunHead,
+    fromSeq: number,
+  ): Promise<RecordedEvent[]> {
+    const out: RecordedEvent[] = [];
+    let at = head;
+    for (const r of records) {
+      const next = foldRunRecord(at, r.headers);
+      if (next === null) continue;
+      at = next;
+      if (next.seq >= fromSeq)
+        out.push(
+          this.events.decodeKnown(TOPICS.runs, r.value) ?? (await this.events.decode(TOPICS.runs, r.value)),
+        );
+    }
+    return out;
+  }
+
+  private snapshotting(): Promise<RunSnapshots> {
+    this.snapshots ??= RunSnapshots.open(this.events, this.log, this.timeoutMs);
+    const s = this.snapshots;
+    s.catch(() => {
+      if (this.snapshots === s) this.snapshots = undefined;
+    });
+    return s;
+  }
+
+  private following(): Promise<PartitionFollower> {
+    this.follower ??= this.log
+      .prepare(TOPICS.runs)
+      .then((info) => new PartitionFollower(this.log.kafka, info.name, info.partitions, (m) => this.fold(m)));
+    const f = this.follower;
+    f.catch(() => {
+      if (this.follower === f) this.follower = undefined;
+    });
+    return f;
+  }
+
+  private fold(m: FollowedMessage): void {
+    const next = foldRunRecord(this.heads.get(m.key) ?? EMPTY_HEAD, m.headers);
+    if (next === null) return;
+    this.heads.set(m.key, { ...next, offset: m.offset });
+    const counted = next.batch === null ? undefined : this.mine.get(next.batch);
+    if (counted !== undefined && next.batch !== null) this.mine.set(next.batch, counted + 1);
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * A local EventLog that also indexes records by key: what the per-run stream needs from the
+ * memory and embedded adapters. The count of a key is its number of records, so on the runs topic
+ * (one record per event, keyed by run id) it is the run's last seq.
+ */
+import { LoopguardError } from '../domain/errors.js';
+import type { EventLog, LogRecord, StoredRecord } from './event-log.js';
+
+export interface KeyedLog extends EventLog {
+  /** The records of `key`, in offset order, skipping its first `fromIndex`. */
+  readKey(topic: string, key: string, fromIndex: number): Promise<StoredRecord[]>;
+  /**
+   * Appends records (all keyed `key`) only if `key` has exactly `expectedCount` records when the
+   * write happens (for the embedded log: under the writer lock, after picking up other processes'
+   * records); otherwise rejects with `conflict` and writes nothing.
+   */
+  appendKeyed(
+    topic: string,
+    key: string,
+    expectedCount: number,
+    records: readonly LogRecord[],
+  ): Promise<number[]>;
+}
+
+export const isKeyedLog = (log: EventLog): log is KeyedLog =>
+  typeof (log as Partial<KeyedLog>).readKey === 'function' &&
+  typeof (log as Partial<KeyedLog>).appendKeyed === 'function';
+
+export function checkKeyed(key: string, expectedCount: number, records: readonly LogRecord[]): void {
+  if (!Number.isSafeInteger(expectedCount) || expectedCount < 0)
+    throw new LoopguardError('bad_offset', `expectedCount must be a non-negative integer: ${expectedCount}`);
+  for (const r of records)
+    if (r.key !== key)
+      throw new LoopguardError('bad_key', `appendKeyed(${key}): a record is keyed ${JSON.stringify(r.key)}`);
+}
+
+export function keyConflict(topic: string, key: string, expected: number, actual: number): LoopguardError {
+  return new LoopguardError(
+    'conflict',
+    `${topic}/${key}: the append expected ${expected} records, there are ${actual}; another writer got there first`,
+    { details: { topic, key, expected, actual } },
+  );
+}
+
+/** Offsets per key, kept as records are appended or found: the index both local adapters share. */
+export class KeyIndex {
+  private readonly offsets = new Map<string, number[]>();
+
+  add(key: string, offset: number): void {
+    const list = this.offsets.get(key);
+    if (list === undefined) this.offsets.set(key, [offset]);
+    else list.push(offset);
+  }
+
+  count(key: string): number {
+    return this.offsets.get(key)?.length ?? 0;
+  }
+
+  from(key: string, fromIndex: number): readonly number[] {
+    return this.offsets.get(key)?.slice(fromIndex) ?? [];
+  }
+}

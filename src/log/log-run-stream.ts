@@ -1,0 +1,74 @@
+/**
+ * The per-run stream over a local log that indexes records by key (memory, embedded). A run's
+ * events are the records keyed by its id on the runs topic, one record per event, so the key's
+ * record count is the run's last seq: reading from a seq is an index lookup, never a scan of
+ * other runs, and the expected-seq check is the log's own conditional append. The stops and
+ * ledger copies are then derived by a CopyProjector, never written beside the runs record.
+ */
+import { LoopguardError } from '../domain/errors.js';
+import type { RecordedEvent } from '../domain/events.js';
+import { CopyProjector, type ProjectorStep } from './copy-projector.js';
+import { TOPICS } from './event-log.js';
+import { copyTopicOf, type EventStore } from './event-store.js';
+import type { KeyedLog } from './keyed-log.js';
+import {
+  checkStreamAppend,
+  checkStreamRead,
+  type LoadedRun,
+  type RunStream,
+  streamConflict,
+} from './run-stream.js';
+
+export class LogRunStream implements RunStream {
+  private readonly projector: CopyProjector;
+  private readonly onStep: (step: ProjectorStep | 'runs-durable') => void;
+
+  constructor(
+    private readonly events: EventStore,
+    private readonly log: KeyedLog,
+    onStep?: (step: ProjectorStep | 'runs-durable') => void,
+  ) {
+    this.projector = new CopyProjector(log, events, onStep);
+    this.onStep = onStep ?? (() => {});
+  }
+
+  async read(runId: string, fromSeq: number): Promise<RecordedEvent[]> {
+    checkStreamRead(runId, fromSeq);
+    const records = await this.log.readKey(TOPICS.runs, runId, fromSeq - 1);
+    const out: RecordedEvent[] = [];
+    for (const r of records) out.push(await this.events.decode(TOPICS.runs, r.value));
+    return out;
+  }
+
+  async append(runId: string, expectedSeq: number, events: readonly RecordedEvent[]): Promise<void> {
+    checkStreamRead(runId, 1);
+    checkStreamAppend(runId, expectedSeq, events);
+    let offsets: number[];
+    try {
+      offsets = await this.log.appendKeyed(
+        TOPICS.runs,
+        runId,
+        expectedSeq,
+        events.map((e) => this.events.runRecord(e)),
+      );
+    } catch (e) {
+      if (e instanceof LoopguardError && e.code === 'conflict')
+        throw streamConflict(runId, expectedSeq, Number(e.details.actual));
+      throw e;
+    }
+    this.onStep('runs-durable');
+    // Stops and ledger copies are derived from the runs topic, wherever the last process stopped.
+    const copies = events.some((e) => copyTopicOf(e.event.type) !== null);
+    if (copies || !this.projector.passed(offsets[0] as number, offsets.length))
+      await this.projector.catchUp();
+  }
+
+  async load(runId: string): Promise<LoadedRun> {
+    return { snapshot: null, events: await this.read(runId, 1) };
+  }
+
+  /** The key index makes a run's events cheap to read: no snapshot needed. */
+  snapshot(): void {}
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,133 @@
+/**
+ * How a run's events reach its stream: record first, then act. The actor proposes, the writer
+ * appends at the seq the stream is at, and only a durable append moves the actor.
+ *
+ * - Deferred events (a tool's result and the decision after it) need not be durable before the
+ *   caller goes on: nothing runs on them, and a side effect's outcome is already in the ledger.
+ *   They are held and ride on the run's next write: one durable write per guarded call. A stop
+ *   is never held: alerting must see it at once.
+ * - A write reported failed may land after all (a request that timed out, delivered later). The
+ *   next write then meets a `conflict`; if the stream holds exactly the lost batch, it is the
+ *   run's own history: the actor takes it, a call it decided to execute is recorded as never run
+ *   (its caller was told nothing ran, and its claim was released), and the command is proposed
+ *   again on that state. Any other conflict (another writer) is passed on as it is.
+ */
+import { createHash } from 'node:crypto';
+import { LoopguardError, type RecordedEvent } from '../domain/index.js';
+import type { RunStream } from '../log/index.js';
+import type { CommandInput, RunActor } from '../machines/index.js';
+import { logRefused } from './call-request.js';
+
+export class RunWriter {
+  /** Committed to the actor, not yet in the log. */
+  private held: RecordedEvent[] = [];
+  /** A write that failed but may still land. */
+  private unconfirmed: readonly RecordedEvent[] | null = null;
+  /** Set by close: nothing more is recorded (a dead process's late tool answer included). */
+  private closed = false;
+
+  constructor(
+    private readonly actor: RunActor,
+    private readonly store: RunStream,
+  ) {}
+
+  get holding(): boolean {
+    return this.held.length > 0;
+  }
+
+  async record(cmd: CommandInput, deferred: boolean): Promise<RecordedEvent[]> {
+    if (this.closed) throw logRefused(cmd, new Error(`the guard of run ${this.actor.runId} is closed`));
+    for (;;) {
+      const proposed = this.actor.propose(cmd);
+      if (!proposed.ok) throw proposed.error;
+      if (deferred && !proposed.value.some((r) => r.event.type === 'RunStopped')) {
+        this.actor.commit(proposed.value);
+        this.held.push(...proposed.value);
+        return proposed.value;
+      }
+      const written = await this.write([...this.held, ...proposed.value], (e) => this.refused(cmd, e));
+      this.held = [];
+      if (!written) continue; // the run's own lost write was found in the stream: decide again on it
+      this.actor.commit(proposed.value);
+      this.store.snapshot(this.actor.state);
+      return proposed.value;
+    }
+  }
+
+  /** Writes what is held, then records nothing more. */
+  async close(): Promise<void> {
+    try {
+      await this.write(
+        this.held,
+        (e) =>
+          new LoopguardError(
+            'log_unavailable',
+            `the event log did not accept the last result of run ${this.actor.runId}; resume the run (guard.resume) to settle it (${(e as Error).message})`,
+            { retriable: true, cause: e },
+          ),
+      );
+      this.held = [];
+      this.store.snapshot(this.actor.state);
+    } finally {
+      this.closed = true;
+    }
+  }
+
+  /** Appends at the seq of the first record; false when the run's own lost write was there instead. */
+  private async write(
+    records: readonly RecordedEvent[],
+    refused: (e: unknown) => LoopguardError,
+  ): Promise<boolean> {
+    const first = records[0];
+    if (first === undefined) return true;
+    try {
+      await this.store.append(this.actor.runId, first.seq - 1, records);
+      this.unconfirmed = null;
+      return true;
+    } catch (e) {
+      if (e instanceof LoopguardError && e.code === 'conflict') {
+        if (await this.adoptLanded()) return false;
+        throw e;
+      }
+      this.unconfirmed = records;
+      throw refused(e);
+    }
+  }
+
+  /** The error for a write the log refused, naming a held result it carried (its tool did run). */
+  private refused(cmd: CommandInput, e: unknown): LoopguardError {
+    const held = this.held.find((r) => r.event.type === 'ToolCallCompleted')?.event;
+    if (held === undefined || held.type !== 'ToolCallCompleted') return logRefused(cmd, e);
+    return new LoopguardError(
+      'log_unavailable',
+      `the event log did not accept the result of call ${held.callId}: the tool ran but its result was not recorded; resume the run (guard.resume) to settle it. Nothing of this ${cmd.type} ran (${(e as Error).message})`,
+      { retriable: true, cause: e },
+    );
+  }
+
+  private async adoptLanded(): Promise<boolean> {
+    const lost = this.unconfirmed;
+    this.unconfirmed = null;
+    const from = lost?.[0]?.seq;
+    if (lost === null || from === undefined) return false;
+    const landed = await this.store.read(this.actor.runId, from);
+    if (landed.length < lost.length || lost.some((r, i) => landed[i]?.eventId !== r.eventId)) return false;
+    this.actor.commit(landed.slice(0, lost.length).filter((r) => r.seq > this.actor.state.seq));
+    const call = this.actor.state.inFlight;
+    if (call === null) return true;
+    const resultJson = JSON.stringify({ error: 'not_run' });
+    const proposed = this.actor.propose({
+      type: 'CompleteToolCall',
+      callId: call.callId,
+      kind: 'RETRYABLE',
+      code: 'not_run',
+      retryAfterMs: 0,
+      resultJson,
+      resultHash: createHash('sha256').update(resultJson).digest('hex'),
+    });
+    if (!proposed.ok) throw proposed.error;
+    await this.store.append(this.actor.runId, this.actor.state.seq, proposed.value);
+    this.actor.commit(proposed.value);
+    return true;
+  }
+}

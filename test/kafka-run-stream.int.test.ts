@@ -1,0 +1,83 @@
+/**
+ * Kafka-only behaviour of the per-run stream on a real broker: loading from a snapshot reads only
+ * the tail after it, and a zombie append (one that timed out for its writer and lands after a
+ * newer writer's) changes nothing for any reader, nor for a resume.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { initialState } from '../src/domain/run-state.js';
+import { RegistrySchemaStore } from '../src/events/registry-schema-store.js';
+import { TOPICS } from '../src/log/event-log.js';
+import { EventStore } from '../src/log/event-store.js';
+import { KafkaLog } from '../src/log/kafka/kafka-log.js';
+import { KafkaRunStream } from '../src/log/kafka/kafka-run-stream.js';
+import { AFTER_HEADER, BATCH_HEADER } from '../src/log/kafka/run-batch-fold.js';
+import { kafkaEnv } from './setup/kafka-env.js';
+import { foldRun, runEvents } from './support/run-events.js';
+
+const open: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const o of open.splice(0).reverse()) await o.close();
+});
+
+async function setup() {
+  const env = kafkaEnv();
+  const log = await KafkaLog.connect({ brokers: env.brokers, topicSuffix: `-${randomUUID()}` });
+  open.push(log);
+  const events = await EventStore.create(log, new RegistrySchemaStore({ url: env.registryUrl }), {
+    subjectFor: (t) => `${log.physicalName(t)}-value`,
+  });
+  const stream = (): KafkaRunStream => {
+    const s = new KafkaRunStream(events, log);
+    open.push(s);
+    return s;
+  };
+  return { log, events, stream };
+}
+
+describe('KafkaRunStream on a real broker', () => {
+  it('loads a run from its newest snapshot and the records after it only', async () => {
+    const { stream } = await setup();
+    const writer = stream();
+    const all = runEvents('snap', 0, 9);
+    await writer.append('snap', 0, all.slice(0, 6));
+    writer.snapshot(foldRun(initialState('snap'), all.slice(0, 6)));
+    await writer.append('snap', 6, all.slice(6));
+    const reader = stream();
+    let loaded = await reader.load('snap');
+    for (let i = 0; loaded.snapshot === null && i < 50; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      loaded = await reader.load('snap');
+    }
+    expect(loaded.snapshot?.seq).toBe(6);
+    expect(loaded.events.map((e) => e.seq)).toEqual([7, 8, 9]);
+    expect(foldRun(loaded.snapshot ?? initialState('snap'), loaded.events)).toEqual(
+      foldRun(initialState('snap'), all),
+    );
+  });
+
+  it('ignores a zombie append that lands after a newer writer took the seq', async () => {
+    const { log, events, stream } = await setup();
+    const old = stream();
+    await old.append('z', 0, runEvents('z', 0, 2));
+    // The new owner appends at seq 2; then the old owner's append at seq 2, which its writer saw
+    // time out, lands: the same records a KafkaRunStream would have sent, its own batch id.
+    const fresh = stream();
+    const mine = runEvents('z', 2, 2).map((e) => ({ ...e, eventId: `fresh-${e.seq}` }));
+    await fresh.append('z', 2, mine);
+    const zombie = runEvents('z', 2, 3).map((e) => ({ ...e, eventId: `zombie-${e.seq}` }));
+    await log.append(
+      TOPICS.runs,
+      zombie.map((e) => events.runRecord(e, { [AFTER_HEADER]: '2', [BATCH_HEADER]: 'zombie/1' })),
+    );
+    for (const reader of [stream(), old, fresh]) {
+      expect((await reader.read('z', 1)).map((e) => e.eventId)).toEqual(['z/1', 'z/2', 'fresh-3', 'fresh-4']);
+    }
+    const loaded = await stream().load('z');
+    expect(loaded.events.map((e) => e.eventId)).toEqual(['z/1', 'z/2', 'fresh-3', 'fresh-4']);
+    // The old owner, told it lost, cannot write at the seq it last knew either.
+    await expect(old.append('z', 2, runEvents('z', 2, 1))).rejects.toMatchObject({ code: 'conflict' });
+    await fresh.append('z', 4, runEvents('z', 4, 1));
+    expect((await fresh.read('z', 5)).map((e) => e.seq)).toEqual([5]);
+  });
+});

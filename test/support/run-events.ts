@@ -1,0 +1,21 @@
+/** Events of one run for stream tests: one event of each type, cycling, with gapless seqs. */
+import type { RecordedEvent } from '../../src/domain/events.js';
+import { evolve } from '../../src/domain/evolve.js';
+import type { RunState } from '../../src/domain/run-state.js';
+import { SAMPLE_EVENTS } from '../log-sample-events.js';
+
+/** Events seq from+1 .. from+n of `runId`, cycling through one event of each type. */
+export function runEvents(runId: string, from: number, n: number): RecordedEvent[] {
+  return Array.from({ length: n }, (_, i) => {
+    const seq = from + i + 1;
+    return {
+      eventId: `${runId}/${seq}`,
+      runId,
+      seq,
+      atMs: 1_700_000_000_000 + seq,
+      event: SAMPLE_EVENTS[(seq - 1) % SAMPLE_EVENTS.length] as RecordedEvent['event'],
+    };
+  });
+}
+
+export const foldRun = (from: RunState, es: readonly RecordedEvent[]): RunState => es.reduce(evolve, from);
