@@ -108,13 +108,10 @@ describe('loopguard fleet --kafka', () => {
       .split('\n')
       .map((l) => JSON.parse(l));
     expect(more).toEqual([]);
-    expect(detection.runs).toEqual([
-      'fleet/loop-0',
-      'fleet/loop-1',
-      'fleet/loop-2',
-      'fleet/loop-3',
-      'fleet/loop-4',
-    ]);
+    // The runs topic has partitions, read in no fixed interleaving: any five of the six runs.
+    const six = Array.from({ length: 6 }, (_, i) => `fleet/loop-${i}`);
+    expect(new Set(detection.runs).size).toBe(5);
+    expect(detection.runs.every((r: string) => six.includes(r))).toBe(true);
 
     // Restarted in its group: it resumes at its offsets and knows what it published.
     let waited = false;

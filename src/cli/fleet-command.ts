@@ -20,6 +20,9 @@ export function formatFleetLoop(rec: RecordedEvent): string {
   return `${new Date(e.lastAtMs).toISOString()}  FLEET LOOP  ${e.tool} ${e.rule} ${e.intent}\n  ${e.runIds.length} runs within ${e.windowMs / 1000} s (threshold ${e.threshold}): ${e.runIds.join(', ')}; tenants: ${e.tenants.join(', ') || '-'}\n`;
 }
 
+/** The events the fleet-loop projection reads; the rest need not be held for sorting. */
+const FOLDED = new Set(['RunStarted', 'ToolCallRequested', 'GuardDecided', 'RunStopped']);
+
 /** The consumer group `fleet --follow --kafka` reads the runs topic as, unless `--group` names another. */
 export const DEFAULT_FLEET_GROUP = 'loopguard-fleet';
 
@@ -65,10 +68,14 @@ export async function fleetCommand(
     );
     return 0;
   }
-  const detected: RecordedEvent[] = [];
+  // A partitioned runs topic is read in no fixed interleaving of its partitions: folded in event
+  // time order (a run's own seq breaks ties) the same log always gives the same detections.
+  const events: RecordedEvent[] = [];
   await store.scan((rec) => {
-    for (const d of fleet.apply(rec)) detected.push(d);
+    if (FOLDED.has(rec.event.type)) events.push(rec);
   });
+  events.sort((a, b) => a.atMs - b.atMs || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : a.seq - b.seq));
+  const detected = events.flatMap((rec) => fleet.apply(rec));
   const fresh = detected.filter((d) => !published.has(d.eventId));
   await store.events.appendAlerts(fresh);
   for (const d of detected) print(d);
