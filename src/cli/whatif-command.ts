@@ -51,7 +51,8 @@ export async function whatifCommand(
   });
   reading.end();
   const deps = { hashing: nodeHashing(WHATIF_KEY), similarity: diceSimilarity };
-  const ids = fold.runIds();
+  // By run id: a partitioned runs topic meets its runs in no fixed order, and the table must not vary.
+  const ids = fold.runIds().sort();
   const deciding = progressBar(io, 're-deciding', 'runs', ids.length);
   const rows = ids.flatMap((id, i) => {
     const run = fold.run(id);
