@@ -14,6 +14,7 @@ import { kafkaRunLoadBench } from './kafka-run-load.js';
 import { memoryBench } from './memory.js';
 import { runLengthBench } from './run-length.js';
 import { runLoadBench } from './run-load.js';
+import { serviceBench } from './service-benches.js';
 
 const BENCHES: Bench[] = [
   guardCallBench,
@@ -24,6 +25,7 @@ const BENCHES: Bench[] = [
   ...kafkaBenches,
   kafkaGuardedCallBench,
   kafkaRunLoadBench,
+  serviceBench,
   memoryBench,
 ];
 

@@ -19,6 +19,7 @@ import { type OpenStore, openEmbeddedStore } from './open-store.js';
 import { rebuildCommand } from './rebuild-command.js';
 import { repairCommand } from './repair-command.js';
 import { replayCommand } from './replay-command.js';
+import { serveCommand } from './serve-command.js';
 import { printStop } from './stops-command.js';
 import { startUiServer } from './ui-server.js';
 import { whatifCommand } from './whatif-command.js';
@@ -35,6 +36,7 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
   loopguard fleet [--follow] [--threshold N] [--window-ms W] [--data-dir D | --kafka [--group G]] [--json]
   loopguard stops [--follow] [--data-dir D | --kafka] [--json]
   loopguard alert --kafka [--webhook URL] [--group G] [--metrics-port P]
+  loopguard serve --kafka [--group G] [--metrics-port P] [--policy P.json] [--partitions N]
   loopguard eval FILE.jsonl... [--synthetic] [--policy P.json] [--json]
   loopguard mcp [--policy P.json] [--data-dir D | --kafka] [--run-id ID] [--metrics-port P] -- COMMAND [ARGS...]
   loopguard repair [--data-dir D]
@@ -68,6 +70,7 @@ const OPTIONS = {
   threshold: { type: 'string' },
   'window-ms': { type: 'string' },
   'metrics-port': { type: 'string' },
+  partitions: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -215,6 +218,11 @@ export async function main(
       const kafka = kafkaConfig({ ...values, kafka: true }, env);
       if (kafka === null) throw new LoopguardError('usage', 'alert: needs Kafka (--kafka)');
       return alertCommand(kafka, values, io, shutdownSignal(opts.signal));
+    }
+    case 'serve': {
+      const kafka = kafkaConfig({ ...values, kafka: true }, env);
+      if (kafka === null) throw new LoopguardError('usage', 'serve: needs Kafka (--kafka)');
+      return serveCommand(kafka, values, io, shutdownSignal(opts.signal));
     }
     case 'repair':
       return repairCommand(values['data-dir'] ?? DEFAULT_DATA_DIR, io);

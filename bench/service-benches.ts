@@ -1,0 +1,134 @@
+/**
+ * The guard as a service (`loopguard serve`), on the real broker, each figure against a bare
+ * echo round trip (kafka-echo.ts) measured in the same run:
+ *
+ * - serve-decisions-Nw: decisions/s with 1, 2 and 3 worker processes, 100 runs at once, each
+ *   request waiting for its decision before the next (start, then tool call / tool result pairs),
+ *   against the echo's round trips/s at the same concurrency; each the best of three trials.
+ * - serve-latency p50/p99: one run's request-to-decision time, one request at a time, against
+ *   the echo's single round trip.
+ * - serve-failover: SIGKILL of the worker owning the most partitions -> the first decision for a
+ *   run it owned, against the session timeout (the group notices a dead member only after it).
+ */
+import { randomUUID } from 'node:crypto';
+import { createRemoteGuard, type RemoteGuard } from '../src/client/index.js';
+import { emptyRequest, type WireRequest } from '../src/service/service-topics.js';
+import { type Bench, type BenchResult, result } from './bench-result.js';
+import { startEcho } from './kafka-echo.js';
+import { BENCH_SECRET_KEY, SESSION_TIMEOUT_MS, startWorkers, stopWorkers } from './serve-workers.js';
+import { bestOf, drive, type RoundTrip } from './service-load.js';
+
+const PARTITIONS = 6;
+const RUNS = 100;
+const STEPS = 21;
+const SEQUENTIAL = 200;
+const TRIALS = 3;
+
+/** One request -> decision per step: step 0 starts the run, then tool call / tool result pairs over new pages. */
+function guardTrip(guard: RemoteGuard, lastWorker: Map<string, string>): RoundTrip {
+  return async (run, step) => {
+    const id = guard.newRequestId();
+    const call = Math.ceil(step / 2);
+    const req: WireRequest =
+      step === 0
+        ? emptyRequest(id, run, 'START_RUN', guard.now())
+        : step % 2 === 1
+          ? {
+              ...emptyRequest(id, run, 'TOOL_CALL', guard.now()),
+              request_id: `${run}/call-${call}`,
+              tool: 'list',
+              args_json: JSON.stringify({ page: call }),
+            }
+          : {
+              ...emptyRequest(id, run, 'TOOL_RESULT', guard.now()),
+              call_id: `${run}/call-${call}`,
+              result_json: JSON.stringify({ page: call }),
+            };
+    const d = await guard.request(req);
+    if (d.decision === 'error') throw new Error(`bench: ${d.error_code}: ${d.message}`);
+    lastWorker.set(run, d.worker);
+  };
+}
+
+export const serviceBench: Bench = {
+  name: 'serve',
+  async run(ctx): Promise<BenchResult[]> {
+    const target = await ctx.kafka();
+    const echo = await startEcho(target, PARTITIONS);
+    const echoLoad = await bestOf(TRIALS, (t) => drive(echo.roundTrip, RUNS, STEPS, `echo-${t}`));
+    const echoSeq = await drive(echo.roundTrip, 1, SEQUENTIAL, 'echo-seq');
+    await echo.close();
+    ctx.log(
+      `bench: echo ${Math.round(echoLoad.perSecond)} round trips/s at ${RUNS} at once; single p50 ${echoSeq.p50Ms.toFixed(1)} ms`,
+    );
+    const out: BenchResult[] = [];
+    for (const n of [1, 2, 3]) {
+      const prefix = `bench-serve-${randomUUID().slice(0, 8)}.`;
+      const workers = await startWorkers(target, prefix, n, PARTITIONS);
+      const guard = await createRemoteGuard({
+        secretKey: BENCH_SECRET_KEY,
+        brokers: target.brokers,
+        registry: target.registryUrl,
+        topicPrefix: prefix,
+        timeoutMs: 60_000,
+      });
+      try {
+        const lastWorker = new Map<string, string>();
+        const trip = guardTrip(guard, lastWorker);
+        const load = await bestOf(TRIALS, (t) => drive(trip, RUNS, STEPS, `load-${n}-${t}`));
+        ctx.log(
+          `bench: serve ${n} worker(s): ${Math.round(load.perSecond)} decisions/s, p50 ${load.p50Ms.toFixed(1)} ms, p99 ${load.p99Ms.toFixed(1)} ms under load`,
+        );
+        out.push(
+          result(
+            `serve-decisions-${n}w (${RUNS} runs at once)`,
+            'decisions/s',
+            load.perSecond,
+            `echo round trips/s, ${RUNS} at once`,
+            echoLoad.perSecond,
+          ),
+        );
+        if (n === 1) {
+          const seq = await drive(trip, 1, SEQUENTIAL, 'seq');
+          out.push(
+            result(
+              'serve-latency p50 (one request at a time)',
+              'ms',
+              seq.p50Ms,
+              'echo round trip p50',
+              echoSeq.p50Ms,
+            ),
+          );
+          out.push(result('serve-latency p99', 'ms', seq.p99Ms, 'echo round trip p99', echoSeq.p99Ms));
+        }
+        if (n === 3) out.push(await failover(workers, lastWorker, trip));
+      } finally {
+        await guard.close();
+        await stopWorkers(workers);
+      }
+    }
+    return out;
+  },
+};
+
+/** Kills the busiest worker, then times the first decision for a run it was serving. */
+async function failover(
+  workers: Awaited<ReturnType<typeof startWorkers>>,
+  lastWorker: Map<string, string>,
+  trip: RoundTrip,
+): Promise<BenchResult> {
+  const victim = workers.reduce((a, b) => (b.assigned().length > a.assigned().length ? b : a));
+  const moved = [...lastWorker].find(([, w]) => w.endsWith(`/${victim.pid}`))?.[0];
+  if (moved === undefined) throw new Error('bench: no run was served by the worker to kill');
+  const t0 = performance.now();
+  victim.child.kill('SIGKILL');
+  await trip(moved, STEPS);
+  const ms = performance.now() - t0;
+  return result(
+    'serve-failover (SIGKILL -> first decision for a moved run)',
+    'ms',
+    ms,
+    'session timeout',
+    SESSION_TIMEOUT_MS,
+  );
+}

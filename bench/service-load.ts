@@ -1,0 +1,54 @@
+/**
+ * Drives round trips the way agents drive the guard: `runs` runs at once, each making its calls
+ * one after the other, and reports the rate and the latency of single round trips.
+ */
+import { percentile } from './bench-result.js';
+
+/** One round trip for a run: resolves when its answer is back. */
+export type RoundTrip = (runKey: string, step: number) => Promise<void>;
+
+export interface LoadFigures {
+  readonly perSecond: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly count: number;
+}
+
+export async function drive(
+  roundTrip: RoundTrip,
+  runs: number,
+  stepsPerRun: number,
+  label: string,
+): Promise<LoadFigures> {
+  const latencies: number[] = [];
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: runs }, async (_, r) => {
+      for (let s = 0; s < stepsPerRun; s++) {
+        const t = performance.now();
+        await roundTrip(`${label}-${r}`, s);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  return {
+    perSecond: latencies.length / seconds,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    count: latencies.length,
+  };
+}
+
+/** The best of `trials` runs of a load (highest rate): a burst from other jobs must not decide a figure. */
+export async function bestOf(
+  trials: number,
+  load: (trial: number) => Promise<LoadFigures>,
+): Promise<LoadFigures> {
+  let best: LoadFigures | undefined;
+  for (let t = 0; t < trials; t++) {
+    const got = await load(t);
+    if (best === undefined || got.perSecond > best.perSecond) best = got;
+  }
+  return best as LoadFigures;
+}

@@ -1,0 +1,73 @@
+import { createServer, type Server } from 'node:http';
+import { hostname } from 'node:os';
+import { LoopguardError } from '../domain/index.js';
+import { GuardWorker } from '../service/guard-worker.js';
+import { openService } from '../service/open-service.js';
+import type { Io } from './io.js';
+import type { KafkaConfig } from './open-kafka-store.js';
+import { loadPolicy } from './policy-file.js';
+
+export interface ServeFlags {
+  readonly group?: string;
+  readonly 'metrics-port'?: string;
+  readonly 'session-timeout-ms'?: string;
+  readonly partitions?: string;
+  readonly policy?: string;
+}
+
+export const DEFAULT_SERVE_GROUP = 'loopguard-serve';
+
+function intFlag(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0)
+    throw new LoopguardError('usage', `--${flag} must be an integer >= 0, got ${value}`);
+  return n;
+}
+
+/**
+ * `loopguard serve --kafka [--group G] [--metrics-port P]`: one guard worker; start as many as
+ * there are partitions to share, on any machines, with the same group. Runs until the signal.
+ */
+export async function serveCommand(
+  cfg: KafkaConfig,
+  flags: ServeFlags,
+  io: Io,
+  signal: AbortSignal,
+): Promise<number> {
+  const policy = loadPolicy(flags.policy);
+  const metricsPort = intFlag('metrics-port', flags['metrics-port']);
+  const sessionTimeoutMs = intFlag('session-timeout-ms', flags['session-timeout-ms']);
+  const partitions = intFlag('partitions', flags.partitions);
+  const groupId = flags.group ?? DEFAULT_SERVE_GROUP;
+  const conn = await openService({ ...cfg, ...(partitions ? { partitions } : {}) });
+  let metrics: Server | undefined;
+  try {
+    const worker = await GuardWorker.start({
+      ...conn,
+      groupId,
+      policy,
+      workerId: `${hostname()}/${process.pid}`,
+      ...(sessionTimeoutMs ? { sessionTimeoutMs } : {}),
+      onLog: (line) => io.err(`serve: ${line}`),
+    });
+    if (metricsPort !== undefined) {
+      metrics = createServer((_, res) => {
+        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
+        res.end(worker.stats.prometheus(worker.workerId));
+      });
+      await new Promise<void>((resolve) => metrics?.listen(metricsPort, resolve));
+    }
+    io.err(`serve: ${worker.workerId} in group ${groupId} on ${conn.log.physicalName('loopguard.requests')}`);
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    await worker.stop();
+    io.err(`serve: stopped after ${worker.stats.decided} decisions`);
+    return 0;
+  } finally {
+    metrics?.close();
+    await conn.close();
+  }
+}

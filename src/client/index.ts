@@ -1,0 +1,2 @@
+export * from './remote-guard.js';
+export * from './remote-run.js';

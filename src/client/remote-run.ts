@@ -1,0 +1,153 @@
+import {
+  type Evidence,
+  isTerminal,
+  LoopguardError,
+  type RunStatus,
+  type StopReport,
+} from '../domain/index.js';
+import type { CallRequest } from '../runtime/call-request.js';
+import type { CallResult } from '../runtime/call-result.js';
+import { executeTool, type ToolFn } from '../runtime/execute-tool.js';
+import {
+  emptyRequest,
+  type RequestType,
+  type WireDecision,
+  type WireRequest,
+} from '../service/service-topics.js';
+import type { RemoteGuard } from './remote-guard.js';
+
+export interface RemoteRunState {
+  readonly status: RunStatus;
+  readonly seq: number;
+  readonly report: StopReport | null;
+}
+
+const parse = <T>(json: string | null, fallback: T): T => {
+  if (json === null) return fallback;
+  try {
+    return JSON.parse(json) as T;
+  } catch {
+    return json as T;
+  }
+};
+
+/** One run behind the remote guard; calls of a run go one at a time, as in the library. */
+export class RemoteRun {
+  private queue: Promise<unknown> = Promise.resolve();
+  private last: RemoteRunState = { status: 'NEW', seq: 0, report: null };
+
+  constructor(
+    private readonly guard: RemoteGuard,
+    readonly runId: string,
+  ) {}
+
+  /** The run as of the last decision this handle received. */
+  get state(): RemoteRunState {
+    return this.last;
+  }
+
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(work, work);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Sends a request of this run; an `error` decision rejects with its code and field. */
+  async send(
+    type: RequestType,
+    fields: Partial<WireRequest>,
+    requestId = this.guard.newRequestId(),
+  ): Promise<WireDecision> {
+    const req: WireRequest = { ...emptyRequest(requestId, this.runId, type, this.guard.now()), ...fields };
+    const d = await this.guard.request(req);
+    if (d.decision === 'error')
+      throw new LoopguardError(d.error_code ?? 'error', d.message, {
+        details: { field: d.error_field, requestId },
+      });
+    this.last = {
+      status: d.status as RunStatus,
+      seq: d.seq,
+      report: parse<StopReport | null>(d.report_json, null),
+    };
+    return d;
+  }
+
+  call(req: CallRequest, fn: ToolFn): Promise<CallResult> {
+    return this.serial(() => this.callNow(req, fn));
+  }
+
+  private async callNow(req: CallRequest, fn: ToolFn): Promise<CallResult> {
+    const callId = this.guard.newRequestId();
+    const before = await this.send(
+      'TOOL_CALL',
+      {
+        tool: req.tool,
+        args_json: JSON.stringify(req.args ?? {}),
+        operation_key: req.operationKey ?? null,
+        side_effect: req.sideEffect ?? null,
+        cost_estimate_usd: req.costEstimateUsd ?? null,
+        progress_version: req.progressVersion ?? null,
+        after_user_turn: req.afterUserTurn ?? null,
+      },
+      callId,
+    );
+    const rule = before.rule ?? before.decision;
+    switch (before.decision) {
+      case 'execute':
+        break;
+      case 'return_cached_success':
+        return { status: 'cached', value: parse(before.result_json, null), message: before.message };
+      case 'wait':
+        return { status: 'waiting', rule, message: before.message, waitUntilMs: before.wait_until_ms };
+      case 'refuse':
+        if (!isTerminal(this.last.status))
+          return {
+            status: 'refused',
+            rule,
+            message: before.message,
+            evidence: parse<Evidence>(before.evidence_json, {} as Evidence),
+          };
+        return { status: 'stopped', rule, message: before.message, report: this.last.report };
+      default:
+        return { status: 'stopped', rule, message: before.message, report: this.last.report };
+    }
+    // Only an execute decision, durable in the log before it reached us, runs the tool.
+    const ran = await executeTool(fn, this.guard.stepTimeoutMs, req.sideEffect ?? false, this.guard.hashing);
+    const after = await this.send('TOOL_RESULT', {
+      call_id: callId,
+      result_kind: ran.kind,
+      result_code: ran.code,
+      result_json: ran.resultJson,
+      result_hash: ran.resultHash,
+      retry_after_ms: ran.retryAfterMs,
+      tokens: ran.tokens,
+      cost_usd: ran.costUsd,
+      terminal: ran.terminal,
+      in_doubt: ran.inDoubt && req.operationKey !== undefined,
+      progress_version: ran.progressVersion,
+    });
+    return {
+      status: 'executed',
+      value: ran.value,
+      kind: ran.kind,
+      code: ran.code,
+      decision: after.decision as Extract<CallResult, { status: 'executed' }>['decision'],
+      rule: after.rule,
+      message: after.message,
+      warning: after.warning,
+      waitUntilMs: after.wait_until_ms,
+      report: isTerminal(this.last.status) ? this.last.report : null,
+    };
+  }
+
+  /** Ends the run by a verifier's verdict: COMPLETED when verified, else PARTIAL with its gaps. */
+  async finish(r: { verified: boolean; gaps?: readonly string[] }): Promise<RemoteRunState> {
+    await this.serial(() => this.send('FINISH', { verified: r.verified, gaps: r.gaps ? [...r.gaps] : null }));
+    return this.last;
+  }
+
+  async cancel(reason: string): Promise<RemoteRunState> {
+    await this.serial(() => this.send('CANCEL', { reason }));
+    return this.last;
+  }
+}

@@ -1,0 +1,250 @@
+/**
+ * `loopguard serve`: a guard worker in a Kafka consumer group on loopguard.requests. For each
+ * batch of one partition it decides every request with the run's actor (the library's decider),
+ * then writes the runs' events, the decisions and the consumed offsets in ONE Kafka transaction
+ * (read-process-write): either all of it is visible to read_committed readers or none of it is.
+ *
+ * Fencing. Each requests partition has its own transactional id (group + topic + partition), so
+ * the worker that takes a partition over bumps the producer epoch of whoever held it before: a
+ * zombie (paused, cut off, killed mid-transaction) can commit nothing more, and its open
+ * transaction is aborted. Only after that does the new owner read the committed offset (a zombie's
+ * commit may have landed after the group handed out the stale one) and fold the runs partition.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
+import { DEFAULT_POLICY, type DeciderDeps, diceSimilarity, type Policy } from '../domain/index.js';
+import { TOPICS } from '../log/event-log.js';
+import type { EventStore } from '../log/event-store.js';
+import type { KafkaLog } from '../log/kafka/kafka-log.js';
+import { KafkaRunStream } from '../log/kafka/kafka-run-stream.js';
+import { type Clock, systemClock } from '../machines/index.js';
+import { nodeHashing } from '../runtime/node-hashing.js';
+import { chooseSecretKey } from '../runtime/secret-key.js';
+import { PartitionRuns } from './partition-runs.js';
+import { type BatchOutput, processBatch } from './process-batch.js';
+import type { ServiceCodec } from './service-codec.js';
+import { SERVICE_TOPICS, type WireDecision, type WireRequest } from './service-topics.js';
+import { transactionalProducer } from './transactional-producer.js';
+import { WorkerStats } from './worker-stats.js';
+
+export interface GuardWorkerOptions {
+  readonly log: KafkaLog;
+  readonly events: EventStore;
+  readonly requests: ServiceCodec<WireRequest>;
+  readonly decisions: ServiceCodec<WireDecision>;
+  readonly groupId: string;
+  /** Names this worker in its decisions; unique per process. */
+  readonly workerId?: string;
+  readonly policy?: Policy;
+  readonly clock?: Clock;
+  readonly secretKey?: string;
+  readonly sessionTimeoutMs?: number;
+  readonly onLog?: (line: string) => void;
+}
+
+interface Owned {
+  readonly producer: Producer;
+  readonly runs: PartitionRuns;
+  committed: number;
+}
+
+export class GuardWorker {
+  readonly stats = new WorkerStats();
+  readonly workerId: string;
+  private owned = new Map<number, Promise<Owned>>();
+  /** Bumped on every rebalance: a batch fetched before it must not take a partition over after it. */
+  private generation = 0;
+  private readonly deps: DeciderDeps;
+
+  private constructor(
+    private readonly opts: GuardWorkerOptions,
+    private readonly consumer: Consumer,
+    private readonly admin: Admin,
+    private readonly stream: KafkaRunStream,
+    private readonly topic: string,
+    secretKey: string,
+  ) {
+    this.workerId = opts.workerId ?? `worker-${randomUUID().slice(0, 8)}`;
+    this.deps = { hashing: nodeHashing(secretKey), similarity: diceSimilarity };
+  }
+
+  static async start(opts: GuardWorkerOptions): Promise<GuardWorker> {
+    // Every worker must hash secrets with the same key, so a shared log requires one.
+    const secretKey = chooseSecretKey(opts.secretKey, { kind: 'shared', where: 'loopguard serve' });
+    const { log } = opts;
+    await prepareTopics(log);
+    const topic = log.physicalName(SERVICE_TOPICS.requests);
+    const admin = log.kafka.admin();
+    await admin.connect();
+    const consumer = log.consumer({
+      groupId: opts.groupId,
+      sessionTimeout: opts.sessionTimeoutMs ?? 10_000,
+      heartbeatInterval: Math.max(500, Math.floor((opts.sessionTimeoutMs ?? 10_000) / 5)),
+      maxWaitTimeInMs: 50,
+      readUncommitted: false,
+    });
+    const worker = new GuardWorker(
+      opts,
+      consumer,
+      admin,
+      new KafkaRunStream(opts.events, log),
+      topic,
+      secretKey,
+    );
+    consumer.on(consumer.events.GROUP_JOIN, (e) =>
+      worker.rebalanced(e.payload.memberAssignment[topic] ?? []),
+    );
+    await consumer.connect();
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    const partitions =
+      (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]?.partitions.length ?? 1;
+    await consumer.run({
+      autoCommit: false,
+      // Offsets are resolved only once their transaction committed: an unresolved batch is fetched again.
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: partitions,
+      eachBatch: (payload) => worker.onBatch(payload),
+    });
+    return worker;
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer.disconnect().catch(() => undefined);
+    await this.dropAll();
+    await Promise.allSettled([this.admin.disconnect(), this.stream.close()]);
+  }
+
+  /** Every rebalance drops every partition's state: what this worker held may have moved meanwhile. */
+  private rebalanced(assigned: readonly number[]): void {
+    this.stats.assigned = [...assigned].sort((a, b) => a - b);
+    this.stats.rebalances++;
+    this.generation++;
+    this.opts.onLog?.(`${this.workerId}: assigned partitions [${this.stats.assigned.join(',')}]`);
+    void this.dropAll();
+    // Take every assigned partition over now, not on its first batch: a zombie is fenced at once,
+    // and a moved run is loaded before its next request arrives. A failure is retried by that batch.
+    for (const p of this.stats.assigned) this.own(p).catch(() => undefined);
+  }
+
+  private async dropAll(): Promise<void> {
+    const old = [...this.owned.values()];
+    this.owned = new Map();
+    await Promise.allSettled(old.map(async (o) => (await o).producer.disconnect()));
+  }
+
+  private own(partition: number): Promise<Owned> {
+    let o = this.owned.get(partition);
+    if (o === undefined) {
+      o = this.takeOver(partition);
+      this.owned.set(partition, o);
+      const mine = o;
+      o.catch(() => {
+        if (this.owned.get(partition) === mine) this.owned.delete(partition);
+      });
+    }
+    return o;
+  }
+
+  private async takeOver(partition: number): Promise<Owned> {
+    const started = Date.now();
+    const producer = await transactionalProducer(
+      this.opts.log,
+      `${this.opts.groupId}.${this.topic}.${partition}`,
+    );
+    try {
+      const offsets = await this.admin.fetchOffsets({ groupId: this.opts.groupId, topics: [this.topic] });
+      const committed = Number(offsets[0]?.partitions.find((p) => p.partition === partition)?.offset ?? '-1');
+      const runs = await PartitionRuns.load(
+        {
+          log: this.opts.log,
+          admin: this.admin,
+          events: this.opts.events,
+          stream: this.stream,
+          deps: this.deps,
+          clock: this.opts.clock ?? systemClock,
+          timeoutMs: 60_000,
+        },
+        partition,
+      );
+      this.opts.onLog?.(
+        `${this.workerId}: partition ${partition}: fenced, ${runs.size} runs loaded in ${Date.now() - started} ms, from offset ${committed}`,
+      );
+      return { producer, runs, committed: Math.max(0, committed) };
+    } catch (e) {
+      await producer.disconnect().catch(() => undefined);
+      throw e;
+    }
+  }
+
+  private async onBatch({ batch, isRunning, isStale, resolveOffset }: EachBatchPayload): Promise<void> {
+    if (!isRunning() || isStale()) return;
+    const generation = this.generation;
+    const owning = this.own(batch.partition);
+    const owned = await owning;
+    // A rebalance while this batch waited: the partition may be someone else's now. Returning
+    // without committing leaves the requests to whoever owns it (this worker, after reloading).
+    if (generation !== this.generation) return;
+    const messages = batch.messages.filter((m) => Number(m.offset) >= owned.committed);
+    if (messages.length === 0) {
+      resolveOffset(batch.lastOffset());
+      return;
+    }
+    const next = Number(batch.lastOffset()) + 1;
+    const out: BatchOutput = await processBatch(messages, owned.runs, {
+      requests: this.opts.requests,
+      decisions: this.opts.decisions,
+      events: this.opts.events,
+      log: this.opts.log,
+      policy: this.opts.policy ?? DEFAULT_POLICY,
+      hashing: this.deps.hashing,
+      clock: this.opts.clock ?? systemClock,
+      workerId: this.workerId,
+      topic: this.topic,
+      partition: batch.partition,
+    });
+    const txn = await owned.producer.transaction();
+    try {
+      await txn.sendBatch({ topicMessages: out.topicMessages, acks: -1 });
+      await txn.sendOffsets({
+        consumerGroupId: this.opts.groupId,
+        topics: [{ topic: this.topic, partitions: [{ partition: batch.partition, offset: String(next) }] }],
+      });
+      await txn.commit();
+    } catch (e) {
+      await txn.abort().catch(() => undefined);
+      // The actors moved ahead of what the log holds: forget them; the next batch reloads.
+      if (this.owned.get(batch.partition) === owning) this.owned.delete(batch.partition);
+      await owned.producer.disconnect().catch(() => undefined);
+      this.stats.aborted++;
+      this.opts.onLog?.(
+        `${this.workerId}: partition ${batch.partition}: transaction aborted: ${(e as Error).message}`,
+      );
+      throw e;
+    }
+    owned.committed = next;
+    resolveOffset(batch.lastOffset());
+    this.stats.decided += out.decided;
+    this.stats.deadLettered += out.deadLettered;
+    await this.opts.events.publishCopies(out.recorded).catch((e: unknown) => {
+      // The runs topic has them; stops and ledger copies are derived and can be rebuilt from it.
+      this.opts.onLog?.(`${this.workerId}: copies not published: ${(e as Error).message}`);
+    });
+  }
+}
+
+/**
+ * Workers started together race to create the topics; the loser may see a topic whose metadata
+ * has not reached the broker's cache yet. That settles within moments, so it is retried briefly.
+ */
+async function prepareTopics(log: KafkaLog): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      for (const t of [TOPICS.runs, TOPICS.dlq, SERVICE_TOPICS.requests, SERVICE_TOPICS.decisions])
+        await log.prepare(t);
+      return;
+    } catch (e) {
+      if (attempt >= 10) throw e;
+      await new Promise((r) => setTimeout(r, 300 * attempt));
+    }
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * Decides one batch of requests of one partition, in offset order, and returns the records the
+ * worker's transaction must write: each run's new events (on the runs topic, tagged as a
+ * run-stream append so every stream reader counts them), one decision per request, and the
+ * undecodable requests on the dead-letter topic with the reason. Nothing is written here.
+ */
+import { randomUUID } from 'node:crypto';
+import type { KafkaMessage } from 'kafkajs';
+import { type Hashing, LoopguardError, type Policy, type RecordedEvent } from '../domain/index.js';
+import { TOPICS } from '../log/event-log.js';
+import type { EventStore } from '../log/event-store.js';
+import { DLQ_HEADERS } from '../log/kafka/decoding-consumer.js';
+import { headersToStrings } from '../log/kafka/kafka-error.js';
+import type { KafkaLog } from '../log/kafka/kafka-log.js';
+import { AFTER_HEADER, BATCH_HEADER } from '../log/kafka/run-batch-fold.js';
+import type { Clock } from '../machines/index.js';
+import { decideRequest } from './decide-request.js';
+import type { PartitionRuns } from './partition-runs.js';
+import type { ServiceCodec } from './service-codec.js';
+import type { WireDecision, WireRequest } from './service-topics.js';
+import { SERVICE_TOPICS } from './service-topics.js';
+
+/** A client may name its request here too, so even an undecodable one gets its error decision. */
+export const REQUEST_ID_HEADER = 'loopguard.request_id';
+
+export interface BatchContext {
+  readonly requests: ServiceCodec<WireRequest>;
+  readonly decisions: ServiceCodec<WireDecision>;
+  readonly events: EventStore;
+  readonly log: KafkaLog;
+  readonly policy: Policy;
+  readonly hashing: Hashing;
+  readonly clock: Clock;
+  readonly workerId: string;
+  readonly topic: string;
+  readonly partition: number;
+}
+
+interface OutMessage {
+  readonly key: string;
+  readonly value: Buffer;
+  readonly headers: Record<string, string>;
+}
+
+export interface BatchOutput {
+  readonly topicMessages: { topic: string; messages: OutMessage[] }[];
+  /** Every event recorded, for the derived stops and ledger copies after the commit. */
+  readonly recorded: RecordedEvent[];
+  readonly decided: number;
+  readonly deadLettered: number;
+}
+
+/**
+ * Run-stream batch ids must never repeat: a container restarts with the same host name and pid,
+ * so a per-process random token is part of each id (randomness for identity, never for a decision).
+ */
+const INCARNATION = randomUUID().slice(0, 8);
+let appends = 0;
+
+export async function processBatch(
+  messages: readonly KafkaMessage[],
+  runs: PartitionRuns,
+  ctx: BatchContext,
+): Promise<BatchOutput> {
+  const runsOut: OutMessage[] = [];
+  const decisionsOut: OutMessage[] = [];
+  const dlqOut: OutMessage[] = [];
+  const recorded: RecordedEvent[] = [];
+  for (const m of messages) {
+    const key = m.key?.toString() ?? '';
+    const headers = headersToStrings(m.headers) ?? {};
+    const value = m.value ?? Buffer.alloc(0);
+    let req: WireRequest;
+    try {
+      req = await ctx.requests.decode(value);
+    } catch (e) {
+      // A registry that is down is a reason to retry the batch, not to dead-letter the request.
+      if (e instanceof LoopguardError && e.retriable) throw e;
+      const code = e instanceof LoopguardError ? e.code : 'undecodable';
+      const reason = (e as Error).message;
+      dlqOut.push({
+        key,
+        value,
+        headers: {
+          [DLQ_HEADERS.reason]: reason,
+          [DLQ_HEADERS.code]: code,
+          [DLQ_HEADERS.topic]: ctx.topic,
+          [DLQ_HEADERS.partition]: String(ctx.partition),
+          [DLQ_HEADERS.offset]: m.offset,
+        },
+      });
+      decisionsOut.push(
+        decisionMessage(ctx, undecodable(ctx, key, headers[REQUEST_ID_HEADER] ?? '', code, reason)),
+      );
+      continue;
+    }
+    const actor = await runs.actor(req.run_id);
+    const at = actor.state.seq;
+    const { records, decision } = decideRequest(actor, req, ctx, ctx.clock.now());
+    if (records.length > 0) {
+      runs.keep(actor);
+      const tag = {
+        [AFTER_HEADER]: String(at),
+        [BATCH_HEADER]: `${ctx.workerId}/${INCARNATION}/${++appends}`,
+      };
+      for (const r of records) {
+        const rec = ctx.events.runRecord(r, tag);
+        runsOut.push({ key: rec.key, value: rec.value, headers: rec.headers ?? {} });
+      }
+      recorded.push(...records);
+    }
+    decisionsOut.push(decisionMessage(ctx, decision));
+  }
+  const topicMessages = [
+    { topic: ctx.log.physicalName(TOPICS.runs), messages: runsOut },
+    { topic: ctx.log.physicalName(SERVICE_TOPICS.decisions), messages: decisionsOut },
+    { topic: ctx.log.physicalName(TOPICS.dlq), messages: dlqOut },
+  ].filter((t) => t.messages.length > 0);
+  return { topicMessages, recorded, decided: decisionsOut.length, deadLettered: dlqOut.length };
+}
+
+function decisionMessage(ctx: BatchContext, d: WireDecision): OutMessage {
+  return { key: d.run_id, value: ctx.decisions.encode(d), headers: { [REQUEST_ID_HEADER]: d.request_id } };
+}
+
+function undecodable(
+  ctx: BatchContext,
+  runId: string,
+  requestId: string,
+  code: string,
+  reason: string,
+): WireDecision {
+  return {
+    request_id: requestId,
+    run_id: runId,
+    decision: 'error',
+    status: 'UNKNOWN',
+    seq: 0,
+    rule: null,
+    message: `the request could not be decoded (${reason}); it is on the dead-letter topic`,
+    warning: null,
+    wait_until_ms: null,
+    evidence_json: null,
+    result_json: null,
+    report_json: null,
+    error_code: code,
+    error_field: 'value',
+    worker: ctx.workerId,
+    decided_at_ms: ctx.clock.now(),
+  };
+}

@@ -1,0 +1,193 @@
+/**
+ * A service request as the run command the library would issue for the same call: the worker
+ * and the library share one decider, so a request means exactly what the matching library call
+ * means. A request that cannot become a command is refused with the field it got wrong.
+ */
+import { hash } from 'node:crypto';
+import {
+  CALL_FIELDS,
+  type FieldSpec,
+  fieldsProblem,
+  type Hashing,
+  LoopguardError,
+  nameProblem,
+  OUTCOME_FIELDS,
+  type Policy,
+  RESULT_KINDS,
+  type Result,
+  type ResultKind,
+  resolvePolicy,
+  resultJsonOf,
+} from '../domain/index.js';
+import type { CommandInput } from '../machines/index.js';
+import type { WireRequest } from './service-topics.js';
+
+const badField = (field: string, message: string): Result<never> => ({
+  ok: false,
+  error: new LoopguardError('bad_request', `${field}: ${message}`, { details: { field } }),
+});
+
+const opt = <K extends string, V>(key: K, v: V | null): { [P in K]?: V } =>
+  (v === null ? {} : { [key]: v }) as { [P in K]?: V };
+
+const wireName = (field: string): string => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/**
+ * The same boundary checks the library and the trace reader apply (names, integers, ranges the
+ * encoder and the runtime can honour), reported by the request's own field names.
+ */
+function problem(fields: Readonly<Record<string, unknown>>, spec: FieldSpec): Result<never> | null {
+  const bad = fieldsProblem(fields, spec, '');
+  return bad === null ? null : badField(wireName(bad.path), bad.problem);
+}
+
+function nameField(field: string, v: string | null): Result<never> | null {
+  if (v === null) return null;
+  const bad = nameProblem(v);
+  return bad === null ? null : badField(field, bad);
+}
+
+/**
+ * A result as the worker records it: canonical and with secrets redacted under the workers' key,
+ * whatever the client did (a client in any language may publish it raw).
+ */
+function recordedResult(json: string | null, hashing: Hashing): Result<string> {
+  if (json === null) return { ok: true, value: 'null' };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch (e) {
+    return badField('result_json', `not JSON (${(e as Error).message})`);
+  }
+  const canonical = resultJsonOf(parsed, hashing);
+  return canonical.ok
+    ? { ok: true, value: canonical.value.json }
+    : badField('result_json', canonical.error.message);
+}
+
+function parseArgs(json: string | null): Result<unknown> {
+  if (json === null) return { ok: true, value: {} };
+  try {
+    return { ok: true, value: JSON.parse(json) };
+  } catch (e) {
+    return badField('args_json', `not JSON (${(e as Error).message})`);
+  }
+}
+
+export function requestCommand(req: WireRequest, policy: Policy, hashing: Hashing): Result<CommandInput> {
+  if (req.request_id === '') return badField('request_id', 'must not be empty');
+  const badName = nameField('run_id', req.run_id) ?? nameField('request_id', req.request_id);
+  if (badName !== null) return badName;
+  switch (req.type) {
+    case 'START_RUN': {
+      const bad = nameField('task_type', req.task_type) ?? nameField('tenant', req.tenant);
+      if (bad !== null) return bad;
+      return {
+        ok: true,
+        value: {
+          type: 'StartRun',
+          runId: req.run_id,
+          policy: resolvePolicy(policy, req.task_type ?? undefined),
+          ...opt('taskType', req.task_type),
+          ...opt('tenant', req.tenant),
+          ...opt('progressVersion', req.progress_version),
+        },
+      };
+    }
+    case 'TOOL_CALL': {
+      if (req.tool === null || req.tool === '') return badField('tool', 'a TOOL_CALL names its tool');
+      const bad =
+        nameField('tool', req.tool) ??
+        problem(
+          {
+            operationKey: req.operation_key ?? undefined,
+            costEstimateUsd: req.cost_estimate_usd ?? undefined,
+            progressVersion: req.progress_version ?? undefined,
+          },
+          CALL_FIELDS,
+        );
+      if (bad !== null) return bad;
+      const args = parseArgs(req.args_json);
+      if (!args.ok) return args;
+      return {
+        ok: true,
+        value: {
+          type: 'RequestToolCall',
+          // The request id is the call id: a result names the call by the request that asked for it.
+          callId: req.request_id,
+          tool: req.tool,
+          args: args.value,
+          ...opt('operationKey', req.operation_key),
+          ...opt('sideEffect', req.side_effect),
+          ...opt('costEstimateUsd', req.cost_estimate_usd),
+          ...opt('afterUserTurn', req.after_user_turn),
+          ...opt('progressVersion', req.progress_version),
+        },
+      };
+    }
+    case 'TOOL_RESULT': {
+      if (req.call_id === null || req.call_id === '')
+        return badField('call_id', 'a TOOL_RESULT names the request_id of its TOOL_CALL');
+      const kind = req.result_kind ?? 'SUCCESS';
+      if (!RESULT_KINDS.includes(kind as ResultKind))
+        return badField('result_kind', `${kind} is not one of ${RESULT_KINDS.join(', ')}`);
+      const bad = problem(
+        {
+          code: req.result_code ?? undefined,
+          retryAfterMs: req.retry_after_ms ?? undefined,
+          progressVersion: req.progress_version ?? undefined,
+          tokens: req.tokens ?? undefined,
+          costUsd: req.cost_usd ?? undefined,
+        },
+        OUTCOME_FIELDS,
+      );
+      if (bad !== null) return bad;
+      const recorded = recordedResult(req.result_json, hashing);
+      if (!recorded.ok) return recorded;
+      const resultJson = recorded.value;
+      return {
+        ok: true,
+        value: {
+          type: 'CompleteToolCall',
+          callId: req.call_id,
+          kind: kind as ResultKind,
+          resultJson,
+          // Hashed from what is recorded, as the library hashes a tool's answer: a client's own
+          // result_hash may cover a secret the record no longer holds, so it is not taken.
+          resultHash: hash(
+            'sha256',
+            kind === 'SUCCESS' && req.result_code === null
+              ? resultJson
+              : `${kind}:${req.result_code}:${resultJson}`,
+            'hex',
+          ),
+          ...opt('code', req.result_code),
+          ...opt('retryAfterMs', req.retry_after_ms),
+          ...opt('tokens', req.tokens),
+          ...opt('costUsd', req.cost_usd),
+          ...opt('terminal', req.terminal),
+          ...opt('inDoubt', req.in_doubt),
+          ...opt('progressVersion', req.progress_version),
+        },
+      };
+    }
+    case 'FINISH':
+      if (req.verified === null) return badField('verified', 'a FINISH carries the verifier verdict');
+      return { ok: true, value: { type: 'Finish', verified: req.verified, ...opt('gaps', req.gaps) } };
+    case 'CANCEL':
+      return { ok: true, value: { type: 'Cancel', reason: req.reason ?? 'cancelled' } };
+    case 'RESUME':
+      if (req.precondition_change === null || req.precondition_change.trim() === '')
+        return badField('precondition_change', 'a RESUME says what changed');
+      return {
+        ok: true,
+        value: {
+          type: 'Resume',
+          preconditionChange: req.precondition_change,
+          ...opt('approvedBy', req.approved_by),
+        },
+      };
+    default:
+      return badField('type', `unknown request type ${String(req.type)}`);
+  }
+}

@@ -1,0 +1,33 @@
+import { Partitioners, type Producer } from 'kafkajs';
+import { kafkaError } from '../log/kafka/kafka-error.js';
+import type { KafkaLog } from '../log/kafka/kafka-log.js';
+
+/**
+ * A connected transactional producer whose transactional id is registered with the coordinator,
+ * which bumps its epoch and aborts whatever the previous holder left open: from here on, a
+ * producer of the same id elsewhere is fenced. The partitioner is the one KafkaLog uses
+ * (murmur2 on the key), so a run's records land where its stream readers look.
+ */
+export async function transactionalProducer(log: KafkaLog, transactionalId: string): Promise<Producer> {
+  const producer = log.kafka.producer({
+    transactionalId,
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+    createPartitioner: Partitioners.DefaultPartitioner,
+    // A transaction the worker died inside is aborted by the broker after this long at most
+    // (sooner when the next owner registers the same id).
+    transactionTimeout: 30_000,
+  });
+  try {
+    await producer.connect();
+    // kafkajs registers the transactional id on the first transaction, not on connect: begin
+    // (and drop) an empty one now, so the fence is up before the caller reads offsets or state.
+    const fence = await producer.transaction();
+    await fence.abort();
+  } catch (e) {
+    await producer.disconnect().catch(() => undefined);
+    throw kafkaError(e, `registering transactional id ${transactionalId}`);
+  }
+  return producer;
+}

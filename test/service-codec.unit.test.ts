@@ -1,0 +1,121 @@
+/**
+ * Pins the wire bytes of a service request and decision (schema id 1 from a fresh
+ * MemorySchemaStore): other languages write and read these bytes, so a change here is a wire
+ * change; evolve schemas/service/*.avsc compatibly instead of re-pinning. Also: a request written
+ * by an older client, with fewer fields, still decodes (BACKWARD), and bad values are refused
+ * with the field named.
+ */
+import avsc from 'avsc';
+import { describe, expect, it } from 'vitest';
+import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
+import { SERVICE_SCHEMAS, ServiceCodec } from '../src/service/service-codec.js';
+import { emptyRequest, type WireDecision, type WireRequest } from '../src/service/service-topics.js';
+
+const REQUEST: WireRequest = {
+  ...emptyRequest('req-1', 'run-1', 'TOOL_CALL', 1_700_000_000_000),
+  tool: 'search',
+  args_json: '{"q":"avro"}',
+  side_effect: false,
+};
+
+const DECISION: WireDecision = {
+  request_id: 'req-1',
+  run_id: 'run-1',
+  decision: 'execute',
+  status: 'RUNNING',
+  seq: 3,
+  rule: null,
+  message: 'ok',
+  warning: null,
+  wait_until_ms: null,
+  evidence_json: '{}',
+  result_json: null,
+  report_json: null,
+  error_code: null,
+  error_field: null,
+  worker: 'w1',
+  decided_at_ms: 1_700_000_000_001,
+};
+
+const GOLDEN = {
+  request:
+    '00000000010a7265712d310a72756e2d310280a0abfef962000000020c73656172636802187b2271223a226176726f227d' +
+    '0002000000000000000000000000000000000000',
+  decision:
+    '00000000010a7265712d310a72756e2d310e657865637574650e52554e4e494e470600046f6b000002047b7d00000000' +
+    '04773182a0abfef962',
+};
+
+describe('service wire format', () => {
+  it('encodes a request to the pinned bytes and back', async () => {
+    const codec = await ServiceCodec.create<WireRequest>(
+      new MemorySchemaStore(),
+      'loopguard.requests-value',
+      SERVICE_SCHEMAS.request,
+    );
+    expect(codec.schemaId).toBe(1);
+    expect(codec.encode(REQUEST).toString('hex')).toBe(GOLDEN.request);
+    expect(await codec.decode(Buffer.from(GOLDEN.request, 'hex'))).toEqual(REQUEST);
+  });
+
+  it('encodes a decision to the pinned bytes and back', async () => {
+    const codec = await ServiceCodec.create<WireDecision>(
+      new MemorySchemaStore(),
+      'loopguard.decisions-value',
+      SERVICE_SCHEMAS.decision,
+    );
+    expect(codec.encode(DECISION).toString('hex')).toBe(GOLDEN.decision);
+    expect(await codec.decode(Buffer.from(GOLDEN.decision, 'hex'))).toEqual(DECISION);
+  });
+
+  it('reads a request written with an older, smaller schema: the fields it lacks take their defaults', async () => {
+    const store = new MemorySchemaStore();
+    // The old writer: only the three required fields.
+    const oldSchema = JSON.stringify({
+      type: 'record',
+      name: 'Request',
+      namespace: 'io.loopguard.service',
+      fields: [
+        { name: 'request_id', type: 'string' },
+        { name: 'run_id', type: 'string' },
+        { name: 'type', type: { type: 'enum', name: 'RequestType', symbols: ['START_RUN', 'TOOL_CALL'] } },
+      ],
+    });
+    const oldId = await store.register('loopguard.requests-value', oldSchema);
+    const body = avsc.Type.forSchema(JSON.parse(oldSchema)).toBuffer({
+      request_id: 'r',
+      run_id: 'x',
+      type: 'START_RUN',
+    });
+    const framed = Buffer.concat([Buffer.from([0, 0, 0, 0, oldId]), body]);
+    const current = await ServiceCodec.create<WireRequest>(
+      store,
+      'loopguard.requests-value',
+      SERVICE_SCHEMAS.request,
+    );
+    expect(await current.decode(framed)).toEqual(emptyRequest('r', 'x', 'START_RUN', 0));
+  });
+
+  it('refuses to encode a value the schema does not allow, naming the field', async () => {
+    const codec = await ServiceCodec.create<WireRequest>(
+      new MemorySchemaStore(),
+      's',
+      SERVICE_SCHEMAS.request,
+    );
+    expect(() => codec.encode({ ...REQUEST, progress_version: 'x' as unknown as number })).toThrow(
+      /progress_version/,
+    );
+  });
+
+  it('reports an undecodable value with a code, never a crash', async () => {
+    const codec = await ServiceCodec.create<WireRequest>(
+      new MemorySchemaStore(),
+      's',
+      SERVICE_SCHEMAS.request,
+    );
+    await expect(codec.decode(Buffer.from('hello'))).rejects.toMatchObject({ code: 'bad_magic' });
+    await expect(codec.decode(Buffer.from([0, 0, 0, 0, 1, 0xff]))).rejects.toMatchObject({
+      code: 'bad_payload',
+    });
+  });
+});

@@ -1,0 +1,88 @@
+/**
+ * The Python example (confluent-kafka, its Avro serializer and the schema registry) against a
+ * real `loopguard serve` worker on the test broker: it publishes a looping run and receives the stop.
+ */
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { freePorts } from '../infra/ports.js';
+import { pythonWithRequirements } from '../infra/python-venv.js';
+import { kafkaEnv } from './setup/kafka-env.js';
+import { spawnServe } from './support/service/serve-process.js';
+import { readServiceTopics } from './support/service/service-topics-read.js';
+
+const run = promisify(execFile);
+const EXAMPLE = join(import.meta.dirname, '..', 'examples', 'python', 'looping_run.py');
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+let python = '';
+beforeAll(async () => {
+  python = await pythonWithRequirements();
+}, 300_000);
+
+describe('Python client (confluent-kafka + Avro + schema registry)', () => {
+  it('publishes a looping run and receives the stop', async () => {
+    const { brokers, registryUrl } = kafkaEnv();
+    const prefix = `py-${randomUUID().slice(0, 8)}.`;
+    const [metricsPort] = await freePorts(1);
+    const worker = spawnServe({
+      brokers,
+      registryUrl,
+      topicPrefix: prefix,
+      group: `g-${prefix}`,
+      metricsPort,
+    });
+    cleanups.push(async () => {
+      worker.child.kill('SIGTERM');
+      await worker.exited;
+    });
+    await worker.waitFor(/ in group /);
+    const runId = `python-${randomUUID().slice(0, 8)}`;
+    const { stdout } = await run(python, [EXAMPLE], {
+      env: {
+        ...process.env,
+        KAFKA_BROKERS: brokers.join(','),
+        SCHEMA_REGISTRY_URL: registryUrl,
+        LOOPGUARD_TOPIC_PREFIX: prefix,
+        LOOPGUARD_RUN_ID: runId,
+      },
+      timeout: 90_000,
+    });
+    expect(stdout).toContain('step 1: execute');
+    expect(stdout).toContain('step 2: execute');
+    expect(stdout).toMatch(/step 3: stop_partial exact_repeat/);
+    expect(stdout).toMatch(/stopped: STOPPED_LOOP_GUARD exact_repeat/);
+    const report = JSON.parse(
+      stdout
+        .split('\n')
+        .find((l) => l.startsWith('report: '))
+        ?.slice(8) ?? 'null',
+    );
+    expect(report).toMatchObject({ terminalState: 'STOPPED_LOOP_GUARD', guardReason: 'exact_repeat' });
+
+    // The worker read what Python wrote: each of its requests has one decision, for that run.
+    const topics = await readServiceTopics(brokers, registryUrl, prefix);
+    expect(topics.requests.map((r) => r.type)).toEqual([
+      'START_RUN',
+      'TOOL_CALL',
+      'TOOL_RESULT',
+      'TOOL_CALL',
+      'TOOL_RESULT',
+      'TOOL_CALL',
+    ]);
+    expect(topics.decisions.map((d) => d.request_id).sort()).toEqual(
+      topics.requests.map((r) => r.request_id).sort(),
+    );
+    expect(new Set(topics.decisions.map((d) => d.run_id))).toEqual(new Set([runId]));
+
+    // --metrics-port: the worker counts what it decided.
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    expect(metrics).toMatch(/^loopguard_serve_decisions_total\{worker="[^"]+"\} 6$/m);
+    expect(metrics).toMatch(/^loopguard_serve_assigned_partitions\{worker="[^"]+"\} 6$/m);
+  }, 120_000);
+});

@@ -1,0 +1,141 @@
+/**
+ * Service requests become the library's commands, and a refused request names the field it got
+ * wrong; decisions are read off the events the shared decider recorded.
+ */
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_POLICY, diceSimilarity } from '../src/domain/index.js';
+import { ManualClock, RunActor } from '../src/machines/index.js';
+import { nodeHashing } from '../src/runtime/node-hashing.js';
+import { decideRequest } from '../src/service/decide-request.js';
+import { requestCommand } from '../src/service/request-command.js';
+import { emptyRequest, type RequestType, type WireRequest } from '../src/service/service-topics.js';
+
+const req = (type: RequestType, fields: Partial<WireRequest> = {}, id = 'req-1'): WireRequest => ({
+  ...emptyRequest(id, 'run-1', type, 0),
+  ...fields,
+});
+
+const HASHING = nodeHashing('test-key');
+const CTX = { policy: DEFAULT_POLICY, hashing: HASHING, workerId: 'w1' };
+
+describe('requestCommand', () => {
+  const refused: [string, WireRequest][] = [
+    ['request_id', req('START_RUN', { request_id: '' })],
+    ['run_id', req('START_RUN', { run_id: '' })],
+    ['run_id', req('START_RUN', { run_id: '   ' })],
+    ['tenant', req('START_RUN', { tenant: ' ' })],
+    ['tool', req('TOOL_CALL', { tool: ' ' })],
+    ['progress_version', req('TOOL_CALL', { tool: 'search', progress_version: 1.5 })],
+    ['cost_estimate_usd', req('TOOL_CALL', { tool: 'search', cost_estimate_usd: -1 })],
+    ['tokens', req('TOOL_RESULT', { call_id: 'c', tokens: 1.5 })],
+    ['retry_after_ms', req('TOOL_RESULT', { call_id: 'c', retry_after_ms: 1e300 })],
+    ['result_json', req('TOOL_RESULT', { call_id: 'c', result_json: '{oops' })],
+    ['tool', req('TOOL_CALL')],
+    ['args_json', req('TOOL_CALL', { tool: 'search', args_json: '{not json' })],
+    ['call_id', req('TOOL_RESULT')],
+    ['result_kind', req('TOOL_RESULT', { call_id: 'c', result_kind: 'MAYBE' })],
+    ['verified', req('FINISH')],
+    ['precondition_change', req('RESUME', { precondition_change: '  ' })],
+  ];
+  for (const [field, r] of refused) {
+    it(`refuses a request with a bad ${field}, naming it`, () => {
+      const got = requestCommand(r, DEFAULT_POLICY, HASHING);
+      expect(got.ok).toBe(false);
+      if (!got.ok) {
+        expect(got.error.code).toBe('bad_request');
+        expect(got.error.details.field).toBe(field);
+        expect(got.error.message).toContain(field);
+      }
+    });
+  }
+
+  it('gives a tool call its request id as call id, and a result the sha256 of the JSON it records', () => {
+    const call = requestCommand(
+      req('TOOL_CALL', { tool: 'search', args_json: '{"q":1}' }),
+      DEFAULT_POLICY,
+      HASHING,
+    );
+    expect(call).toMatchObject({
+      ok: true,
+      value: { type: 'RequestToolCall', callId: 'req-1', args: { q: 1 } },
+    });
+    const result = requestCommand(
+      req('TOOL_RESULT', { call_id: 'req-1', result_json: '"x"' }),
+      DEFAULT_POLICY,
+      HASHING,
+    );
+    expect(result).toMatchObject({
+      ok: true,
+      value: {
+        type: 'CompleteToolCall',
+        kind: 'SUCCESS',
+        resultHash: createHash('sha256').update('"x"').digest('hex'),
+      },
+    });
+  });
+});
+
+describe('a published result', () => {
+  it('is recorded with its secrets redacted under the workers key, whatever the client sent', () => {
+    const raw = JSON.stringify({ token: 'sk-live-4eC39HqLyjWDarjtT1zdp7dc', rows: 2 });
+    const got = requestCommand(
+      req('TOOL_RESULT', { call_id: 'c', result_json: raw, result_hash: 'client-hash' }),
+      DEFAULT_POLICY,
+      HASHING,
+    );
+    expect(got.ok).toBe(true);
+    if (!got.ok || got.value.type !== 'CompleteToolCall') return;
+    expect(got.value.resultJson).not.toContain('sk-live');
+    expect(got.value.resultJson).toContain('"rows":2');
+    expect(got.value.resultHash).toBe(
+      createHash('sha256')
+        .update(got.value.resultJson ?? '')
+        .digest('hex'),
+    );
+  });
+});
+
+describe('decideRequest', () => {
+  const deps = { hashing: nodeHashing('k'), similarity: diceSimilarity };
+
+  it('answers with the decider recorded decision: identical calls stop at sameCallLimit', () => {
+    const clock = new ManualClock(1_000);
+    const actor = new RunActor('run-1', deps, clock);
+    const seen: string[] = [];
+    const step = (r: WireRequest) => {
+      const d = decideRequest(actor, r, CTX, clock.now());
+      seen.push(d.decision.decision);
+      clock.advance(10);
+      return d;
+    };
+    step(req('START_RUN', {}, 's'));
+    for (let i = 1; i <= 3; i++) {
+      const call = step(req('TOOL_CALL', { tool: 'search', args_json: '{"q":"same"}' }, `c${i}`));
+      if (call.decision.decision === 'execute')
+        step(req('TOOL_RESULT', { call_id: `c${i}`, result_json: '"none"' }, `r${i}`));
+    }
+    expect(seen).toEqual(['recorded', 'execute', 'continue', 'execute', 'continue', 'stop_partial']);
+    expect(actor.state.status).toBe('STOPPED_LOOP_GUARD');
+    const last = step(req('TOOL_CALL', { tool: 'other', args_json: '{}' }, 'c4'));
+    // As in the library: a call after the stop is refused, and the refusal is recorded for the audit.
+    expect(last.decision).toMatchObject({
+      decision: 'refuse',
+      rule: 'run_stopped',
+      status: 'STOPPED_LOOP_GUARD',
+    });
+    expect(last.records.map((r) => r.event.type)).toContain('GuardDecided');
+  });
+
+  it('refuses a request for a run never started, naming run_id, and records nothing', () => {
+    const actor = new RunActor('run-1', deps, new ManualClock(0));
+    const d = decideRequest(actor, req('FINISH', { verified: true }), CTX, 0);
+    expect(d.records).toEqual([]);
+    expect(d.decision).toMatchObject({
+      decision: 'error',
+      error_code: 'run_not_started',
+      error_field: 'run_id',
+    });
+    expect(actor.state.seq).toBe(0);
+  });
+});

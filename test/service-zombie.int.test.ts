@@ -1,0 +1,100 @@
+/**
+ * A zombie worker on the real broker: SIGSTOP (not SIGKILL) freezes a worker with requests in
+ * flight; the group moves its partitions to the other worker after the session timeout, which
+ * fences its transactional ids; SIGCONT wakes the zombie, which carries on as if nothing happened.
+ * Whatever it tries to commit is refused: every request still has exactly one decision, and each
+ * run's decisions and recorded events continue one another without a gap or a repeat.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRemoteGuard, type RemoteRun } from '../src/client/index.js';
+import { TOPICS } from '../src/log/event-log.js';
+import { openService } from '../src/service/open-service.js';
+import { kafkaEnv } from './setup/kafka-env.js';
+import {
+  balanced,
+  SERVICE_SECRET_KEY,
+  type ServeProcess,
+  spawnServe,
+} from './support/service/serve-process.js';
+import { decisionCounts, readServiceTopics } from './support/service/service-topics-read.js';
+
+const RUNS = 60;
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+describe('loopguard serve: a zombie worker', () => {
+  it('writes nothing once fenced', async () => {
+    const { brokers, registryUrl } = kafkaEnv();
+    const prefix = `zombie-${randomUUID().slice(0, 8)}.`;
+    const start = (): ServeProcess => {
+      const w = spawnServe({ brokers, registryUrl, topicPrefix: prefix, group: `g-${prefix}` });
+      cleanups.push(async () => {
+        w.child.kill('SIGCONT');
+        w.child.kill('SIGKILL');
+        await w.exited;
+      });
+      return w;
+    };
+    const a = start();
+    await a.waitFor(/ in group /);
+    const b = start();
+    await balanced([a, b], 6);
+    const guard = await createRemoteGuard({
+      secretKey: SERVICE_SECRET_KEY,
+      brokers,
+      registry: registryUrl,
+      topicPrefix: prefix,
+      timeoutMs: 60_000,
+    });
+    cleanups.push(() => guard.close());
+    const runs: RemoteRun[] = await Promise.all(
+      Array.from({ length: RUNS }, (_, i) => guard.startRun({ runId: `run-${i}` })),
+    );
+    let pages = 0;
+    let frozen = false;
+    const load = Promise.all(
+      runs.map(async (run) => {
+        for (let page = 1; page <= 8; page++) {
+          const r = await run.call({ tool: 'list', args: { page } }, () => ({ page }));
+          expect(r.status).toBe('executed');
+          if (++pages === RUNS * 2 && !frozen) {
+            frozen = true;
+            a.child.kill('SIGSTOP');
+          }
+        }
+      }),
+    );
+    // b gets every partition once the session timeout has passed and fences each at once; only
+    // then is a woken, so whatever it still holds is certainly stale.
+    await b.waitFor(/assigned partitions \[0,1,2,3,4,5\](\n.*)*?(\n.*partition \d: fenced.*){6}/, 60_000);
+    a.child.kill('SIGCONT');
+    await load;
+    for (const run of runs) await run.finish({ verified: true });
+    // Give the woken zombie time to try committing what it held.
+    await new Promise((r) => setTimeout(r, 3_000));
+
+    const topics = await readServiceTopics(brokers, registryUrl, prefix);
+    expect(topics.requests).toHaveLength(RUNS * (1 + 16 + 1));
+    expect([...decisionCounts(topics).values()].filter((n) => n !== 1)).toEqual([]);
+    for (const run of runs) {
+      const seqs = topics.decisions.filter((d) => d.run_id === run.runId).map((d) => d.seq);
+      expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+      expect(new Set(seqs).size).toBe(seqs.length);
+    }
+    // The committed runs topic holds each run's events once, seq after seq.
+    const conn = await openService({ brokers, registryUrl, topicPrefix: prefix });
+    cleanups.push(() => conn.close());
+    const bySeq = new Map<string, number[]>();
+    for (const r of await conn.log.readAll(TOPICS.runs)) {
+      const e = await conn.events.decode(TOPICS.runs, r.value);
+      bySeq.set(e.runId, [...(bySeq.get(e.runId) ?? []), e.seq]);
+    }
+    for (const [, seqs] of bySeq) expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+    console.log(
+      `zombie: ${a.log().match(/transaction aborted/g)?.length ?? 0} of its transactions were refused after it woke`,
+    );
+  }, 180_000);
+});
