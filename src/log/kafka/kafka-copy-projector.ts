@@ -127,25 +127,32 @@ export class KafkaCopyProjector {
    */
   async caughtUp(timeoutMs = 60_000): Promise<void> {
     const ends = await this.admin.fetchTopicOffsets(this.topic);
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const [got] = await this.admin.fetchOffsets({ groupId: this.groupId, topics: [this.topic] });
-      const local = await this.owned?.catch(() => undefined);
-      const behind = ends.filter((e) => {
-        const at = Math.max(
-          Number(got?.partitions.find((p) => p.partition === e.partition)?.offset ?? '-1'),
-          local?.committed.get(e.partition) ?? -1,
-        );
-        return Number(e.high) > Number(e.low) && at < Number(e.high);
-      });
-      if (behind.length === 0) return;
-      if (Date.now() > deadline)
-        throw new LoopguardError(
-          'timeout',
-          `copy projector: runs partitions ${behind.map((b) => b.partition).join(',')} not copied within ${timeoutMs} ms`,
-          { retriable: true },
-        );
-      await new Promise((r) => setTimeout(r, 100));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+    }, timeoutMs);
+    try {
+      for (;;) {
+        const [got] = await this.admin.fetchOffsets({ groupId: this.groupId, topics: [this.topic] });
+        const local = await this.owned?.catch(() => undefined);
+        const behind = ends.filter((e) => {
+          const at = Math.max(
+            Number(got?.partitions.find((p) => p.partition === e.partition)?.offset ?? '-1'),
+            local?.committed.get(e.partition) ?? -1,
+          );
+          return Number(e.high) > Number(e.low) && at < Number(e.high);
+        });
+        if (behind.length === 0) return;
+        if (timedOut)
+          throw new LoopguardError(
+            'timeout',
+            `copy projector: runs partitions ${behind.map((b) => b.partition).join(',')} not copied within ${timeoutMs} ms`,
+            { retriable: true },
+          );
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      clearTimeout(timer);
     }
   }
 
