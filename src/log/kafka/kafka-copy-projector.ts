@@ -16,21 +16,20 @@
  * are not all filtered out by kafkajs's read_committed consumers (it expects aborted transactions
  * sorted by first offset); one producer's transactions never overlap.
  *
- * What is copied is what counts for the run's stream: the same batch rule every reader applies
- * (run-batch-fold.ts), folded over the partition from its start, so a batch that lost to another
- * writer (or a zombie's late append) never yields a stop. Records of unconditional appends
- * (EventStore.append, no batch header) are skipped: that path publishes its own copies.
+ * What is copied (copies-of-batch.ts) is what counts for the run's stream: the batch rule every
+ * reader applies (run-batch-fold.ts), folded over the partition from its start, so a batch that
+ * lost to another writer (or a zombie's late append) never yields a stop. Records of
+ * unconditional appends (EventStore.append, no batch header) publish their own copies.
  */
 import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import { LoopguardError } from '../../domain/errors.js';
-import type { RecordedEvent } from '../../domain/events.js';
 import { TOPICS } from '../event-log.js';
-import { copyTopicOf, type EventStore } from '../event-store.js';
-import { DLQ_HEADERS } from './decoding-consumer.js';
+import type { EventStore } from '../event-store.js';
+import { copiesOfBatch } from './copies-of-batch.js';
 import { headersToStrings } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
 import { readRanges } from './partition-reader.js';
-import { BATCH_HEADER, EMPTY_HEAD, foldRunRecord, type RunHead } from './run-batch-fold.js';
+import { EMPTY_HEAD, foldRunRecord, type RunHead } from './run-batch-fold.js';
 import { transactionalProducer } from './transactional-producer.js';
 
 export const DEFAULT_COPY_GROUP = 'loopguard-copies';
@@ -53,12 +52,6 @@ interface Owned {
   readonly producer: Producer;
   readonly heads: Map<number, Map<string, RunHead>>;
   readonly committed: Map<number, number>;
-}
-
-interface OutMessage {
-  readonly key: string;
-  readonly value: Buffer;
-  readonly headers: Record<string, string>;
 }
 
 export class KafkaCopyProjector {
@@ -257,47 +250,13 @@ export class KafkaCopyProjector {
       return;
     }
     const next = Number(batch.lastOffset()) + 1;
-    const out = new Map<string, OutMessage[]>();
-    const add = (topic: string, m: OutMessage): void => {
-      const name = this.opts.log.physicalName(topic);
-      out.set(name, [...(out.get(name) ?? []), m]);
-    };
     // The heads move only once the transaction committed.
     heads = new Map(heads);
-    for (const m of messages) {
-      const key = m.key?.toString() ?? '';
-      const headers = headersToStrings(m.headers) ?? {};
-      const head = foldRunRecord(heads.get(key) ?? EMPTY_HEAD, headers);
-      if (head === null) continue;
-      heads.set(key, head);
-      const topic = copyTopicOf(headers['loopguard.type'] ?? '');
-      if (topic === null || headers[BATCH_HEADER] === undefined) continue;
-      const value = m.value ?? Buffer.alloc(0);
-      let event: RecordedEvent;
-      try {
-        event =
-          this.opts.events.decodeKnown(TOPICS.runs, value) ??
-          (await this.opts.events.decode(TOPICS.runs, value));
-      } catch (e) {
-        // A registry briefly down is retried with the batch; a record that can never be decoded
-        // cannot be copied, and must neither stop the copies of every later run nor vanish.
-        if (e instanceof LoopguardError && e.retriable) throw e;
-        add(TOPICS.dlq, {
-          key,
-          value,
-          headers: {
-            [DLQ_HEADERS.reason]: `no ${topic} copy: ${(e as Error).message}`,
-            [DLQ_HEADERS.code]: e instanceof LoopguardError ? e.code : 'undecodable',
-            [DLQ_HEADERS.topic]: this.topic,
-            [DLQ_HEADERS.partition]: String(batch.partition),
-            [DLQ_HEADERS.offset]: m.offset,
-          },
-        });
-        continue;
-      }
-      const rec = this.opts.events.copyRecord(event, `${batch.partition}:${m.offset}`);
-      add(topic, { key: rec.key, value: rec.value, headers: { ...rec.headers } });
-    }
+    const out = await copiesOfBatch(
+      { events: this.opts.events, log: this.opts.log, runsTopic: this.topic, partition: batch.partition },
+      messages,
+      heads,
+    );
     const topicMessages = [...out].map(([topic, msgs]) => ({ topic, messages: msgs }));
     const txn = await owned.producer.transaction();
     try {

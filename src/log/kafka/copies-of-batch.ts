@@ -1,0 +1,75 @@
+/**
+ * The stops and ledger copies one batch of runs records calls for (KafkaCopyProjector's transform
+ * step), by physical topic. A record counts only by the batch rule every run-stream reader applies
+ * (run-batch-fold.ts), folded into `heads` as it goes; records of unconditional appends (no batch
+ * header) publish their own copies and are skipped; a record that can never be decoded goes to the
+ * dead-letter topic instead of its copy.
+ */
+import type { KafkaMessage } from 'kafkajs';
+import { LoopguardError } from '../../domain/errors.js';
+import type { RecordedEvent } from '../../domain/events.js';
+import { TOPICS } from '../event-log.js';
+import { copyTopicOf, type EventStore } from '../event-store.js';
+import { DLQ_HEADERS } from './decoding-consumer.js';
+import { headersToStrings } from './kafka-error.js';
+import type { KafkaLog } from './kafka-log.js';
+import { BATCH_HEADER, EMPTY_HEAD, foldRunRecord, type RunHead } from './run-batch-fold.js';
+
+export interface OutMessage {
+  readonly key: string;
+  readonly value: Buffer;
+  readonly headers: Record<string, string>;
+}
+
+export interface BatchSource {
+  readonly events: EventStore;
+  readonly log: KafkaLog;
+  /** The physical runs topic and the partition the batch is from. */
+  readonly runsTopic: string;
+  readonly partition: number;
+}
+
+export async function copiesOfBatch(
+  src: BatchSource,
+  messages: readonly KafkaMessage[],
+  heads: Map<string, RunHead>,
+): Promise<Map<string, OutMessage[]>> {
+  const out = new Map<string, OutMessage[]>();
+  const add = (topic: string, m: OutMessage): void => {
+    const name = src.log.physicalName(topic);
+    out.set(name, [...(out.get(name) ?? []), m]);
+  };
+  for (const m of messages) {
+    const key = m.key?.toString() ?? '';
+    const headers = headersToStrings(m.headers) ?? {};
+    const head = foldRunRecord(heads.get(key) ?? EMPTY_HEAD, headers);
+    if (head === null) continue;
+    heads.set(key, head);
+    const topic = copyTopicOf(headers['loopguard.type'] ?? '');
+    if (topic === null || headers[BATCH_HEADER] === undefined) continue;
+    const value = m.value ?? Buffer.alloc(0);
+    let event: RecordedEvent;
+    try {
+      event = src.events.decodeKnown(TOPICS.runs, value) ?? (await src.events.decode(TOPICS.runs, value));
+    } catch (e) {
+      // A registry briefly down is retried with the batch; a record that can never be decoded
+      // cannot be copied, and must neither stop the copies of every later run nor vanish.
+      if (e instanceof LoopguardError && e.retriable) throw e;
+      add(TOPICS.dlq, {
+        key,
+        value,
+        headers: {
+          [DLQ_HEADERS.reason]: `no ${topic} copy: ${(e as Error).message}`,
+          [DLQ_HEADERS.code]: e instanceof LoopguardError ? e.code : 'undecodable',
+          [DLQ_HEADERS.topic]: src.runsTopic,
+          [DLQ_HEADERS.partition]: String(src.partition),
+          [DLQ_HEADERS.offset]: m.offset,
+        },
+      });
+      continue;
+    }
+    const rec = src.events.copyRecord(event, `${src.partition}:${m.offset}`);
+    add(topic, { key: rec.key, value: rec.value, headers: { ...rec.headers } });
+  }
+  return out;
+}
