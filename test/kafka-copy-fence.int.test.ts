@@ -1,0 +1,61 @@
+/**
+ * Two copy projectors of one group on a real broker: they share one transactional id, so the one
+ * that registered it last fences the other, which stops (`ended`) instead of taking it back; the
+ * one left copies every stop exactly once.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RegistrySchemaStore } from '../src/events/registry-schema-store.js';
+import { TOPICS } from '../src/log/event-log.js';
+import { EventStore } from '../src/log/event-store.js';
+import { KafkaCopyProjector } from '../src/log/kafka/kafka-copy-projector.js';
+import { KafkaLog } from '../src/log/kafka/kafka-log.js';
+import { KafkaRunStream } from '../src/log/kafka/kafka-run-stream.js';
+import { SAMPLE_EVENTS } from './log-sample-events.js';
+import { kafkaEnv } from './setup/kafka-env.js';
+import { runEvents } from './support/run-events.js';
+
+const open: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const o of open.splice(0).reverse()) await o.close();
+});
+
+const RUNS = ['fence-0', 'fence-1', 'fence-2', 'fence-3', 'fence-4', 'fence-5'];
+
+describe('copy projectors of one group', () => {
+  it('the newer fences the older, which stops; each stop is copied once', async () => {
+    const env = kafkaEnv();
+    const log = await KafkaLog.connect({ brokers: env.brokers, topicSuffix: `-${randomUUID()}` });
+    open.push(log);
+    const events = await EventStore.create(log, new RegistrySchemaStore({ url: env.registryUrl }), {
+      subjectFor: (t) => `${log.physicalName(t)}-value`,
+    });
+    const stream = new KafkaRunStream(events, log);
+    open.push(stream);
+    const start = async () => {
+      const p = await KafkaCopyProjector.start({ log, events, sessionTimeoutMs: 6_000 });
+      open.push({ close: () => p.stop() });
+      return p;
+    };
+    const older = await start();
+    await stream.append('fence-0', 0, runEvents('fence-0', 0, SAMPLE_EVENTS.length));
+    await older.caughtUp();
+    const newer = await start();
+    for (const run of RUNS.slice(1)) await stream.append(run, 0, runEvents(run, 0, SAMPLE_EVENTS.length));
+    const ended = await Promise.race([older.ended.then(() => 'older'), newer.ended.then(() => 'newer')]);
+    const survivor = ended === 'older' ? newer : older;
+    await survivor.caughtUp();
+    const stops = new Map<string, number>();
+    for (const r of await log.readAll(TOPICS.stops)) {
+      const e = await events.decode(TOPICS.stops, r.value);
+      stops.set(e.eventId, (stops.get(e.eventId) ?? 0) + 1);
+    }
+    const expected = RUNS.flatMap((run) =>
+      runEvents(run, 0, SAMPLE_EVENTS.length)
+        .filter((e) => e.event.type === 'RunStopped')
+        .map((e) => e.eventId),
+    );
+    expect([...stops.keys()].sort()).toEqual(expected.sort());
+    expect([...stops.values()].every((n) => n === 1)).toBe(true);
+  }, 120_000);
+});
