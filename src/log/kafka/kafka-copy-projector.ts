@@ -10,7 +10,8 @@
  *
  * One transactional id per group, so one projector copies at a time: whoever takes the
  * partitions over registers the id, which fences the previous holder and aborts its open
- * transaction, and only then reads the committed offsets. A fenced projector stops (`ended`).
+ * transaction, and only then reads the committed offsets. A fenced projector stops (`ended`)
+ * when its next batch fails to commit; until then it copies nothing.
  * Not one id per runs partition, as the guard service has: the copy topics are shared by every
  * runs partition, and transactions of several producers aborted in another order than they began
  * are not all filtered out by kafkajs's read_committed consumers (it expects aborted transactions
