@@ -16,12 +16,10 @@ import { AFTER_HEADER, BATCH_HEADER } from '../log/kafka/run-batch-fold.js';
 import type { Clock } from '../machines/index.js';
 import { decideRequest } from './decide-request.js';
 import type { PartitionRuns } from './partition-runs.js';
+import { ANSWER_HEADERS } from './recent-answers.js';
 import type { ServiceCodec } from './service-codec.js';
 import type { WireDecision, WireRequest } from './service-topics.js';
-import { SERVICE_TOPICS } from './service-topics.js';
-
-/** A client may name its request here too, so even an undecodable one gets its error decision. */
-export const REQUEST_ID_HEADER = 'loopguard.request_id';
+import { REQUEST_ID_HEADER, SERVICE_TOPICS } from './service-topics.js';
 
 export interface BatchContext {
   readonly requests: ServiceCodec<WireRequest>;
@@ -94,19 +92,31 @@ export async function processBatch(
       );
       continue;
     }
+    const prior = runs.answered(req.run_id, req.request_id);
+    if (prior !== undefined) {
+      // Published again (a client that timed out re-sends): the decision it got, nothing recorded.
+      decisionsOut.push(decisionMessage(ctx, prior));
+      continue;
+    }
     const actor = await runs.actor(req.run_id);
     const at = actor.state.seq;
     const { records, decision } = decideRequest(actor, req, ctx, ctx.clock.now());
     if (records.length > 0) {
-      runs.keep(actor);
+      runs.keep(actor, decision);
       const tag = {
         [AFTER_HEADER]: String(at),
         [BATCH_HEADER]: `${ctx.workerId}/${INCARNATION}/${++appends}`,
       };
-      for (const r of records) {
-        const rec = ctx.events.runRecord(r, tag);
+      // The first record names the request it answers, so a later fold knows the decision too.
+      const answer = {
+        [ANSWER_HEADERS.requestId]: req.request_id,
+        [ANSWER_HEADERS.requestType]: req.type,
+        [ANSWER_HEADERS.worker]: ctx.workerId,
+      };
+      records.forEach((r, i) => {
+        const rec = ctx.events.runRecord(r, i === 0 ? { ...tag, ...answer } : tag);
         runsOut.push({ key: rec.key, value: rec.value, headers: rec.headers ?? {} });
-      }
+      });
       recorded.push(...records);
     }
     decisionsOut.push(decisionMessage(ctx, decision));

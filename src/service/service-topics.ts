@@ -8,6 +8,9 @@ export const SERVICE_TOPICS = {
   decisions: 'loopguard.decisions',
 } as const;
 
+/** A client may name its request here too, so even an undecodable one gets its error decision. */
+export const REQUEST_ID_HEADER = 'loopguard.request_id';
+
 /** Default partitions of requests, decisions and runs: they bound how many workers share the load. */
 export const DEFAULT_SERVICE_PARTITIONS = 6;
 
