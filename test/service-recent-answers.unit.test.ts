@@ -20,6 +20,7 @@ const decision = (runId: string, requestId: string, seq: number): WireDecision =
   error_field: null,
   worker: 'w1',
   decided_at_ms: seq,
+  checkpoint_id: null,
 });
 
 describe('RecentAnswers', () => {

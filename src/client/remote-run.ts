@@ -140,6 +140,19 @@ export class RemoteRun {
     };
   }
 
+  /** Counts a model call's tokens and cost toward the run's budgets, as the library's does. */
+  async recordModelUsage(u: { tokensIn: number; tokensOut: number; costUsd: number }): Promise<void> {
+    await this.serial(() =>
+      this.send('MODEL_USAGE', { tokens_in: u.tokensIn, tokens_out: u.tokensOut, cost_usd: u.costUsd }),
+    );
+  }
+
+  /** Records a checkpoint (a safe point a stop report names); returns its id. */
+  async checkpoint(checkpointId?: string): Promise<string> {
+    const d = await this.serial(() => this.send('CHECKPOINT', { checkpoint_id: checkpointId ?? null }));
+    return d.checkpoint_id ?? '';
+  }
+
   /** Ends the run by a verifier's verdict: COMPLETED when verified, else PARTIAL with its gaps. */
   async finish(r: { verified: boolean; gaps?: readonly string[] }): Promise<RemoteRunState> {
     await this.serial(() => this.send('FINISH', { verified: r.verified, gaps: r.gaps ? [...r.gaps] : null }));

@@ -96,7 +96,18 @@ export function recordedDecision(
   };
   const phase = req.type === 'TOOL_CALL' ? 'before' : req.type === 'TOOL_RESULT' ? 'after' : null;
   const d = phase === null ? undefined : decided(records, phase);
-  if (d === undefined) return { ...after, decision: 'recorded', message: `run is ${s.status}` };
+  if (d === undefined) {
+    const warnings = records.flatMap((r) => (r.event.type === 'BudgetWarning' ? [r.event.message] : []));
+    const checkpoint = records.find((r) => r.event.type === 'CheckpointRecorded')?.event;
+    return {
+      ...after,
+      decision: 'recorded',
+      message: `run is ${s.status}`,
+      // A model's usage can cross a budget's warning mark: the client hears it as with a tool's result.
+      warning: warnings.length > 0 ? warnings.join('; ') : null,
+      checkpoint_id: checkpoint?.type === 'CheckpointRecorded' ? checkpoint.checkpointId : null,
+    };
+  }
   return {
     ...after,
     decision: d.decision,
@@ -118,6 +129,7 @@ const quiet = {
   report_json: null,
   error_code: null,
   error_field: null,
+  checkpoint_id: null,
 };
 
 function decided(records: readonly RecordedEvent[], phase: 'before' | 'after') {

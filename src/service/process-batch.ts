@@ -157,5 +157,6 @@ function undecodable(
     error_field: 'value',
     worker: ctx.workerId,
     decided_at_ms: ctx.clock.now(),
+    checkpoint_id: null,
   };
 }

@@ -10,6 +10,7 @@ import {
   fieldsProblem,
   type Hashing,
   LoopguardError,
+  MODEL_USAGE_FIELDS,
   nameProblem,
   OUTCOME_FIELDS,
   type Policy,
@@ -187,6 +188,20 @@ export function requestCommand(req: WireRequest, policy: Policy, hashing: Hashin
           ...opt('approvedBy', req.approved_by),
         },
       };
+    case 'MODEL_USAGE': {
+      if (req.tokens_in === null) return badField('tokens_in', 'a MODEL_USAGE counts its prompt tokens');
+      if (req.tokens_out === null)
+        return badField('tokens_out', 'a MODEL_USAGE counts its completion tokens');
+      const usage = { tokensIn: req.tokens_in, tokensOut: req.tokens_out, costUsd: req.cost_usd ?? 0 };
+      const bad = problem(usage, MODEL_USAGE_FIELDS);
+      if (bad !== null) return bad;
+      return { ok: true, value: { type: 'RecordModelUsage', ...usage } };
+    }
+    case 'CHECKPOINT': {
+      const bad = nameField('checkpoint_id', req.checkpoint_id);
+      if (bad !== null) return bad;
+      return { ok: true, value: { type: 'RecordCheckpoint', ...opt('checkpointId', req.checkpoint_id) } };
+    }
     default:
       return badField('type', `unknown request type ${String(req.type)}`);
   }

@@ -14,7 +14,17 @@ export const REQUEST_ID_HEADER = 'loopguard.request_id';
 /** Default partitions of requests, decisions and runs: they bound how many workers share the load. */
 export const DEFAULT_SERVICE_PARTITIONS = 6;
 
-export type RequestType = 'START_RUN' | 'TOOL_CALL' | 'TOOL_RESULT' | 'FINISH' | 'CANCEL' | 'RESUME';
+export type RequestType =
+  | 'START_RUN'
+  | 'TOOL_CALL'
+  | 'TOOL_RESULT'
+  | 'FINISH'
+  | 'CANCEL'
+  | 'RESUME'
+  | 'MODEL_USAGE'
+  | 'CHECKPOINT'
+  /** What a type from a newer writer reads as; refused. */
+  | 'UNKNOWN';
 
 /** The Avro record `io.loopguard.service.Request` (schemas/service/request.avsc), field for field. */
 export interface WireRequest {
@@ -46,6 +56,9 @@ export interface WireRequest {
   readonly reason: string | null;
   readonly precondition_change: string | null;
   readonly approved_by: string | null;
+  readonly tokens_in: number | null;
+  readonly tokens_out: number | null;
+  readonly checkpoint_id: string | null;
 }
 
 /** The Avro record `io.loopguard.service.Decision` (schemas/service/decision.avsc). */
@@ -66,6 +79,7 @@ export interface WireDecision {
   readonly error_field: string | null;
   readonly worker: string;
   readonly decided_at_ms: number;
+  readonly checkpoint_id: string | null;
 }
 
 /** A request with every optional field null: what a client fills in. */
@@ -104,5 +118,8 @@ export function emptyRequest(
     reason: null,
     precondition_change: null,
     approved_by: null,
+    tokens_in: null,
+    tokens_out: null,
+    checkpoint_id: null,
   };
 }

@@ -1,0 +1,60 @@
+/**
+ * The remote client's model usage and checkpoints on the real broker: usage counts toward the
+ * run's budgets in the worker as in the library (the next call is stopped once tokens run out),
+ * and the stop report names the last checkpoint the client recorded.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRemoteGuard } from '../src/client/index.js';
+import { DEFAULT_POLICY } from '../src/domain/index.js';
+import { GuardWorker } from '../src/service/guard-worker.js';
+import { openService } from '../src/service/open-service.js';
+import { kafkaEnv } from './setup/kafka-env.js';
+import { SERVICE_SECRET_KEY } from './support/service/serve-process.js';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+describe('loopguard serve: model usage and checkpoints from a remote client', () => {
+  it('counts usage toward the token budget and names the checkpoint in the stop report', async () => {
+    const { brokers, registryUrl } = kafkaEnv();
+    const topicPrefix = `usage-${randomUUID().slice(0, 8)}.`;
+    const conn = await openService({ brokers, registryUrl, topicPrefix });
+    cleanups.push(() => conn.close());
+    const worker = await GuardWorker.start({
+      ...conn,
+      secretKey: SERVICE_SECRET_KEY,
+      groupId: `g-${topicPrefix}`,
+      workerId: 'w-usage',
+      policy: { ...DEFAULT_POLICY, maxTokens: 1_000 },
+    });
+    cleanups.push(() => worker.stop());
+    const guard = await createRemoteGuard({
+      secretKey: SERVICE_SECRET_KEY,
+      brokers,
+      registry: registryUrl,
+      topicPrefix,
+      timeoutMs: 30_000,
+    });
+    cleanups.push(() => guard.close());
+
+    const run = await guard.startRun({ runId: 'agent-1' });
+    const first = await run.call({ tool: 'search', args: { q: 'a' } }, () => ({ hits: 1 }));
+    expect(first.status).toBe('executed');
+    expect(await run.checkpoint('after-search')).toBe('after-search');
+    await run.recordModelUsage({ tokensIn: 900, tokensOut: 200, costUsd: 0.03 });
+    expect(run.state.status).toBe('RUNNING');
+    let ran = false;
+    const next = await run.call({ tool: 'search', args: { q: 'b' } }, () => {
+      ran = true;
+      return { hits: 2 };
+    });
+    expect(ran).toBe(false);
+    expect(next.status).toBe('stopped');
+    expect(run.state.report).toMatchObject({ lastSafeCheckpoint: 'after-search' });
+    expect(run.state.report?.spend).toMatchObject({ tokens: 1_100, costUsd: 0.03 });
+    await expect(run.checkpoint('  ')).rejects.toMatchObject({ details: { field: 'checkpoint_id' } });
+  }, 120_000);
+});
