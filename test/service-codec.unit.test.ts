@@ -42,8 +42,9 @@ const GOLDEN = {
   request:
     '00000000010a7265712d310a72756e2d310280a0abfef962000000020c73656172636802187b2271223a226176726f227d' +
     '0002000000000000000000000000000000000000' +
-    // tokens_in, tokens_out, checkpoint_id (added for MODEL_USAGE and CHECKPOINT): null each.
-    '000000',
+    // tokens_in, tokens_out, checkpoint_id, happened, settled_by (added for MODEL_USAGE,
+    // CHECKPOINT and SETTLE): null each.
+    '0000000000',
   decision:
     '00000000010a7265712d310a72756e2d310e657865637574650e52554e4e494e470600046f6b000002047b7d00000000' +
     '04773182a0abfef962' +
@@ -51,12 +52,12 @@ const GOLDEN = {
     '00',
 };
 
-/** The schema files as they were before MODEL_USAGE and CHECKPOINT: clients may still write with them. */
-function beforeUsageAndCheckpoint(file: string): string {
+/** The schema files as they were before MODEL_USAGE, CHECKPOINT and SETTLE: clients may still write with them. */
+function schemaBeforeRunApi(file: string): string {
   const schema = JSON.parse(serviceSchemaText(file)) as {
     fields: { name: string; type: unknown }[];
   };
-  const added = new Set(['tokens_in', 'tokens_out', 'checkpoint_id']);
+  const added = new Set(['tokens_in', 'tokens_out', 'checkpoint_id', 'happened', 'settled_by']);
   return JSON.stringify({
     ...schema,
     fields: schema.fields
@@ -126,13 +127,13 @@ describe('service wire format', () => {
     expect(await current.decode(framed)).toEqual(emptyRequest('r', 'x', 'START_RUN', 0));
   });
 
-  it('reads the bytes pinned before MODEL_USAGE and CHECKPOINT: the new fields read as null', async () => {
+  it('reads the bytes pinned before MODEL_USAGE, CHECKPOINT and SETTLE: the new fields read as null', async () => {
     for (const [file, subject, hex, value] of [
-      [SERVICE_SCHEMAS.request, 'loopguard.requests-value', GOLDEN.request.slice(0, -6), REQUEST],
+      [SERVICE_SCHEMAS.request, 'loopguard.requests-value', GOLDEN.request.slice(0, -10), REQUEST],
       [SERVICE_SCHEMAS.decision, 'loopguard.decisions-value', GOLDEN.decision.slice(0, -2), DECISION],
     ] as const) {
       const store = new MemorySchemaStore();
-      expect(await store.register(subject, beforeUsageAndCheckpoint(file))).toBe(1);
+      expect(await store.register(subject, schemaBeforeRunApi(file))).toBe(1);
       const current = await ServiceCodec.create<unknown>(store, subject, file);
       expect(current.schemaId).not.toBe(1);
       expect(await current.decode(Buffer.from(hex, 'hex'))).toEqual(value);

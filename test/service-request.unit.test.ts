@@ -42,6 +42,13 @@ describe('requestCommand', () => {
     ['tokens_in', req('MODEL_USAGE', { tokens_in: -1, tokens_out: 1 })],
     ['cost_usd', req('MODEL_USAGE', { tokens_in: 1, tokens_out: 1, cost_usd: -0.5 })],
     ['checkpoint_id', req('CHECKPOINT', { checkpoint_id: ' ' })],
+    ['operation_key', req('SETTLE', { happened: true, settled_by: 'ops' })],
+    ['happened', req('SETTLE', { operation_key: 'k', settled_by: 'ops' })],
+    ['settled_by', req('SETTLE', { operation_key: 'k', happened: false })],
+    [
+      'result_json',
+      req('SETTLE', { operation_key: 'k', happened: true, settled_by: 'ops', result_json: '{' }),
+    ],
     ['type', req('UNKNOWN')],
   ];
   for (const [field, r] of refused) {
@@ -174,5 +181,26 @@ describe('decideRequest', () => {
     const made = decideRequest(actor, req('CHECKPOINT', {}, 'k2'), CTX, 0);
     expect(made.decision.checkpoint_id).toBe(`checkpoint-${actor.state.seq}`);
     expect(actor.state.lastCheckpoint?.id).toBe(made.decision.checkpoint_id);
+  });
+
+  it('settles an in-doubt operation of the run: once it certainly did not happen, it runs again after the resume', () => {
+    const clock = new ManualClock(1_000);
+    const actor = new RunActor('run-1', deps, clock);
+    const step = (r: WireRequest) => {
+      clock.advance(10);
+      return decideRequest(actor, r, CTX, clock.now()).decision;
+    };
+    const charge = (id: string) =>
+      req('TOOL_CALL', { tool: 'charge', args_json: '{"n":1}', operation_key: 'k', side_effect: true }, id);
+    step(req('START_RUN', {}, 's'));
+    expect(step(charge('c1')).decision).toBe('execute');
+    step(req('TOOL_RESULT', { call_id: 'c1', result_kind: 'RETRYABLE', in_doubt: true }, 'r1'));
+    expect(step(charge('c2')).decision).not.toBe('execute');
+    const settled = step(req('SETTLE', { operation_key: 'k', happened: false, settled_by: 'ops' }, 'x1'));
+    expect(settled).toMatchObject({ decision: 'recorded', error_code: null });
+    // An in-doubt side effect stops the run for a person (NEEDS_HUMAN), as in the library.
+    expect(actor.state.status).toBe('NEEDS_HUMAN');
+    step(req('RESUME', { precondition_change: 'the provider shows no charge', approved_by: 'ops' }, 'x2'));
+    expect(step(charge('c3')).decision).toBe('execute');
   });
 });

@@ -153,6 +153,24 @@ export class RemoteRun {
     return d.checkpoint_id ?? '';
   }
 
+  /**
+   * A person's verdict on an in-doubt operation of this run: it happened (with its result, which
+   * later calls get back cached) or it certainly did not (the key is free to run again).
+   */
+  async settle(
+    operationKey: string,
+    verdict: { happened: boolean; result?: unknown; settledBy: string },
+  ): Promise<void> {
+    await this.serial(() =>
+      this.send('SETTLE', {
+        operation_key: operationKey,
+        happened: verdict.happened,
+        result_json: verdict.result === undefined ? null : JSON.stringify(verdict.result),
+        settled_by: verdict.settledBy,
+      }),
+    );
+  }
+
   /** Ends the run by a verifier's verdict: COMPLETED when verified, else PARTIAL with its gaps. */
   async finish(r: { verified: boolean; gaps?: readonly string[] }): Promise<RemoteRunState> {
     await this.serial(() => this.send('FINISH', { verified: r.verified, gaps: r.gaps ? [...r.gaps] : null }));

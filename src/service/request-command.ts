@@ -202,6 +202,26 @@ export function requestCommand(req: WireRequest, policy: Policy, hashing: Hashin
       if (bad !== null) return bad;
       return { ok: true, value: { type: 'RecordCheckpoint', ...opt('checkpointId', req.checkpoint_id) } };
     }
+    case 'SETTLE': {
+      if (req.operation_key === null) return badField('operation_key', 'a SETTLE names the operation');
+      if (req.happened === null) return badField('happened', 'a SETTLE says whether it happened');
+      if (req.settled_by === null) return badField('settled_by', 'a SETTLE says who settled it');
+      const bad = nameField('operation_key', req.operation_key) ?? nameField('settled_by', req.settled_by);
+      if (bad !== null) return bad;
+      // This run's own entry only: the service has no shared ledger to settle (see the README).
+      const recorded = recordedResult(req.result_json, hashing);
+      if (!recorded.ok) return recorded;
+      return {
+        ok: true,
+        value: {
+          type: 'SettleOperation',
+          operationKey: req.operation_key,
+          happened: req.happened,
+          resultJson: recorded.value,
+          settledBy: req.settled_by,
+        },
+      };
+    }
     default:
       return badField('type', `unknown request type ${String(req.type)}`);
   }

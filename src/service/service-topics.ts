@@ -23,6 +23,7 @@ export type RequestType =
   | 'RESUME'
   | 'MODEL_USAGE'
   | 'CHECKPOINT'
+  | 'SETTLE'
   /** What a type from a newer writer reads as; refused. */
   | 'UNKNOWN';
 
@@ -59,6 +60,8 @@ export interface WireRequest {
   readonly tokens_in: number | null;
   readonly tokens_out: number | null;
   readonly checkpoint_id: string | null;
+  readonly happened: boolean | null;
+  readonly settled_by: string | null;
 }
 
 /** The Avro record `io.loopguard.service.Decision` (schemas/service/decision.avsc). */
@@ -121,5 +124,7 @@ export function emptyRequest(
     tokens_in: null,
     tokens_out: null,
     checkpoint_id: null,
+    happened: null,
+    settled_by: null,
   };
 }

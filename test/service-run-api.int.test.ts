@@ -1,7 +1,8 @@
 /**
- * The remote client's model usage and checkpoints on the real broker: usage counts toward the
+ * The remote client's run API beyond calls, on the real broker: model usage counts toward the
  * run's budgets in the worker as in the library (the next call is stopped once tokens run out),
- * and the stop report names the last checkpoint the client recorded.
+ * the stop report names the last checkpoint the client recorded, and a person's settle of an
+ * in-doubt side effect frees it to run again after the approved resume.
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -56,5 +57,49 @@ describe('loopguard serve: model usage and checkpoints from a remote client', ()
     expect(run.state.report).toMatchObject({ lastSafeCheckpoint: 'after-search' });
     expect(run.state.report?.spend).toMatchObject({ tokens: 1_100, costUsd: 0.03 });
     await expect(run.checkpoint('  ')).rejects.toMatchObject({ details: { field: 'checkpoint_id' } });
+  }, 120_000);
+
+  it('settles an in-doubt side effect: it certainly did not happen, so it runs after the resume', async () => {
+    const { brokers, registryUrl } = kafkaEnv();
+    const topicPrefix = `settle-${randomUUID().slice(0, 8)}.`;
+    const conn = await openService({ brokers, registryUrl, topicPrefix });
+    cleanups.push(() => conn.close());
+    const worker = await GuardWorker.start({
+      ...conn,
+      secretKey: SERVICE_SECRET_KEY,
+      groupId: `g-${topicPrefix}`,
+      workerId: 'w-settle',
+    });
+    cleanups.push(() => worker.stop());
+    const guard = await createRemoteGuard({
+      secretKey: SERVICE_SECRET_KEY,
+      brokers,
+      registry: registryUrl,
+      topicPrefix,
+      timeoutMs: 30_000,
+    });
+    cleanups.push(() => guard.close());
+
+    const run = await guard.startRun({ runId: 'payer-1' });
+    const charge = { tool: 'charge', args: { amount: 10 }, operationKey: 'charge-1', sideEffect: true };
+    // The provider never answered: the client reports the charge in doubt.
+    const call = await run.send('TOOL_CALL', {
+      tool: charge.tool,
+      args_json: JSON.stringify(charge.args),
+      operation_key: charge.operationKey,
+      side_effect: true,
+    });
+    expect(call.decision).toBe('execute');
+    await run.send('TOOL_RESULT', { call_id: call.request_id, result_kind: 'RETRYABLE', in_doubt: true });
+    expect(run.state.status).toBe('NEEDS_HUMAN');
+    await run.settle('charge-1', { happened: false, settledBy: 'ops' });
+    await guard.resume('payer-1', { preconditionChange: 'the provider shows no charge', approvedBy: 'ops' });
+    let charged = 0;
+    const again = await run.call(charge, () => ({ charged: ++charged }));
+    expect(again.status).toBe('executed');
+    expect(charged).toBe(1);
+    await expect(run.settle('charge-1', { happened: true, settledBy: ' ' })).rejects.toMatchObject({
+      details: { field: 'settled_by' },
+    });
   }, 120_000);
 });
