@@ -82,3 +82,4 @@ export {
   type ToolOutcome,
   toModelMessage,
 } from './runtime/index.js';
+export { LoopguardMetrics } from './telemetry/index.js';

@@ -119,6 +119,19 @@ export const SAMPLE_EVENTS: readonly DomainEvent[] = [
   { type: 'OperationCompleted', operationKey: 'op-1', callId: 'c2', resultJson: '{"ok":true}' },
   { type: 'OperationInDoubt', operationKey: 'op-2', callId: 'c3', reason: 'timeout after start' },
   { type: 'OperationReleased', operationKey: 'op-3', callId: 'c4', reason: 'FATAL declined' },
+  {
+    type: 'FleetLoopDetected',
+    signature: 'search exact_repeat {"q":"avro"}',
+    tool: 'search',
+    rule: 'exact_repeat',
+    intent: '{"q":"avro"}',
+    runIds: ['run-1', 'run-2'],
+    tenants: ['acme'],
+    threshold: 2,
+    windowMs: 600_000,
+    firstAtMs: 1_700_000_000_000,
+    lastAtMs: 1_700_000_000_900,
+  },
 ];
 
 export const SAMPLE_RECORDS: readonly RecordedEvent[] = SAMPLE_EVENTS.map((event, i) => ({

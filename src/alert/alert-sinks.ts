@@ -1,10 +1,10 @@
 import { LoopguardError } from '../domain/errors.js';
-import type { StopAlert } from './stop-alert.js';
+import type { Alert } from './fleet-loop-alert.js';
 
 /** Where alerts go. `deliver` resolves once the receiver has the alert, and throws otherwise. */
 export interface AlertSink {
   readonly name: string;
-  deliver(alert: StopAlert, signal?: AbortSignal): Promise<void>;
+  deliver(alert: Alert, signal?: AbortSignal): Promise<void>;
 }
 
 /** One JSON line per alert, on the given writer (stdout in the CLI). */

@@ -11,6 +11,7 @@ import { DecodingConsumer } from '../log/kafka/decoding-consumer.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import type { AlertSink } from './alert-sinks.js';
 import { DEFAULT_RETRY, deliverWithRetry, type RetryPolicy, type Sleep } from './deliver-with-retry.js';
+import { toFleetLoopAlert } from './fleet-loop-alert.js';
 import { toStopAlert } from './stop-alert.js';
 
 export const DEFAULT_ALERT_GROUP = 'loopguard-alert';
@@ -29,6 +30,8 @@ export interface AlertSubscriberOptions {
   readonly onDelivered?: (eventId: string, attempts: number) => void;
   readonly onRetry?: (eventId: string, failures: number, error: LoopguardError, waitMs: number) => void;
   readonly onError?: (error: LoopguardError) => void;
+  /** Records of a stops partition still to read after each one handled. */
+  readonly onLag?: (partition: number, lag: number) => void;
 }
 
 export interface AlertSubscription {
@@ -47,8 +50,9 @@ export async function startAlertSubscriber(opts: AlertSubscriberOptions): Promis
     commitEach: true,
     sessionTimeoutMs: opts.sessionTimeoutMs ?? 15_000,
     ...(opts.onError ? { onError: opts.onError } : {}),
+    ...(opts.onLag ? { onLag: opts.onLag } : {}),
     handle: async (event, _record, heartbeat) => {
-      const alert = toStopAlert(event);
+      const alert = toStopAlert(event) ?? toFleetLoopAlert(event);
       if (alert === null) return;
       const attempts = await deliverWithRetry(() => opts.sink.deliver(alert, opts.signal), {
         retry: opts.retry ?? DEFAULT_RETRY,

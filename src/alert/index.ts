@@ -1,4 +1,4 @@
-/** Public face of alerting: stop reports from the stops topic to stdout or a webhook. */
+/** Public face of alerting: stop reports and fleet loop detections from the stops topic to stdout or a webhook. */
 export { type AlertSink, stdoutSink, type WebhookOptions, webhookSink } from './alert-sinks.js';
 export {
   type AlertSubscriberOptions,
@@ -15,4 +15,5 @@ export {
   realSleep,
   type Sleep,
 } from './deliver-with-retry.js';
+export { type Alert, type FleetLoopAlert, toFleetLoopAlert } from './fleet-loop-alert.js';
 export { type StopAlert, toStopAlert } from './stop-alert.js';

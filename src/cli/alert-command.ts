@@ -8,7 +8,10 @@ import {
   webhookSink,
 } from '../alert/index.js';
 import { LoopguardError } from '../domain/index.js';
+import type { LoopguardMetrics } from '../telemetry/index.js';
 import type { Io } from './io.js';
+import { type MetricsServer, serviceMetrics, startMetricsServer } from './metrics-server.js';
+import { portFlag, positiveInt } from './number-flags.js';
 import { type KafkaConfig, openKafkaStore } from './open-kafka-store.js';
 
 export interface AlertFlags {
@@ -17,14 +20,18 @@ export interface AlertFlags {
   readonly 'retry-base-ms'?: string;
   readonly 'retry-max-ms'?: string;
   readonly 'session-timeout-ms'?: string;
+  readonly 'metrics-port'?: string;
 }
 
-function positiveInt(flag: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0)
-    throw new LoopguardError('usage', `--${flag} must be a positive integer, got ${value}`);
-  return n;
+/** The sink, counting each stop it delivered in `loopguard_stops_total`. */
+function counted(sink: AlertSink, metrics: LoopguardMetrics): AlertSink {
+  return {
+    name: sink.name,
+    deliver: async (alert, signal) => {
+      await sink.deliver(alert, signal);
+      if (!('kind' in alert)) metrics.stopped(alert.terminal_state, alert.reason);
+    },
+  };
 }
 
 function sinkFor(flags: AlertFlags, io: Io): AlertSink {
@@ -55,10 +62,18 @@ export async function alertCommand(
     maxMs: positiveInt('retry-max-ms', flags['retry-max-ms'], DEFAULT_RETRY.maxMs),
   };
   const sessionTimeoutMs = positiveInt('session-timeout-ms', flags['session-timeout-ms'], 15_000);
-  const sink = sinkFor(flags, io);
+  const metricsPort = flags['metrics-port'];
+  const metrics = metricsPort === undefined ? null : serviceMetrics();
+  const sink = metrics === null ? sinkFor(flags, io) : counted(sinkFor(flags, io), metrics);
   const groupId = flags.group ?? DEFAULT_ALERT_GROUP;
   const store = await openKafkaStore(cfg);
+  const stopsTopic = store.log.physicalName('loopguard.stops');
+  let server: MetricsServer | null = null;
   try {
+    if (metrics !== null) {
+      server = await startMetricsServer(metrics, portFlag('metrics-port', metricsPort, 0));
+      io.err(`alert: metrics on ${server.url}`);
+    }
     const sub = await startAlertSubscriber({
       log: store.log,
       events: store.events,
@@ -72,14 +87,16 @@ export async function alertCommand(
           `alert: ${id}: attempt ${failures} failed (${e.code}: ${e.message}); retrying in ${waitMs} ms`,
         ),
       onError: (e) => io.err(`alert: consumer: ${e.code}: ${e.message}`),
+      ...(metrics ? { onLag: (p: number, lag: number) => metrics.consumerLag(stopsTopic, p, lag) } : {}),
     });
     io.err(
-      `alert: group ${groupId} on ${store.log.physicalName('loopguard.stops')} at ${cfg.brokers.join(',')}, delivering to ${sink.name}`,
+      `alert: group ${groupId} on ${stopsTopic} at ${cfg.brokers.join(',')}, delivering to ${sink.name}`,
     );
     await sub.done;
     io.err(`alert: stopped after ${sub.delivered} deliveries`);
     return 0;
   } finally {
+    await server?.close();
     await store.close();
   }
 }

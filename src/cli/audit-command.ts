@@ -1,4 +1,7 @@
-import type { AuditEntry, RunTreeNode } from '../projections/index.js';
+import { writeFileSync } from 'node:fs';
+import type { RecordedEvent } from '../domain/index.js';
+import { type AuditEntry, RunTimelineFold, type RunTreeNode } from '../projections/index.js';
+import { runPage } from '../timeline/run-page.js';
 import type { Io } from './io.js';
 
 const fmtEvidence = (e: {
@@ -68,5 +71,24 @@ export function auditOutput(
   const family = tree !== undefined && (tree.runId !== runId || tree.children.length > 0) ? tree : undefined;
   if (json) io.out(`${JSON.stringify({ run_id: runId, timeline, ...(family ? { tree: family } : {}) })}\n`);
   else io.out(formatAudit(runId, timeline) + (family ? formatTree(runId, family) : ''));
+  return 0;
+}
+
+/** `loopguard audit RUN_ID --html FILE`: the run's timeline as one self-contained HTML file. */
+export async function auditHtmlCommand(
+  runId: string,
+  file: string,
+  scan: (apply: (rec: RecordedEvent) => void) => Promise<number>,
+  io: Io,
+): Promise<number> {
+  const fold = new RunTimelineFold(runId);
+  await scan((rec) => fold.apply(rec));
+  const timeline = fold.timeline();
+  if (timeline === undefined) {
+    io.err(`audit: no run ${runId} in this log`);
+    return 1;
+  }
+  writeFileSync(file, runPage(timeline));
+  io.out(`wrote ${file}\n`);
   return 0;
 }

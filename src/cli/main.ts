@@ -7,10 +7,13 @@ import { parseArgs } from 'node:util';
 import { LoopguardError } from '../domain/index.js';
 import { DEFAULT_DATA_DIR } from '../log/index.js';
 import { alertCommand } from './alert-command.js';
-import { auditOutput } from './audit-command.js';
+import { auditHtmlCommand, auditOutput } from './audit-command.js';
 import { evalCommand } from './eval-command.js';
+import { fleetCommand } from './fleet-command.js';
 import { type Io, processIo } from './io.js';
 import { mcpCommand } from './mcp-command.js';
+import { serviceMetrics, startMetricsServer } from './metrics-server.js';
+import { portFlag } from './number-flags.js';
 import { type Env, type KafkaFlags, kafkaConfig, openKafkaStore } from './open-kafka-store.js';
 import { type OpenStore, openEmbeddedStore } from './open-store.js';
 import { rebuildCommand } from './rebuild-command.js';
@@ -18,17 +21,24 @@ import { repairCommand } from './repair-command.js';
 import { replayCommand } from './replay-command.js';
 import { serveCommand } from './serve-command.js';
 import { printStop } from './stops-command.js';
+import { startUiServer } from './ui-server.js';
+import { whatifCommand } from './whatif-command.js';
+
+const DEFAULT_UI_PORT = 4280;
 
 const USAGE = `loopguard: a runtime guard for AI-agent tool calls
 
   loopguard replay FILE.jsonl... [--policy P.json] [--data-dir D | --kafka] [--json]
   loopguard rebuild [--data-dir D | --kafka] [--json]
-  loopguard audit RUN_ID [--data-dir D | --kafka] [--json]
+  loopguard whatif --policy NEW.json [--data-dir D | --kafka] [--json]
+  loopguard audit RUN_ID [--data-dir D | --kafka] [--json | --html FILE]
+  loopguard ui [--port P] [--metrics-port P] [--data-dir D | --kafka]
+  loopguard fleet [--follow] [--threshold N] [--window-ms W] [--data-dir D | --kafka [--group G]] [--json]
   loopguard stops [--follow] [--data-dir D | --kafka] [--json]
-  loopguard alert --kafka [--webhook URL] [--group G]
+  loopguard alert --kafka [--webhook URL] [--group G] [--metrics-port P]
   loopguard serve --kafka [--group G] [--metrics-port P] [--policy P.json] [--partitions N]
   loopguard eval FILE.jsonl... [--synthetic] [--policy P.json] [--json]
-  loopguard mcp [--policy P.json] [--data-dir D | --kafka] [--run-id ID] -- COMMAND [ARGS...]
+  loopguard mcp [--policy P.json] [--data-dir D | --kafka] [--run-id ID] [--metrics-port P] -- COMMAND [ARGS...]
   loopguard repair [--data-dir D]
   loopguard demo [--data-dir D]
 
@@ -44,6 +54,7 @@ const OPTIONS = {
   policy: { type: 'string' },
   'data-dir': { type: 'string' },
   json: { type: 'boolean' },
+  html: { type: 'string' },
   synthetic: { type: 'boolean' },
   follow: { type: 'boolean' },
   kafka: { type: 'boolean' },
@@ -55,6 +66,9 @@ const OPTIONS = {
   'retry-base-ms': { type: 'string' },
   'retry-max-ms': { type: 'string' },
   'session-timeout-ms': { type: 'string' },
+  port: { type: 'string' },
+  threshold: { type: 'string' },
+  'window-ms': { type: 'string' },
   'metrics-port': { type: 'string' },
   partitions: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -140,15 +154,57 @@ export async function main(
         io,
       );
     case 'rebuild':
-      return withStore(values, env, (s) => rebuildCommand((p) => s.rebuild(p), { json }, io));
+      return withStore(values, env, async (s) =>
+        rebuildCommand((p) => s.rebuild(p), { json, total: await s.eventCount() }, io),
+      );
+    case 'whatif': {
+      const policy = values.policy;
+      if (policy === undefined)
+        throw new LoopguardError('usage', 'whatif: give the new policy, --policy NEW.json');
+      return withStore(values, env, async (s) =>
+        whatifCommand((apply) => s.scan(apply), { policy, json, total: await s.eventCount() }, io),
+      );
+    }
     case 'audit': {
       const runId = rest[0];
       if (runId === undefined) throw new LoopguardError('usage', 'audit: give a RUN_ID');
+      const html = values.html;
+      if (html !== undefined)
+        return withStore(values, env, (s) => auditHtmlCommand(runId, html, (apply) => s.scan(apply), io));
       return withStore(values, env, async (s) => {
         const p = await s.rebuild();
         return auditOutput(runId, p.audit.timeline(runId), json, io, p.tree.of(runId));
       });
     }
+    case 'ui': {
+      const port = portFlag('port', values.port, DEFAULT_UI_PORT);
+      const metricsPort = values['metrics-port'];
+      const signal = shutdownSignal(opts.signal);
+      return withStore(values, env, async (s) => {
+        const ui = await startUiServer({ rebuild: () => s.rebuild(), scan: (apply) => s.scan(apply) }, port);
+        const metrics =
+          metricsPort === undefined
+            ? null
+            : await startMetricsServer(serviceMetrics(), portFlag('metrics-port', metricsPort, 0));
+        io.err(
+          `ui: ${ui.url} (read-only, ${s.where})${metrics ? `; metrics on ${metrics.url}` : ''}; Ctrl-C ends it`,
+        );
+        await new Promise<void>((done) =>
+          signal.aborted ? done() : signal.addEventListener('abort', () => done(), { once: true }),
+        );
+        await Promise.all([ui.close(), metrics?.close()]);
+        return 0;
+      });
+    }
+    case 'fleet':
+      // It publishes its detections on the stops topic.
+      return withStore(
+        values,
+        env,
+        (s) =>
+          fleetCommand(s, { ...values, json }, io, values.follow ? shutdownSignal(opts.signal) : undefined),
+        'write',
+      );
     case 'stops':
       return withStore(values, env, async (s) => {
         if (!values.follow) {

@@ -4,6 +4,8 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { LoopguardError } from '../domain/index.js';
 import { declaredSideEffects, McpGuardProxy } from '../mcp/index.js';
 import type { Io } from './io.js';
+import { serviceMetrics, startMetricsServer } from './metrics-server.js';
+import { portFlag } from './number-flags.js';
 import { openGuard } from './open-guard.js';
 import type { Env } from './open-kafka-store.js';
 import { readPolicyFile } from './policy-file.js';
@@ -16,6 +18,7 @@ const OPTIONS = {
   registry: { type: 'string' },
   'topic-prefix': { type: 'string' },
   'run-id': { type: 'string' },
+  'metrics-port': { type: 'string' },
 } as const;
 
 /**
@@ -49,7 +52,10 @@ export async function mcpCommand(
     );
   const { policy, json } = readPolicyFile(values.policy);
   const runId = values['run-id'] ?? `mcp-${randomUUID()}`;
-  const { guard, where } = await openGuard(values, env, policy);
+  const metricsPort = values['metrics-port'];
+  const port = metricsPort === undefined ? null : portFlag('metrics-port', metricsPort, 0);
+  const metrics = port === null ? undefined : serviceMetrics();
+  const { guard, where } = await openGuard(values, env, policy, metrics);
   let proxy: McpGuardProxy;
   try {
     proxy = await McpGuardProxy.start(
@@ -66,10 +72,13 @@ export async function mcpCommand(
     throw e;
   }
   io.err(`loopguard mcp: run ${runId} (${where}); upstream: ${upstream.join(' ')}`);
+  const server = metrics === undefined || port === null ? null : await startMetricsServer(metrics, port);
+  if (server !== null) io.err(`loopguard mcp: metrics on ${server.url}`);
   // The stdio transport does not notice a closed stdin; a client ends the session by closing it.
   process.stdin.once('end', () => void proxy.close('the MCP client closed the session'));
   signal.addEventListener('abort', () => void proxy.close('loopguard mcp was stopped'), { once: true });
   const final = await proxy.closed;
+  await server?.close();
   io.err(`loopguard mcp: run ${runId} ended ${final.status}`);
   return 0;
 }

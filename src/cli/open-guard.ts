@@ -2,6 +2,7 @@ import type { Policy } from '../domain/index.js';
 import { RegistrySchemaStore } from '../events/index.js';
 import { DEFAULT_DATA_DIR, KafkaLedger, TOPICS } from '../log/index.js';
 import { FileLedger, Guard } from '../runtime/index.js';
+import type { LoopguardMetrics } from '../telemetry/index.js';
 import { type Env, type KafkaFlags, kafkaConfig, openKafkaStore } from './open-kafka-store.js';
 import { openEmbeddedStore } from './open-store.js';
 
@@ -14,6 +15,7 @@ export async function openGuard(
   flags: KafkaFlags,
   env: Env,
   policy: Policy,
+  metrics?: LoopguardMetrics,
 ): Promise<{ guard: Guard; where: string }> {
   const kafka = kafkaConfig(flags, env);
   if (kafka === null) {
@@ -24,6 +26,7 @@ export async function openGuard(
       ledger: FileLedger.open(dataDir),
       policy,
       secretKey: store.secretKey(env),
+      ...(metrics ? { metrics } : {}),
       onClose: () => store.close(),
     });
     return { guard, where: store.where };
@@ -42,6 +45,7 @@ export async function openGuard(
       ledger,
       policy,
       secretKey,
+      ...(metrics ? { metrics } : {}),
       onClose: () => store.close(),
     });
     return { guard, where: store.where };

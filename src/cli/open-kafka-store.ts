@@ -1,11 +1,13 @@
 import { LoopguardError } from '../domain/index.js';
 import { RegistrySchemaStore } from '../events/registry-schema-store.js';
+import { TOPICS } from '../log/event-log.js';
 import { EventStore } from '../log/event-store.js';
+import { DecodingConsumer } from '../log/kafka/decoding-consumer.js';
 import { KafkaLog } from '../log/kafka/kafka-log.js';
 import { KafkaRunStream } from '../log/kafka/kafka-run-stream.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
 import type { OpenStore } from './open-store.js';
-import { kafkaRunIds, rebuildFromKafka } from './rebuild-from-kafka.js';
+import { kafkaRunIds, rebuildFromKafka, scanKafkaRuns } from './rebuild-from-kafka.js';
 
 export interface KafkaConfig {
   readonly brokers: readonly string[];
@@ -71,6 +73,20 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
       stream,
       where: `kafka ${cfg.brokers.join(',')} (topics ${log.physicalName('loopguard.*')})`,
       rebuild: async (onProgress) => (await rebuildFromKafka(log, events, onProgress)).projections,
+      scan: (apply) => scanKafkaRuns(log, events, apply),
+      followRuns: async (apply, signal, groupId) => {
+        const consumer = await DecodingConsumer.start(log, {
+          topic: TOPICS.runs,
+          groupId,
+          decode: (value) => events.decode(TOPICS.runs, value),
+          handle: (e) => apply(e),
+        });
+        await new Promise<void>((done) =>
+          signal.aborted ? done() : signal.addEventListener('abort', () => done(), { once: true }),
+        );
+        await consumer.stop();
+      },
+      eventCount: () => log.recordCount(TOPICS.runs),
       knownRunIds: () => kafkaRunIds(log),
       readStops: () => events.readStops(0),
       secretKey: (env) =>

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { RecordedEvent } from '../domain/index.js';
+import { LoopguardError, type RecordedEvent } from '../domain/index.js';
 import { FileSchemaStore } from '../events/index.js';
 import {
   CopyProjector,
@@ -23,6 +23,20 @@ export interface OpenStore {
   readonly where: string;
   /** Every projection, folded from the runs topic from its first record. */
   rebuild(onProgress?: (n: number) => void): Promise<Projections>;
+  /** Every event of the runs topic, from its first record, in per-run order; resolves with the count. */
+  scan(apply: (rec: RecordedEvent) => void): Promise<number>;
+  /**
+   * Every event of the runs topic and then each new one, until the signal, as consumer group
+   * `group` (from its committed offsets; the beginning for a new group). Kafka only: a follower
+   * that publishes would hold the embedded log's one writer lock while the guard needs it.
+   */
+  followRuns(
+    apply: (rec: RecordedEvent) => Promise<void> | void,
+    signal: AbortSignal,
+    group: string,
+  ): Promise<void>;
+  /** Events on the runs topic now: a progress bar's total. */
+  eventCount(): Promise<number>;
   /** Run ids already in the log: a second recording of one run would corrupt its history. */
   knownRunIds(): Promise<Set<string>>;
   /** Every stop report: the stops topic, and on the embedded log any stop not copied there yet. */
@@ -50,6 +64,22 @@ export async function openEmbeddedStore(
     stream,
     where: `data dir ${dataDir}`,
     rebuild: (onProgress) => rebuildProjections(events.readRuns(0), onProgress),
+    scan: async (apply) => {
+      let n = 0;
+      for await (const e of events.readRuns(0)) {
+        apply(e);
+        n++;
+      }
+      return n;
+    },
+    followRuns: () =>
+      Promise.reject(
+        new LoopguardError(
+          'usage',
+          'following needs Kafka (--kafka): the embedded log has one writing process per data dir, the guard',
+        ),
+      ),
+    eventCount: () => log.endOffset(TOPICS.runs),
     secretKey: (env) => chooseSecretKey(undefined, { kind: 'embedded', dataDir }, env),
     knownRunIds: async () => {
       const ids = new Set<string>();

@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '../domain/index.js';
 import { Projections } from '../projections/index.js';
 import type { Io } from './io.js';
+import { progressBar } from './progress-bar.js';
 import { formatSummaries } from './replay-command.js';
 
 /** Folds every event of the runs topic, from offset 0, into fresh projections. */
@@ -22,12 +23,13 @@ export async function rebuildProjections(
  */
 export async function rebuildCommand(
   rebuild: (onProgress?: (n: number) => void) => Promise<Projections>,
-  opts: { json?: boolean },
+  opts: { json?: boolean; total?: number | null },
   io: Io,
 ): Promise<number> {
   const started = performance.now();
-  const progress = io.isTty && !opts.json ? (n: number) => io.err(`\rrebuilding: ${n} events`) : undefined;
-  const p = await rebuild(progress);
+  const bar = progressBar(io, 'rebuilding', 'events', opts.total ?? null);
+  const p = await rebuild((n) => bar.update(n));
+  bar.end();
   const seconds = (performance.now() - started) / 1000;
   const summaries = p.runs.allSummaries();
   if (opts.json) {
@@ -36,7 +38,6 @@ export async function rebuildCommand(
       `${JSON.stringify({ runs: summaries.length, events: p.events, stops: p.stops.newestFirst().length, ledger: Object.keys(p.ledger.snapshot()).length, events_per_s: Math.round(p.events / Math.max(seconds, 1e-6)) })}\n`,
     );
   } else {
-    if (progress) io.err('\n');
     io.out(formatSummaries(summaries));
     io.out(
       `rebuilt ${p.events} events in ${seconds.toFixed(2)} s (${Math.round(p.events / Math.max(seconds, 1e-6))} events/s)\n`,

@@ -1,3 +1,4 @@
+import type { RecordedEvent } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
@@ -23,21 +24,9 @@ export async function rebuildFromKafka(
 ): Promise<KafkaRebuild> {
   const started = performance.now();
   const projections = new Projections();
-  const progress = () => {
+  const records = await scanKafkaRuns(log, events, (rec) => {
+    projections.apply(rec);
     if (onProgress !== undefined && projections.events % 5000 === 0) onProgress(projections.events);
-  };
-  const records = await log.scan(TOPICS.runs, (r) => {
-    // Synchronous for every record whose schema is known: no promise per record.
-    const known = events.decodeKnown(TOPICS.runs, r.value);
-    if (known !== undefined) {
-      projections.apply(known);
-      progress();
-      return;
-    }
-    return events.decode(TOPICS.runs, r.value).then((e) => {
-      projections.apply(e);
-      progress();
-    });
   });
   const seconds = (performance.now() - started) / 1000;
   return {
@@ -46,6 +35,26 @@ export async function rebuildFromKafka(
     seconds,
     eventsPerSecond: Math.round(records / Math.max(seconds, 1e-6)),
   };
+}
+
+/**
+ * Every event of the runs topic, decoded, handed to `apply` in per-run order (a run's events share
+ * a key and so a partition); resolves with the number of records read.
+ */
+export function scanKafkaRuns(
+  log: KafkaLog,
+  events: EventStore,
+  apply: (rec: RecordedEvent) => void,
+): Promise<number> {
+  return log.scan(TOPICS.runs, (r) => {
+    // Synchronous for every record whose schema is known: no promise per record.
+    const known = events.decodeKnown(TOPICS.runs, r.value);
+    if (known !== undefined) {
+      apply(known);
+      return;
+    }
+    return events.decode(TOPICS.runs, r.value).then(apply);
+  });
 }
 
 /** Run ids on the runs topic, from the record keys alone: no decoding needed. */

@@ -4,6 +4,7 @@ import { nodeHashing } from '../runtime/node-hashing.js';
 import { replayRun } from '../trace/replay.js';
 import type { Io } from './io.js';
 import { loadPolicy } from './policy-file.js';
+import { progressBar } from './progress-bar.js';
 import { table } from './table.js';
 import { readTraceFiles, type TraceFile } from './trace-files.js';
 
@@ -73,6 +74,12 @@ async function replayInto(
   const { summaries, errors } = out;
   const deps = { hashing: nodeHashing(sink.secretKey), similarity: diceSimilarity };
   const seen = new Set(sink.knownRunIds);
+  const bar = progressBar(
+    io,
+    'replaying',
+    'runs',
+    files.reduce((n, f) => n + f.runs.length, 0),
+  );
   // Runs are independent, so their appends may overlap and share the log's group commit (one
   // produce request on Kafka instead of one round trip per run); a run is printed only once its
   // events are durable, in input order.
@@ -82,6 +89,7 @@ async function replayInto(
     if (oldest === undefined) return;
     if (!(await oldest.done)) return;
     summaries.push(oldest.summary);
+    bar.update(summaries.length);
     if (opts.json) io.out(`${JSON.stringify(oldest.summary)}\n`);
   };
   const duplicate = (path: string, runId: string): LoopguardError =>
@@ -125,4 +133,5 @@ async function replayInto(
     }
   }
   while (inFlight.length > 0) await settleOldest();
+  bar.end();
 }

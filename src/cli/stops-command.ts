@@ -1,4 +1,6 @@
+import { toFleetLoopAlert } from '../alert/fleet-loop-alert.js';
 import type { RecordedEvent, StopReport } from '../domain/index.js';
+import { formatFleetLoop } from './fleet-command.js';
 import type { Io } from './io.js';
 
 export function formatStop(runId: string, atMs: number, r: StopReport): string {
@@ -12,8 +14,12 @@ export function formatStop(runId: string, atMs: number, r: StopReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** Prints one stop event, as text or one JSON line. */
+/** Prints one event of the stops topic (a stop report or a fleet loop), as text or one JSON line. */
 export function printStop(e: RecordedEvent, json: boolean, io: Io): void {
+  if (e.event.type === 'FleetLoopDetected') {
+    io.out(json ? `${JSON.stringify(toFleetLoopAlert(e))}\n` : formatFleetLoop(e));
+    return;
+  }
   if (e.event.type !== 'RunStopped') return;
   io.out(
     json

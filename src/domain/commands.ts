@@ -52,6 +52,11 @@ export type Command =
       readonly retryAfterMs?: number;
       /** A side effect whose outcome is unknown (timed out, connection lost after sending). */
       readonly inDoubt?: boolean;
+      /**
+       * The judgement of the result recorded when it first came (a re-decision from the log, which
+       * keeps results as hashes, not text); else judged from `resultJson`.
+       */
+      readonly judgement?: { readonly informative: boolean; readonly answersAsk: boolean };
       readonly family?: FamilyView;
       readonly atMs: number;
     }

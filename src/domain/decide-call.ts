@@ -174,8 +174,11 @@ export function decideResult(
     costUsd: cmd.costUsd ?? call.costEstimateUsd ?? toolPolicy(p, call.tool).costUsd ?? 0,
     retryAfterMs: cmd.retryAfterMs ?? null,
     durationMs: Math.max(0, cmd.atMs - call.startedAtMs),
-    informative: cmd.resultJson === undefined || isInformative(cmd.resultJson),
-    answersAsk: cmd.resultJson === undefined || answersAsk(cmd.resultJson, call.argsJson),
+    informative:
+      cmd.judgement?.informative ?? (cmd.resultJson === undefined || isInformative(cmd.resultJson)),
+    answersAsk:
+      cmd.judgement?.answersAsk ??
+      (cmd.resultJson === undefined || answersAsk(cmd.resultJson, call.argsJson)),
   };
   const events: DomainEvent[] = [done];
   const inDoubt = (cmd.inDoubt ?? false) && call.operationKey !== null;

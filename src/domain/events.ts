@@ -192,6 +192,23 @@ export type DomainEvent =
       readonly operationKey: string;
       readonly callId: string;
       readonly reason: string;
+    }
+  /**
+   * Not a run's event: many runs hit one loop signature within a window. Its stream is the
+   * signature (the envelope's run id is `fleet:<signature>`), and it is published on the stops topic.
+   */
+  | {
+      readonly type: 'FleetLoopDetected';
+      readonly signature: string;
+      readonly tool: string;
+      readonly rule: string;
+      readonly intent: string;
+      readonly runIds: readonly string[];
+      readonly tenants: readonly string[];
+      readonly threshold: number;
+      readonly windowMs: number;
+      readonly firstAtMs: number;
+      readonly lastAtMs: number;
     };
 
 export type EventType = DomainEvent['type'];

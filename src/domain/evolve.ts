@@ -226,6 +226,9 @@ function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
     case 'OperationInDoubt':
     case 'OperationReleased':
       return operation(s, e, atMs);
+    case 'FleetLoopDetected':
+      // Belongs to no run: it is about many.
+      return s;
   }
 }
 

@@ -231,6 +231,25 @@ const MAPPERS: { readonly [T in EventType]: Mapper<T> } = {
     out: checked(() => {}),
     in: (w) => ({ operationKey: w.operationKey, callId: w.callId, reason: w.reason }),
   },
+  FleetLoopDetected: {
+    out: checked((e) => {
+      long(e.windowMs, 'windowMs');
+      long(e.firstAtMs, 'firstAtMs');
+      long(e.lastAtMs, 'lastAtMs');
+    }),
+    in: (w) => ({
+      signature: w.signature,
+      tool: w.tool,
+      rule: w.rule,
+      intent: w.intent,
+      runIds: [...w.runIds],
+      tenants: [...w.tenants],
+      threshold: w.threshold,
+      windowMs: w.windowMs,
+      firstAtMs: w.firstAtMs,
+      lastAtMs: w.lastAtMs,
+    }),
+  },
 };
 
 const isEventType = (t: string): t is EventType => Object.hasOwn(MAPPERS, t);

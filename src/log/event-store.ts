@@ -119,6 +119,26 @@ export class EventStore {
   }
 
   /**
+   * Publishes events that belong to no run (FleetLoopDetected) on the stops topic only, where
+   * `loopguard alert` delivers them; keyed by their stream (`runId`), e.g. the loop signature.
+   * They carry the source of the copy before them (-1: none yet), so a CopyProjector, which
+   * resumes after the source of the topic's last record, goes on exactly where it would have.
+   */
+  async appendAlerts(records: readonly RecordedEvent[]): Promise<void> {
+    if (records.length === 0) return;
+    const end = await this.log.endOffset(TOPICS.stops);
+    const last = end === 0 ? undefined : (await this.log.read(TOPICS.stops, end - 1, 1))[0];
+    const source = last === undefined ? '-1' : last.headers?.[SOURCE_HEADER];
+    await this.log.append(
+      TOPICS.stops,
+      records.map((r) => {
+        const rec = this.record(TOPICS.stops, r.runId, r);
+        return source === undefined ? rec : { ...rec, headers: { ...rec.headers, [SOURCE_HEADER]: source } };
+      }),
+    );
+  }
+
+  /**
    * The record of `r` on its copy topic (stops: keyed by run id; ledger: by operation key), with
    * the runs offset it was copied from when a projector made it.
    */

@@ -9,6 +9,7 @@ import {
   type RunState,
   type StopReport,
 } from '../domain/index.js';
+import type { CallEnd } from '../telemetry/index.js';
 
 /** What `run.call` gives back: the agent loop acts on `status`, and can show `message` to the model. */
 export type CallResult =
@@ -66,6 +67,13 @@ export function toModelMessage(r: CallResult): string {
     case 'stopped':
       return `[loopguard] stopped (${r.rule}): ${r.message} No further tool call of this run will execute; reply with your final answer.`;
   }
+}
+
+/** A call's rule, and what failed: a tool that ran and did not succeed fails with its code or result class. */
+export function callEnd(r: CallResult): CallEnd {
+  if (r.status === 'executed')
+    return { rule: r.rule, errorType: r.kind === 'SUCCESS' ? null : (r.code ?? r.kind) };
+  return { rule: r.status === 'cached' ? null : r.rule, errorType: null };
 }
 
 /** What a call the guard did not let run gives back: cached, waiting, refused or stopped. */

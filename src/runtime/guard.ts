@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { Tracer } from '@opentelemetry/api';
 import {
   DEFAULT_POLICY,
   type DeciderDeps,
@@ -26,6 +27,7 @@ import {
   runStreamOf,
 } from '../log/index.js';
 import { type Clock, RunActor, systemClock } from '../machines/index.js';
+import { GuardTelemetry, LoopguardMetrics } from '../telemetry/index.js';
 import { FileLedger } from './file-ledger.js';
 import { GuardedRun } from './guarded-run.js';
 import type { Ledger } from './ledger.js';
@@ -43,6 +45,10 @@ export interface GuardPorts {
   readonly similarity?: Similarity;
   /** Key of the keyed hash of secret values (see chooseSecretKey). */
   readonly secretKey: string;
+  /** Prometheus metrics of this guard's calls; a registry of its own by default. */
+  readonly metrics?: LoopguardMetrics;
+  /** Where `execute_tool` spans go; the global OpenTelemetry tracer (a no-op without an SDK) by default. */
+  readonly tracer?: Tracer;
   /** Called when the guard is closed (the adapters it opened). */
   readonly onClose?: () => Promise<void>;
 }
@@ -84,7 +90,10 @@ export class Guard {
   private readonly runs = new Map<string, GuardedRun>();
   private readonly family = new RunFamily();
   private readonly deps: DeciderDeps;
+  private readonly telemetry: GuardTelemetry;
   readonly policy: Policy;
+  /** The metrics behind `metrics()`: merge `.registry` into an application's own registry to serve both. */
+  readonly loopguardMetrics: LoopguardMetrics;
 
   constructor(private readonly ports: GuardPorts) {
     // Always parsed: an object that merely looks like a Policy may hold "explode" as a rule action
@@ -92,6 +101,11 @@ export class Guard {
     const parsed = ports.policy === undefined ? null : parsePolicy(ports.policy);
     if (parsed !== null && !parsed.ok) throw parsed.error;
     this.policy = parsed === null ? DEFAULT_POLICY : parsed.value;
+    this.loopguardMetrics = ports.metrics ?? new LoopguardMetrics();
+    this.telemetry = new GuardTelemetry({
+      metrics: this.loopguardMetrics,
+      ...(ports.tracer ? { tracer: ports.tracer } : {}),
+    });
     this.deps = { hashing: nodeHashing(ports.secretKey), similarity: ports.similarity ?? diceSimilarity };
   }
 
@@ -131,6 +145,7 @@ export class Guard {
       this.ports.ledger,
       this.deps.hashing,
       this.family,
+      this.telemetry,
     );
     try {
       await run.start({ ...opts, type: 'StartRun', policy: resolvePolicy(this.policy, opts.taskType) });
@@ -165,12 +180,18 @@ export class Guard {
         this.ports.ledger,
         this.deps.hashing,
         this.family,
+        this.telemetry,
       );
       this.runs.set(runId, run);
       this.family.add(run);
     }
     await run.resumeWith(change);
     return run;
+  }
+
+  /** The metrics hook: this guard's metrics in the Prometheus text format, for an application's `/metrics`. */
+  metrics(): Promise<string> {
+    return this.loopguardMetrics.text();
   }
 
   /** The live run, if this guard holds it. */
@@ -209,6 +230,8 @@ export interface CreateGuard {
    * a random key kept in the data dir. A log of your own (Kafka) needs one of the first two.
    */
   readonly secretKey?: string;
+  readonly metrics?: LoopguardMetrics;
+  readonly tracer?: Tracer;
 }
 
 /** Opens the adapters (embedded by default) and returns a Guard over them. */
@@ -236,6 +259,8 @@ export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
     ...(parsed !== null ? { policy: parsed.value } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.similarity ? { similarity: opts.similarity } : {}),
+    ...(opts.metrics ? { metrics: opts.metrics } : {}),
+    ...(opts.tracer ? { tracer: opts.tracer } : {}),
     onClose: async () => {
       await store.close();
       if (opts.log === undefined) await log.close();

@@ -15,6 +15,7 @@ import {
 } from '../domain/index.js';
 import type { RunStream } from '../log/index.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
+import { type CallObservation, GuardTelemetry } from '../telemetry/index.js';
 import {
   type CallHooks,
   type CallRequest,
@@ -25,7 +26,7 @@ import {
   requestProblem,
   runningTool,
 } from './call-request.js';
-import { type CallResult, decision, notRunResult, stoppedReport } from './call-result.js';
+import { type CallResult, callEnd, decision, notRunResult, stoppedReport } from './call-result.js';
 import { claimOperation, ledgerCall, type OperationClaim } from './claim-operation.js';
 import { executeTool, type ToolFn } from './execute-tool.js';
 import { interruptedCompletion } from './interrupted-call.js';
@@ -50,6 +51,7 @@ export class GuardedRun {
     private readonly ledger: Ledger,
     private readonly hashing: Hashing,
     private readonly family?: RunFamily,
+    private readonly telemetry: GuardTelemetry = new GuardTelemetry(),
   ) {
     this.writer = new RunWriter(actor, store);
   }
@@ -86,7 +88,10 @@ export class GuardedRun {
    * next write instead: one durable write per guarded call.
    */
   private async record(cmd: CommandInput, deferred = false): Promise<RecordedEvent[]> {
-    return this.writer.record(withFamily(cmd, this.family?.view(this.runId)), deferred);
+    const records = await this.writer.record(withFamily(cmd, this.family?.view(this.runId)), deferred);
+    // Counted as decided: a deferred result is in the actor now and rides on the next write.
+    this.telemetry.recorded(records);
+    return records;
   }
 
   /** Writes what is held, then refuses to record anything more: Guard.close does this for every run. */
@@ -99,14 +104,21 @@ export class GuardedRun {
     if (insideOwnTool(this)) return Promise.reject(reentrantCall(this.runId));
     const bad = requestProblem(req);
     if (bad !== null) return Promise.reject(bad);
-    return this.serial(() => this.callNow(req, fn, hooks));
+    const guarded = (obs: CallObservation) => this.callNow(req, fn, hooks, obs);
+    return this.serial(() => this.telemetry.observeCall(this.runId, req.tool, guarded, callEnd));
   }
 
-  private async callNow(req: CallRequest, fn: ToolFn, hooks: CallHooks): Promise<CallResult> {
+  private async callNow(
+    req: CallRequest,
+    fn: ToolFn,
+    hooks: CallHooks,
+    obs: CallObservation,
+  ): Promise<CallResult> {
     const policy = this.actor.state.policy;
     if (policy === null)
       throw new LoopguardError('run_not_started', `run ${this.runId} has not been started`);
     const callId = `call-${this.actor.state.seq + 1}-${++this.calls}`;
+    obs.named(callId);
     const sideEffect = req.sideEffect ?? toolPolicy(policy, req.tool).sideEffect;
     const asked = sideEffect && !isTerminal(this.actor.state.status) ? req.operationKey : undefined;
     const key = asked === undefined ? undefined : this.ledgerKey(asked);
@@ -151,12 +163,13 @@ export class GuardedRun {
       throw e;
     }
     const before = decision(records, 'before');
+    obs.decided(before.decision);
     if (before.decision !== 'execute') {
       if (claim.won && key !== undefined) await this.ledger.release(key, owner);
       return notRunResult(before, this.actor.state);
     }
-    const ran = await runningTool(this, () =>
-      executeTool(fn, policy.stepTimeoutMs, sideEffect, this.hashing),
+    const ran = await obs.runTool(() =>
+      runningTool(this, () => executeTool(fn, policy.stepTimeoutMs, sideEffect, this.hashing)),
     );
     const inDoubt = ran.inDoubt && key !== undefined;
     // Whether the outcome is safe somewhere before the run's record of it is durable.

@@ -72,6 +72,8 @@ export function parseTraceLine(line: string, lineNo: number, file = 'input'): Re
   if (runId !== null) return bad('run_id', runId);
   if (raw.source !== undefined && nameProblem(raw.source) !== null)
     return bad('source', nameProblem(raw.source) ?? '');
+  if (raw.task_type !== undefined && typeof raw.task_type !== 'string')
+    return bad('task_type', 'expected a string');
   const outcome = raw.outcome ?? { success: null };
   if (
     !isObj(outcome) ||
@@ -106,6 +108,7 @@ export function parseTraceLine(line: string, lineNo: number, file = 'input'): Re
     run_id: raw.run_id as string,
     line: lineNo,
     ...(typeof raw.source === 'string' ? { source: raw.source } : {}),
+    ...(typeof raw.task_type === 'string' ? { task_type: raw.task_type } : {}),
     ...(typeof raw.parent_run_id === 'string' ? { parent_run_id: raw.parent_run_id } : {}),
     outcome: { success, ...(typeof outcome.detail === 'string' ? { detail: outcome.detail } : {}) },
     calls,

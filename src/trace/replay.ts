@@ -53,7 +53,8 @@ export function replayRun(
   step({
     type: 'StartRun',
     runId: run.run_id,
-    policy: resolvePolicy(policy),
+    policy: resolvePolicy(policy, run.task_type),
+    ...(run.task_type ? { taskType: run.task_type } : {}),
     ...(run.source ? { tenant: run.source } : {}),
     // The link is recorded, so the audit and a rebuild show the tree. Recorded runs are replayed
     // one after another, not interleaved as they ran, so ancestors' budgets are not applied here.
@@ -128,5 +129,6 @@ function completion(call: TraceCall, deps: DeciderDeps): Result<CommandInput> {
     ...(call.tokens !== undefined ? { tokens: call.tokens } : {}),
     ...(call.cost_usd !== undefined ? { costUsd: call.cost_usd } : {}),
     ...(call.retry_after_ms !== undefined ? { retryAfterMs: call.retry_after_ms } : {}),
+    ...(call.judgement !== undefined ? { judgement: call.judgement } : {}),
   });
 }

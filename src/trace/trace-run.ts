@@ -21,6 +21,11 @@ export interface TraceCall {
   readonly cost_usd?: number;
   readonly tokens?: number;
   readonly at_ms?: number;
+  /**
+   * How the guard judged the result when it was recorded, for a run read back from the log (which
+   * keeps a result's hash, not its text); not part of the trace file format.
+   */
+  readonly judgement?: { readonly informative: boolean; readonly answersAsk: boolean };
 }
 
 export interface TraceOutcome {
@@ -33,6 +38,8 @@ export interface TraceRun {
   /** The line of the file it was read from, for messages about it. */
   readonly line?: number;
   readonly source?: string;
+  /** Selects the policy's `taskTypes` profile, as `startRun({ taskType })` does. */
+  readonly task_type?: string;
   /** The supervisor run this run was a sub-agent of, recorded in the same files. */
   readonly parent_run_id?: string;
   readonly outcome: TraceOutcome;

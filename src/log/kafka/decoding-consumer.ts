@@ -44,6 +44,8 @@ export interface DecodingConsumerOptions<T> {
   /** How long the broker waits for a silent member before handing its partitions to another
    *  (kafkajs default 30 s); a restarted subscriber resumes only after that. */
   readonly sessionTimeoutMs?: number;
+  /** Told, after each record, how many records of its partition are still to read (consumer lag). */
+  readonly onLag?: (partition: number, lag: number) => void;
 }
 
 /** Header names of a dead letter. */
@@ -115,6 +117,10 @@ export class DecodingConsumer<T> {
             };
             await self.process(record, heartbeat);
             resolveOffset(message.offset);
+            opts.onLag?.(
+              batch.partition,
+              Math.max(0, Number(batch.highWatermark) - Number(message.offset) - 1),
+            );
             if (opts.commitEach) await commitOffsetsIfNecessary(uncommittedOffsets());
             await heartbeat();
           }

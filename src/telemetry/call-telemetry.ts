@@ -1,0 +1,117 @@
+import { context, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import type { RecordedEvent } from '../domain/index.js';
+import type { LoopguardMetrics } from './loopguard-metrics.js';
+
+export interface TelemetryOptions {
+  readonly metrics?: LoopguardMetrics;
+  /** Default: the global tracer provider's `loopguard` tracer, a no-op until the application registers an SDK. */
+  readonly tracer?: Tracer;
+  /** Seconds on a monotonic clock; performance.now by default. */
+  readonly seconds?: () => number;
+}
+
+/** How one guarded call ended, for its span. */
+export interface CallEnd {
+  readonly rule: string | null;
+  /** Set when the call failed: the tool's error code or result class, or the thrown error's code. */
+  readonly errorType: string | null;
+}
+
+/** One guarded call being observed: its span (GenAI `execute_tool`) and its guard and tool time. */
+export class CallObservation {
+  private readonly started: number;
+  private toolTime = 0;
+
+  constructor(
+    private readonly t: GuardTelemetry,
+    private readonly span: Span,
+    private readonly tool: string,
+  ) {
+    this.started = t.seconds();
+  }
+
+  /** The call got its id. */
+  named(callId: string): void {
+    this.span.setAttribute('gen_ai.tool.call.id', callId);
+  }
+
+  /** The decision before the call: whether the tool runs. */
+  decided(decision: string): void {
+    this.span.setAttribute('loopguard.decision', decision);
+  }
+
+  /** Runs the tool inside the call's span, so spans the tool opens are its children. */
+  async runTool<T>(run: () => Promise<T>): Promise<T> {
+    const from = this.t.seconds();
+    try {
+      return await context.with(trace.setSpan(context.active(), this.span), run);
+    } finally {
+      this.toolTime = this.t.seconds() - from;
+      this.t.metrics?.toolSeconds(this.tool, this.toolTime);
+    }
+  }
+
+  end(e: CallEnd): void {
+    this.t.metrics?.guardSeconds(Math.max(0, this.t.seconds() - this.started - this.toolTime));
+    if (e.rule !== null) this.span.setAttribute('loopguard.rule', e.rule);
+    if (e.errorType !== null) {
+      this.span.setAttribute('error.type', e.errorType);
+      this.span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    this.span.end();
+  }
+}
+
+/**
+ * What the runtime reports while it guards: durable events to the metrics, and one span per
+ * guarded call following the OpenTelemetry GenAI conventions for tool execution.
+ */
+export class GuardTelemetry {
+  readonly metrics: LoopguardMetrics | undefined;
+  readonly seconds: () => number;
+  private readonly tracer: Tracer;
+
+  constructor(opts: TelemetryOptions = {}) {
+    this.metrics = opts.metrics;
+    this.tracer = opts.tracer ?? trace.getTracer('loopguard');
+    this.seconds = opts.seconds ?? (() => performance.now() / 1000);
+  }
+
+  recorded(records: readonly RecordedEvent[]): void {
+    this.metrics?.observe(records);
+  }
+
+  /**
+   * Observes one guarded call from start to end; `outcome` reads the rule and failure off its
+   * result, and a thrown error ends the span with the error's code.
+   */
+  async observeCall<T>(
+    runId: string,
+    tool: string,
+    body: (obs: CallObservation) => Promise<T>,
+    outcome: (result: T) => CallEnd,
+  ): Promise<T> {
+    const obs = this.startCall(runId, tool);
+    try {
+      const r = await body(obs);
+      obs.end(outcome(r));
+      return r;
+    } catch (e) {
+      const code = (e as { code?: unknown }).code;
+      obs.end({ rule: null, errorType: typeof code === 'string' ? code : 'error' });
+      throw e;
+    }
+  }
+
+  private startCall(runId: string, tool: string): CallObservation {
+    const span = this.tracer.startSpan(`execute_tool ${tool}`, {
+      kind: SpanKind.INTERNAL,
+      attributes: {
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': tool,
+        'loopguard.run_id': runId,
+      },
+    });
+    return new CallObservation(this, span, tool);
+  }
+}

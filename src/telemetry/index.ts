@@ -1,0 +1,2 @@
+export * from './call-telemetry.js';
+export * from './loopguard-metrics.js';

@@ -1,0 +1,2 @@
+export * from './recorded-run-fold.js';
+export * from './what-if.js';

@@ -1,0 +1,66 @@
+/**
+ * `loopguard ui` as the command: serves the run list and timelines read-only until its signal,
+ * with an opt-in /metrics port.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../src/cli/main.js';
+import { captureIo } from './support/capture-io.js';
+
+const examples = join(import.meta.dirname, '..', 'examples');
+const dir = mkdtempSync(join(tmpdir(), 'lg-cli-ui-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function until<T>(what: string, get: () => T | undefined, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = get();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('loopguard ui', () => {
+  it('serves the runs, a timeline, 404 for an unknown run, refuses writes, and /metrics when asked', async () => {
+    const data = join(dir, 'data');
+    const replay = ['replay', join(examples, 'runs.jsonl'), '--policy', join(examples, 'policy.json')];
+    expect(await main([...replay, '--data-dir', data], captureIo(), { env: {} })).toBe(0);
+
+    const io = captureIo();
+    const ctl = new AbortController();
+    const running = main(['ui', '--port', '0', '--metrics-port', '0', '--data-dir', data], io, {
+      env: {},
+      signal: ctl.signal,
+    });
+    const [ui, metrics] = await until('the urls', () => {
+      const m = /ui: (http:\S+) .*metrics on (http:\S+);/.exec(io.stderr());
+      return m ? [m[1] as string, m[2] as string] : undefined;
+    });
+    try {
+      const list = await fetch(`${ui}/?rule=short_cycle`);
+      expect(list.status).toBe(200);
+      const html = await list.text();
+      expect(html).toContain('1 of 6 runs');
+      expect(html).toContain('data-run-id="demo/ping-pong"');
+      const timeline = await fetch(`${ui}/run?id=${encodeURIComponent('demo/ping-pong')}`);
+      expect(await timeline.text()).toContain('short_cycle');
+      expect((await fetch(`${ui}/run?id=nope`)).status).toBe(404);
+      expect((await fetch(ui, { method: 'POST' })).status).toBe(405);
+      const scraped = await (await fetch(metrics)).text();
+      expect(scraped).toContain('# TYPE loopguard_decisions_total counter');
+      expect(scraped).toContain('process_cpu_user_seconds_total');
+    } finally {
+      ctl.abort();
+    }
+    expect(await running).toBe(0);
+  });
+
+  it('rejects a port that is not one, naming the flag', async () => {
+    await expect(
+      main(['ui', '--port', '70000', '--data-dir', dir], captureIo(), { env: {} }),
+    ).rejects.toThrow(/--port must be a port number/);
+  });
+});
