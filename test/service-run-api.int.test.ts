@@ -2,7 +2,8 @@
  * The remote client's run API beyond calls, on the real broker: model usage counts toward the
  * run's budgets in the worker as in the library (the next call is stopped once tokens run out),
  * the stop report names the last checkpoint the client recorded, and a person's settle of an
- * in-doubt side effect frees it to run again after the approved resume.
+ * in-doubt side effect frees it to run again after the approved resume, and one operation key
+ * asked by two runs runs once: the shared ledger, as in the library.
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -101,5 +102,37 @@ describe('loopguard serve: model usage and checkpoints from a remote client', ()
     await expect(run.settle('charge-1', { happened: true, settledBy: ' ' })).rejects.toMatchObject({
       details: { field: 'settled_by' },
     });
+  }, 120_000);
+
+  it("runs a side effect once across runs: the second run gets the first one's result", async () => {
+    const { brokers, registryUrl } = kafkaEnv();
+    const topicPrefix = `cross-${randomUUID().slice(0, 8)}.`;
+    const conn = await openService({ brokers, registryUrl, topicPrefix });
+    cleanups.push(() => conn.close());
+    const worker = await GuardWorker.start({
+      ...conn,
+      secretKey: SERVICE_SECRET_KEY,
+      groupId: `g-${topicPrefix}`,
+      workerId: 'w-cross',
+    });
+    cleanups.push(() => worker.stop());
+    const guard = await createRemoteGuard({
+      secretKey: SERVICE_SECRET_KEY,
+      brokers,
+      registry: registryUrl,
+      topicPrefix,
+      timeoutMs: 30_000,
+    });
+    cleanups.push(() => guard.close());
+
+    let charged = 0;
+    const pay = { tool: 'charge', args: { invoice: 7 }, operationKey: 'invoice-7', sideEffect: true };
+    const fn = () => ({ receipt: `r-${++charged}` });
+    const first = await (await guard.startRun({ runId: 'agent-a' })).call(pay, fn);
+    // Another agent's run (its own partition, most likely), the same invoice.
+    const second = await (await guard.startRun({ runId: 'agent-b' })).call(pay, fn);
+    expect(first).toMatchObject({ status: 'executed', value: { receipt: 'r-1' } });
+    expect(second).toMatchObject({ status: 'cached', value: { receipt: 'r-1' } });
+    expect(charged).toBe(1);
   }, 120_000);
 });

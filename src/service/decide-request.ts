@@ -7,6 +7,7 @@ import {
   type EventOf,
   type Hashing,
   isTerminal,
+  type LedgerView,
   type LoopguardError,
   type Policy,
   type RecordedEvent,
@@ -37,31 +38,51 @@ export interface DecideContext {
   readonly workerId: string;
 }
 
-export function decideRequest(actor: RunActor, req: WireRequest, ctx: DecideContext, atMs: number): Decided {
+export function decideRequest(
+  actor: RunActor,
+  req: WireRequest,
+  ctx: DecideContext,
+  atMs: number,
+  /** What the shared ledger says about a side-effecting call's operation (see shared-claims.ts). */
+  ledger?: LedgerView,
+): Decided {
   const refuse = (e: LoopguardError): Decided => ({
     records: [],
-    decision: {
-      request_id: req.request_id,
-      run_id: req.run_id,
-      worker: ctx.workerId,
-      decided_at_ms: atMs,
-      ...quiet,
-      decision: 'error',
-      status: actor.state.status,
-      seq: actor.state.seq,
-      message: e.message,
-      error_code: e.code,
-      error_field: (e.details.field as string | undefined) ?? ERROR_FIELD[e.code] ?? null,
-    },
+    decision: refusal(actor, req, ctx, atMs, e),
   });
   const cmd = requestCommand(req, ctx.policy, ctx.hashing);
   if (!cmd.ok) return refuse(cmd.error);
-  const proposed = actor.propose(cmd.value);
+  const input =
+    ledger !== undefined && cmd.value.type === 'RequestToolCall' ? { ...cmd.value, ledger } : cmd.value;
+  const proposed = actor.propose(input);
   if (!proposed.ok) return refuse(proposed.error);
   actor.commit(proposed.value);
   return {
     records: proposed.value,
     decision: recordedDecision(req, proposed.value, actor.state, ctx.workerId),
+  };
+}
+
+/** An error decision: the request was refused and recorded nothing. */
+export function refusal(
+  actor: RunActor,
+  req: WireRequest,
+  ctx: DecideContext,
+  atMs: number,
+  e: LoopguardError,
+): WireDecision {
+  return {
+    request_id: req.request_id,
+    run_id: req.run_id,
+    worker: ctx.workerId,
+    decided_at_ms: atMs,
+    ...quiet,
+    decision: 'error',
+    status: actor.state.status,
+    seq: actor.state.seq,
+    message: e.message,
+    error_code: e.code,
+    error_field: (e.details.field as string | undefined) ?? ERROR_FIELD[e.code] ?? null,
   };
 }
 

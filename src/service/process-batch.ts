@@ -14,12 +14,20 @@ import { headersToStrings } from '../log/kafka/kafka-error.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import { AFTER_HEADER, BATCH_HEADER } from '../log/kafka/run-batch-fold.js';
 import type { Clock } from '../machines/index.js';
-import { decideRequest } from './decide-request.js';
+import type { Ledger } from '../runtime/ledger.js';
+import { decideRequest, refusal } from './decide-request.js';
 import type { PartitionRuns } from './partition-runs.js';
 import { ANSWER_HEADERS } from './recent-answers.js';
 import type { ServiceCodec } from './service-codec.js';
 import type { WireDecision, WireRequest } from './service-topics.js';
 import { REQUEST_ID_HEADER, SERVICE_TOPICS } from './service-topics.js';
+import {
+  claimBefore,
+  ledgerUnavailable,
+  releaseUnused,
+  reportOutcome,
+  type SharedClaim,
+} from './shared-claims.js';
 
 export interface BatchContext {
   readonly requests: ServiceCodec<WireRequest>;
@@ -28,6 +36,8 @@ export interface BatchContext {
   readonly log: KafkaLog;
   readonly policy: Policy;
   readonly hashing: Hashing;
+  /** The shared ledger of side effects, across runs and processes. */
+  readonly ledger: Ledger;
   readonly clock: Clock;
   readonly workerId: string;
   readonly topic: string;
@@ -100,7 +110,19 @@ export async function processBatch(
     }
     const actor = await runs.actor(req.run_id);
     const at = actor.state.seq;
-    const { records, decision } = decideRequest(actor, req, ctx, ctx.clock.now());
+    let claim: SharedClaim | null;
+    try {
+      claim = await claimBefore(ctx.ledger, actor, req, ctx.hashing);
+    } catch (e) {
+      // Fail closed: without the ledger's word a side effect does not run.
+      decisionsOut.push(
+        decisionMessage(ctx, refusal(actor, req, ctx, ctx.clock.now(), ledgerUnavailable(e))),
+      );
+      continue;
+    }
+    const { records, decision } = decideRequest(actor, req, ctx, ctx.clock.now(), claim?.view);
+    await releaseUnused(ctx.ledger, claim, decision.decision).catch(() => undefined);
+    await reportOutcome(ctx.ledger, req, records);
     if (records.length > 0) {
       runs.keep(actor, decision);
       const tag = {
