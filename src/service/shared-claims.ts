@@ -11,6 +11,7 @@ import {
   isTerminal,
   type LedgerView,
   LoopguardError,
+  nameProblem,
   type RecordedEvent,
   redactText,
   toolPolicy,
@@ -30,8 +31,8 @@ export interface SharedClaim {
 
 /**
  * The ledger's word on a TOOL_CALL's operation, or null when it has none to ask about (no key,
- * no side effect, an ended run, or arguments the decider will refuse anyway: those must not take
- * a shared claim first). A ledger that does not answer is an error: nothing runs.
+ * no side effect, an ended run, or a key, tool or arguments the decider will refuse anyway: those
+ * must not take a shared claim first). A ledger that does not answer is an error: nothing runs.
  */
 export async function claimBefore(
   ledger: Ledger,
@@ -43,6 +44,7 @@ export async function claimBefore(
   if (req.type !== 'TOOL_CALL' || req.operation_key === null || req.tool === null || policy === null)
     return null;
   if (isTerminal(actor.state.status)) return null;
+  if (nameProblem(req.operation_key) !== null || nameProblem(req.tool) !== null) return null;
   if (!(req.side_effect ?? toolPolicy(policy, req.tool).sideEffect)) return null;
   let args: unknown;
   try {
