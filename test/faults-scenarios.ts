@@ -119,14 +119,20 @@ export function faultScenarios(
           policy: POLICY,
         }),
       );
-      await Promise.all(workers.map((w) => w.line('ready')));
+      await dumpOnStall(workers, timeout / 3, Promise.all(workers.map((w) => w.line('ready'))));
       for (const w of workers) w.child.stdin?.write('go\n');
-      const results = await Promise.all(workers.map((w) => w.line('result ')));
+      const results = await dumpOnStall(
+        workers,
+        timeout / 3,
+        Promise.all(workers.map((w) => w.line('result '))),
+      );
       const statuses = results.map((r) => (JSON.parse(r) as { status: string }).status);
       expect(count(counter)).toBe(1);
       expect(statuses.filter((s) => s === 'executed')).toHaveLength(1);
       for (const s of statuses) expect(['executed', 'cached', 'waiting']).toContain(s);
-      expect(await Promise.all(workers.map((w) => w.exited))).toEqual([0, 0, 0, 0]);
+      expect(await dumpOnStall(workers, timeout / 3, Promise.all(workers.map((w) => w.exited)))).toEqual([
+        0, 0, 0, 0,
+      ]);
     });
 
     it('SIGKILL after the side effect: in doubt, NEEDS_HUMAN, settled by reconcile, counter 1', {
@@ -213,4 +219,18 @@ export function faultScenarios(
       expect(count(counter)).toBe(1);
     });
   });
+}
+
+/** `work`, or after `ms` a failure carrying every worker's output: a stalled worker says where it is. */
+async function dumpOnStall<T>(workers: readonly Worker[], ms: number, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const dump = workers.map(
+        (w, i) => `worker ${i} (exit ${w.child.exitCode}): ${w.output()}\n${w.stderr().slice(-3000)}`,
+      );
+      reject(new Error(`workers stalled after ${ms} ms:\n${dump.join('\n---\n')}`));
+    }, ms);
+  });
+  return Promise.race([work, stalled]).finally(() => clearTimeout(timer));
 }

@@ -9,8 +9,7 @@ import { createRemoteGuard } from '../src/client/index.js';
 import { TOPICS } from '../src/log/event-log.js';
 import { GuardWorker } from '../src/service/guard-worker.js';
 import { openService } from '../src/service/open-service.js';
-import { REQUEST_ID_HEADER } from '../src/service/process-batch.js';
-import { emptyRequest, SERVICE_TOPICS } from '../src/service/service-topics.js';
+import { emptyRequest, REQUEST_ID_HEADER, SERVICE_TOPICS } from '../src/service/service-topics.js';
 import { kafkaEnv } from './setup/kafka-env.js';
 import { SERVICE_SECRET_KEY } from './support/service/serve-process.js';
 

@@ -8,7 +8,7 @@
 import avsc from 'avsc';
 import { describe, expect, it } from 'vitest';
 import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
-import { SERVICE_SCHEMAS, ServiceCodec } from '../src/service/service-codec.js';
+import { SERVICE_SCHEMAS, ServiceCodec, serviceSchemaText } from '../src/service/service-codec.js';
 import { emptyRequest, type WireDecision, type WireRequest } from '../src/service/service-topics.js';
 
 const REQUEST: WireRequest = {
@@ -35,16 +35,47 @@ const DECISION: WireDecision = {
   error_field: null,
   worker: 'w1',
   decided_at_ms: 1_700_000_000_001,
+  checkpoint_id: null,
 };
 
 const GOLDEN = {
   request:
     '00000000010a7265712d310a72756e2d310280a0abfef962000000020c73656172636802187b2271223a226176726f227d' +
-    '0002000000000000000000000000000000000000',
+    '0002000000000000000000000000000000000000' +
+    // tokens_in, tokens_out, checkpoint_id, happened, settled_by (added for MODEL_USAGE,
+    // CHECKPOINT and SETTLE): null each.
+    '0000000000',
   decision:
     '00000000010a7265712d310a72756e2d310e657865637574650e52554e4e494e470600046f6b000002047b7d00000000' +
-    '04773182a0abfef962',
+    '04773182a0abfef962' +
+    // checkpoint_id: null.
+    '00',
 };
+
+/** The schema files as they were before MODEL_USAGE, CHECKPOINT and SETTLE: clients may still write with them. */
+function schemaBeforeRunApi(file: string): string {
+  const schema = JSON.parse(serviceSchemaText(file)) as {
+    fields: { name: string; type: unknown }[];
+  };
+  const added = new Set(['tokens_in', 'tokens_out', 'checkpoint_id', 'happened', 'settled_by']);
+  return JSON.stringify({
+    ...schema,
+    fields: schema.fields
+      .filter((f) => !added.has(f.name))
+      .map((f) =>
+        f.name === 'type'
+          ? {
+              ...f,
+              type: {
+                type: 'enum',
+                name: 'RequestType',
+                symbols: ['START_RUN', 'TOOL_CALL', 'TOOL_RESULT', 'FINISH', 'CANCEL', 'RESUME'],
+              },
+            }
+          : f,
+      ),
+  });
+}
 
 describe('service wire format', () => {
   it('encodes a request to the pinned bytes and back', async () => {
@@ -94,6 +125,46 @@ describe('service wire format', () => {
       SERVICE_SCHEMAS.request,
     );
     expect(await current.decode(framed)).toEqual(emptyRequest('r', 'x', 'START_RUN', 0));
+  });
+
+  it('reads the bytes pinned before MODEL_USAGE, CHECKPOINT and SETTLE: the new fields read as null', async () => {
+    for (const [file, subject, hex, value] of [
+      [SERVICE_SCHEMAS.request, 'loopguard.requests-value', GOLDEN.request.slice(0, -10), REQUEST],
+      [SERVICE_SCHEMAS.decision, 'loopguard.decisions-value', GOLDEN.decision.slice(0, -2), DECISION],
+    ] as const) {
+      const store = new MemorySchemaStore();
+      expect(await store.register(subject, schemaBeforeRunApi(file))).toBe(1);
+      const current = await ServiceCodec.create<unknown>(store, subject, file);
+      expect(current.schemaId).not.toBe(1);
+      expect(await current.decode(Buffer.from(hex, 'hex'))).toEqual(value);
+    }
+  });
+
+  it('reads a request type from a newer writer as UNKNOWN (the enum default), for the worker to refuse', async () => {
+    const store = new MemorySchemaStore();
+    const newer = JSON.stringify({
+      type: 'record',
+      name: 'Request',
+      namespace: 'io.loopguard.service',
+      fields: [
+        { name: 'request_id', type: 'string' },
+        { name: 'run_id', type: 'string' },
+        { name: 'type', type: { type: 'enum', name: 'RequestType', symbols: ['START_RUN', 'TELEPORT'] } },
+      ],
+    });
+    const id = await store.register('loopguard.requests-value', newer);
+    const body = avsc.Type.forSchema(JSON.parse(newer)).toBuffer({
+      request_id: 'r',
+      run_id: 'x',
+      type: 'TELEPORT',
+    });
+    const current = await ServiceCodec.create<WireRequest>(
+      store,
+      'loopguard.requests-value',
+      SERVICE_SCHEMAS.request,
+    );
+    const framed = Buffer.concat([Buffer.from([0, 0, 0, 0, id]), body]);
+    expect((await current.decode(framed)).type).toBe('UNKNOWN');
   });
 
   it('refuses to encode a value the schema does not allow, naming the field', async () => {

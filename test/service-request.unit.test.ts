@@ -37,6 +37,19 @@ describe('requestCommand', () => {
     ['result_kind', req('TOOL_RESULT', { call_id: 'c', result_kind: 'MAYBE' })],
     ['verified', req('FINISH')],
     ['precondition_change', req('RESUME', { precondition_change: '  ' })],
+    ['tokens_in', req('MODEL_USAGE', { tokens_out: 1 })],
+    ['tokens_out', req('MODEL_USAGE', { tokens_in: 1 })],
+    ['tokens_in', req('MODEL_USAGE', { tokens_in: -1, tokens_out: 1 })],
+    ['cost_usd', req('MODEL_USAGE', { tokens_in: 1, tokens_out: 1, cost_usd: -0.5 })],
+    ['checkpoint_id', req('CHECKPOINT', { checkpoint_id: ' ' })],
+    ['operation_key', req('SETTLE', { happened: true, settled_by: 'ops' })],
+    ['happened', req('SETTLE', { operation_key: 'k', settled_by: 'ops' })],
+    ['settled_by', req('SETTLE', { operation_key: 'k', happened: false })],
+    [
+      'result_json',
+      req('SETTLE', { operation_key: 'k', happened: true, settled_by: 'ops', result_json: '{' }),
+    ],
+    ['type', req('UNKNOWN')],
   ];
   for (const [field, r] of refused) {
     it(`refuses a request with a bad ${field}, naming it`, () => {
@@ -137,5 +150,57 @@ describe('decideRequest', () => {
       error_field: 'run_id',
     });
     expect(actor.state.seq).toBe(0);
+  });
+
+  it('counts a model usage toward the run budgets, as the library does: the next call is stopped', () => {
+    const clock = new ManualClock(1_000);
+    const actor = new RunActor('run-1', deps, clock);
+    const ctx = { ...CTX, policy: { ...DEFAULT_POLICY, maxTokens: 1_000 } };
+    const step = (r: WireRequest) => {
+      clock.advance(10);
+      return decideRequest(actor, r, ctx, clock.now()).decision;
+    };
+    step(req('START_RUN', {}, 's'));
+    const usage = step(req('MODEL_USAGE', { tokens_in: 700, tokens_out: 150, cost_usd: 0.02 }, 'u1'));
+    expect(usage).toMatchObject({ decision: 'recorded', status: 'RUNNING', error_code: null });
+    // 850 of 1,000 is past the 0.8 warning mark: the client hears it.
+    expect(usage.warning).toMatch(/token/i);
+    expect(actor.state).toMatchObject({ tokens: 850, costUsd: 0.02 });
+    step(req('MODEL_USAGE', { tokens_in: 200, tokens_out: 100 }, 'u2'));
+    const call = step(req('TOOL_CALL', { tool: 'search', args_json: '{}' }, 'c1'));
+    expect(call.decision).not.toBe('execute');
+    expect(call.rule).toMatch(/token/i);
+  });
+
+  it('records a checkpoint and answers with its id, given or made', () => {
+    const clock = new ManualClock(1_000);
+    const actor = new RunActor('run-1', deps, clock);
+    decideRequest(actor, req('START_RUN', {}, 's'), CTX, 0);
+    const named = decideRequest(actor, req('CHECKPOINT', { checkpoint_id: 'after-search' }, 'k1'), CTX, 0);
+    expect(named.decision).toMatchObject({ decision: 'recorded', checkpoint_id: 'after-search' });
+    const made = decideRequest(actor, req('CHECKPOINT', {}, 'k2'), CTX, 0);
+    expect(made.decision.checkpoint_id).toBe(`checkpoint-${actor.state.seq}`);
+    expect(actor.state.lastCheckpoint?.id).toBe(made.decision.checkpoint_id);
+  });
+
+  it('settles an in-doubt operation of the run: once it certainly did not happen, it runs again after the resume', () => {
+    const clock = new ManualClock(1_000);
+    const actor = new RunActor('run-1', deps, clock);
+    const step = (r: WireRequest) => {
+      clock.advance(10);
+      return decideRequest(actor, r, CTX, clock.now()).decision;
+    };
+    const charge = (id: string) =>
+      req('TOOL_CALL', { tool: 'charge', args_json: '{"n":1}', operation_key: 'k', side_effect: true }, id);
+    step(req('START_RUN', {}, 's'));
+    expect(step(charge('c1')).decision).toBe('execute');
+    step(req('TOOL_RESULT', { call_id: 'c1', result_kind: 'RETRYABLE', in_doubt: true }, 'r1'));
+    expect(step(charge('c2')).decision).not.toBe('execute');
+    const settled = step(req('SETTLE', { operation_key: 'k', happened: false, settled_by: 'ops' }, 'x1'));
+    expect(settled).toMatchObject({ decision: 'recorded', error_code: null });
+    // An in-doubt side effect stops the run for a person (NEEDS_HUMAN), as in the library.
+    expect(actor.state.status).toBe('NEEDS_HUMAN');
+    step(req('RESUME', { precondition_change: 'the provider shows no charge', approved_by: 'ops' }, 'x2'));
+    expect(step(charge('c3')).decision).toBe('execute');
   });
 });

@@ -12,8 +12,12 @@ import type { StartRun } from '../runtime/guard.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
 import { openService, type ServiceConnection } from '../service/open-service.js';
-import { REQUEST_ID_HEADER } from '../service/process-batch.js';
-import { SERVICE_TOPICS, type WireDecision, type WireRequest } from '../service/service-topics.js';
+import {
+  REQUEST_ID_HEADER,
+  SERVICE_TOPICS,
+  type WireDecision,
+  type WireRequest,
+} from '../service/service-topics.js';
 import { DecisionWaiters } from './decision-waiters.js';
 import { RemoteRun } from './remote-run.js';
 

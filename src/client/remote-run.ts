@@ -140,6 +140,37 @@ export class RemoteRun {
     };
   }
 
+  /** Counts a model call's tokens and cost toward the run's budgets, as the library's does. */
+  async recordModelUsage(u: { tokensIn: number; tokensOut: number; costUsd: number }): Promise<void> {
+    await this.serial(() =>
+      this.send('MODEL_USAGE', { tokens_in: u.tokensIn, tokens_out: u.tokensOut, cost_usd: u.costUsd }),
+    );
+  }
+
+  /** Records a checkpoint (a safe point a stop report names); returns its id. */
+  async checkpoint(checkpointId?: string): Promise<string> {
+    const d = await this.serial(() => this.send('CHECKPOINT', { checkpoint_id: checkpointId ?? null }));
+    return d.checkpoint_id ?? '';
+  }
+
+  /**
+   * A person's verdict on an in-doubt operation of this run: it happened (with its result, which
+   * later calls get back cached) or it certainly did not (the key is free to run again).
+   */
+  async settle(
+    operationKey: string,
+    verdict: { happened: boolean; result?: unknown; settledBy: string },
+  ): Promise<void> {
+    await this.serial(() =>
+      this.send('SETTLE', {
+        operation_key: operationKey,
+        happened: verdict.happened,
+        result_json: verdict.result === undefined ? null : JSON.stringify(verdict.result),
+        settled_by: verdict.settledBy,
+      }),
+    );
+  }
+
   /** Ends the run by a verifier's verdict: COMPLETED when verified, else PARTIAL with its gaps. */
   async finish(r: { verified: boolean; gaps?: readonly string[] }): Promise<RemoteRunState> {
     await this.serial(() => this.send('FINISH', { verified: r.verified, gaps: r.gaps ? [...r.gaps] : null }));

@@ -7,13 +7,15 @@ import {
   type EventOf,
   type Hashing,
   isTerminal,
+  type LedgerView,
   type LoopguardError,
   type Policy,
   type RecordedEvent,
+  type RunState,
 } from '../domain/index.js';
 import type { RunActor } from '../machines/index.js';
 import { requestCommand } from './request-command.js';
-import type { WireDecision, WireRequest } from './service-topics.js';
+import type { RequestType, WireDecision, WireRequest } from './service-topics.js';
 
 export interface Decided {
   /** The run's new events, seq after seq; empty when the request was refused. */
@@ -36,53 +38,106 @@ export interface DecideContext {
   readonly workerId: string;
 }
 
-export function decideRequest(actor: RunActor, req: WireRequest, ctx: DecideContext, atMs: number): Decided {
-  const base = { request_id: req.request_id, run_id: req.run_id, worker: ctx.workerId, decided_at_ms: atMs };
+export function decideRequest(
+  actor: RunActor,
+  req: WireRequest,
+  ctx: DecideContext,
+  atMs: number,
+  /** What the shared ledger says about a side-effecting call's operation (see shared-claims.ts). */
+  ledger?: LedgerView,
+): Decided {
   const refuse = (e: LoopguardError): Decided => ({
     records: [],
-    decision: {
-      ...base,
-      ...quiet,
-      decision: 'error',
-      status: actor.state.status,
-      seq: actor.state.seq,
-      message: e.message,
-      error_code: e.code,
-      error_field: (e.details.field as string | undefined) ?? ERROR_FIELD[e.code] ?? null,
-    },
+    decision: refusal(actor, req, ctx, atMs, e),
   });
   const cmd = requestCommand(req, ctx.policy, ctx.hashing);
   if (!cmd.ok) return refuse(cmd.error);
-  const proposed = actor.propose(cmd.value);
+  const input =
+    ledger !== undefined && cmd.value.type === 'RequestToolCall' ? { ...cmd.value, ledger } : cmd.value;
+  const proposed = actor.propose(input);
   if (!proposed.ok) return refuse(proposed.error);
   actor.commit(proposed.value);
-  const s = actor.state;
+  return {
+    records: proposed.value,
+    decision: recordedDecision(req, proposed.value, actor.state, ctx.workerId),
+  };
+}
+
+/** An error decision: the request was refused and recorded nothing. */
+export function refusal(
+  actor: RunActor,
+  req: WireRequest,
+  ctx: DecideContext,
+  atMs: number,
+  e: LoopguardError,
+): WireDecision {
+  return {
+    request_id: req.request_id,
+    run_id: req.run_id,
+    worker: ctx.workerId,
+    decided_at_ms: atMs,
+    ...quiet,
+    decision: 'error',
+    status: actor.state.status,
+    seq: actor.state.seq,
+    message: e.message,
+    error_code: e.code,
+    error_field: (e.details.field as string | undefined) ?? ERROR_FIELD[e.code] ?? null,
+  };
+}
+
+/** The request a recorded batch answered, as its records' headers name it. */
+export interface AnsweredRequest {
+  readonly request_id: string;
+  readonly run_id: string;
+  readonly type: RequestType;
+}
+
+/**
+ * The decision a request got, read off the events it recorded and the run's state right after
+ * them: the same for the worker that decided it and for any worker that folds the log later, so
+ * a repeated request id is answered alike before and after a failover.
+ */
+export function recordedDecision(
+  req: AnsweredRequest,
+  records: readonly RecordedEvent[],
+  s: RunState,
+  workerId: string,
+): WireDecision {
   const after = {
-    ...base,
+    request_id: req.request_id,
+    run_id: req.run_id,
+    worker: workerId,
+    // The actor stamps every record of one request with one reading of its clock.
+    decided_at_ms: records[0]?.atMs ?? s.lastAtMs,
     ...quiet,
     status: s.status,
     seq: s.seq,
     report_json: isTerminal(s.status) && s.report !== null ? JSON.stringify(s.report) : null,
   };
   const phase = req.type === 'TOOL_CALL' ? 'before' : req.type === 'TOOL_RESULT' ? 'after' : null;
-  const d = phase === null ? undefined : decided(proposed.value, phase);
-  if (d === undefined)
+  const d = phase === null ? undefined : decided(records, phase);
+  if (d === undefined) {
+    const warnings = records.flatMap((r) => (r.event.type === 'BudgetWarning' ? [r.event.message] : []));
+    const checkpoint = records.find((r) => r.event.type === 'CheckpointRecorded')?.event;
     return {
-      records: proposed.value,
-      decision: { ...after, decision: 'recorded', message: `run is ${s.status}` },
-    };
-  return {
-    records: proposed.value,
-    decision: {
       ...after,
-      decision: d.decision,
-      rule: d.rule,
-      message: d.message,
-      warning: d.warning,
-      wait_until_ms: d.waitUntilMs,
-      evidence_json: JSON.stringify(d.evidence),
-      result_json: d.decision === 'return_cached_success' ? cachedResult(d, actor, req.operation_key) : null,
-    },
+      decision: 'recorded',
+      message: `run is ${s.status}`,
+      // A model's usage can cross a budget's warning mark: the client hears it as with a tool's result.
+      warning: warnings.length > 0 ? warnings.join('; ') : null,
+      checkpoint_id: checkpoint?.type === 'CheckpointRecorded' ? checkpoint.checkpointId : null,
+    };
+  }
+  return {
+    ...after,
+    decision: d.decision,
+    rule: d.rule,
+    message: d.message,
+    warning: d.warning,
+    wait_until_ms: d.waitUntilMs,
+    evidence_json: JSON.stringify(d.evidence),
+    result_json: d.decision === 'return_cached_success' ? cachedResult(d, records, s) : null,
   };
 }
 
@@ -95,6 +150,7 @@ const quiet = {
   report_json: null,
   error_code: null,
   error_field: null,
+  checkpoint_id: null,
 };
 
 function decided(records: readonly RecordedEvent[], phase: 'before' | 'after') {
@@ -102,8 +158,10 @@ function decided(records: readonly RecordedEvent[], phase: 'before' | 'after') {
   return undefined;
 }
 
-/** The recorded result of the operation the cached call repeats. */
-function cachedResult(d: EventOf<'GuardDecided'>, actor: RunActor, key: string | null): string {
+/** The recorded result of the operation the cached call repeats (keyed as recorded: redacted). */
+function cachedResult(d: EventOf<'GuardDecided'>, records: readonly RecordedEvent[], s: RunState): string {
   if (d.resultJson !== null) return d.resultJson;
-  return (key === null ? null : actor.state.operations[key]?.resultJson) ?? 'null';
+  const call = records.find((r) => r.event.type === 'ToolCallRequested')?.event;
+  const key = call?.type === 'ToolCallRequested' ? call.operationKey : null;
+  return (key === null ? null : s.operations[key]?.resultJson) ?? 'null';
 }

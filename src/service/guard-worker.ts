@@ -15,6 +15,7 @@ import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import { DEFAULT_POLICY, type DeciderDeps, diceSimilarity, type Policy } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
+import { KafkaLedger } from '../log/kafka/kafka-ledger.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import { KafkaRunStream } from '../log/kafka/kafka-run-stream.js';
 import { transactionalProducer } from '../log/kafka/transactional-producer.js';
@@ -62,6 +63,7 @@ export class GuardWorker {
     private readonly admin: Admin,
     private readonly stream: KafkaRunStream,
     private readonly topic: string,
+    private readonly ledger: KafkaLedger,
     secretKey: string,
   ) {
     this.workerId = opts.workerId ?? `worker-${randomUUID().slice(0, 8)}`;
@@ -74,6 +76,11 @@ export class GuardWorker {
     const { log } = opts;
     await prepareTopics(log);
     const topic = log.physicalName(SERVICE_TOPICS.requests);
+    const ledger = await KafkaLedger.open({
+      log,
+      schemaStore: opts.events.schemas,
+      subject: opts.events.subjectFor(TOPICS.ledger),
+    });
     const admin = log.kafka.admin();
     await admin.connect();
     const consumer = log.consumer({
@@ -89,6 +96,7 @@ export class GuardWorker {
       admin,
       new KafkaRunStream(opts.events, log),
       topic,
+      ledger,
       secretKey,
     );
     consumer.on(consumer.events.GROUP_JOIN, (e) =>
@@ -111,7 +119,7 @@ export class GuardWorker {
   async stop(): Promise<void> {
     await this.consumer.disconnect().catch(() => undefined);
     await this.dropAll();
-    await Promise.allSettled([this.admin.disconnect(), this.stream.close()]);
+    await Promise.allSettled([this.admin.disconnect(), this.stream.close(), this.ledger.close()]);
   }
 
   /** Every rebalance drops every partition's state: what this worker held may have moved meanwhile. */
@@ -197,6 +205,7 @@ export class GuardWorker {
       log: this.opts.log,
       policy: this.opts.policy ?? DEFAULT_POLICY,
       hashing: this.deps.hashing,
+      ledger: this.ledger,
       clock: this.opts.clock ?? systemClock,
       workerId: this.workerId,
       topic: this.topic,

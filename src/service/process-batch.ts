@@ -14,14 +14,20 @@ import { headersToStrings } from '../log/kafka/kafka-error.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import { AFTER_HEADER, BATCH_HEADER } from '../log/kafka/run-batch-fold.js';
 import type { Clock } from '../machines/index.js';
-import { decideRequest } from './decide-request.js';
+import type { Ledger } from '../runtime/ledger.js';
+import { decideRequest, refusal } from './decide-request.js';
 import type { PartitionRuns } from './partition-runs.js';
+import { ANSWER_HEADERS } from './recent-answers.js';
 import type { ServiceCodec } from './service-codec.js';
 import type { WireDecision, WireRequest } from './service-topics.js';
-import { SERVICE_TOPICS } from './service-topics.js';
-
-/** A client may name its request here too, so even an undecodable one gets its error decision. */
-export const REQUEST_ID_HEADER = 'loopguard.request_id';
+import { REQUEST_ID_HEADER, SERVICE_TOPICS } from './service-topics.js';
+import {
+  claimBefore,
+  ledgerUnavailable,
+  releaseUnused,
+  reportOutcome,
+  type SharedClaim,
+} from './shared-claims.js';
 
 export interface BatchContext {
   readonly requests: ServiceCodec<WireRequest>;
@@ -30,6 +36,8 @@ export interface BatchContext {
   readonly log: KafkaLog;
   readonly policy: Policy;
   readonly hashing: Hashing;
+  /** The shared ledger of side effects, across runs and processes. */
+  readonly ledger: Ledger;
   readonly clock: Clock;
   readonly workerId: string;
   readonly topic: string;
@@ -91,19 +99,43 @@ export async function processBatch(
       );
       continue;
     }
+    const prior = runs.answered(req.run_id, req.request_id);
+    if (prior !== undefined) {
+      // Published again (a client that timed out re-sends): the decision it got, nothing recorded.
+      decisionsOut.push(decisionMessage(ctx, prior));
+      continue;
+    }
     const actor = await runs.actor(req.run_id);
     const at = actor.state.seq;
-    const { records, decision } = decideRequest(actor, req, ctx, ctx.clock.now());
+    let claim: SharedClaim | null;
+    try {
+      claim = await claimBefore(ctx.ledger, actor, req, ctx.hashing);
+    } catch (e) {
+      // Fail closed: without the ledger's word a side effect does not run.
+      decisionsOut.push(
+        decisionMessage(ctx, refusal(actor, req, ctx, ctx.clock.now(), ledgerUnavailable(e))),
+      );
+      continue;
+    }
+    const { records, decision } = decideRequest(actor, req, ctx, ctx.clock.now(), claim?.view);
+    await releaseUnused(ctx.ledger, claim, decision.decision).catch(() => undefined);
+    await reportOutcome(ctx.ledger, req, records);
     if (records.length > 0) {
-      runs.keep(actor);
+      runs.keep(actor, decision);
       const tag = {
         [AFTER_HEADER]: String(at),
         [BATCH_HEADER]: `${ctx.workerId}/${INCARNATION}/${++appends}`,
       };
-      for (const r of records) {
-        const rec = ctx.events.runRecord(r, tag);
+      // The first record names the request it answers, so a later fold knows the decision too.
+      const answer = {
+        [ANSWER_HEADERS.requestId]: req.request_id,
+        [ANSWER_HEADERS.requestType]: req.type,
+        [ANSWER_HEADERS.worker]: ctx.workerId,
+      };
+      records.forEach((r, i) => {
+        const rec = ctx.events.runRecord(r, i === 0 ? { ...tag, ...answer } : tag);
         runsOut.push({ key: rec.key, value: rec.value, headers: rec.headers ?? {} });
-      }
+      });
     }
     decisionsOut.push(decisionMessage(ctx, decision));
   }
@@ -143,5 +175,6 @@ function undecodable(
     error_field: 'value',
     worker: ctx.workerId,
     decided_at_ms: ctx.clock.now(),
+    checkpoint_id: null,
   };
 }

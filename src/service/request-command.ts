@@ -10,6 +10,7 @@ import {
   fieldsProblem,
   type Hashing,
   LoopguardError,
+  MODEL_USAGE_FIELDS,
   nameProblem,
   OUTCOME_FIELDS,
   type Policy,
@@ -187,6 +188,40 @@ export function requestCommand(req: WireRequest, policy: Policy, hashing: Hashin
           ...opt('approvedBy', req.approved_by),
         },
       };
+    case 'MODEL_USAGE': {
+      if (req.tokens_in === null) return badField('tokens_in', 'a MODEL_USAGE counts its prompt tokens');
+      if (req.tokens_out === null)
+        return badField('tokens_out', 'a MODEL_USAGE counts its completion tokens');
+      const usage = { tokensIn: req.tokens_in, tokensOut: req.tokens_out, costUsd: req.cost_usd ?? 0 };
+      const bad = problem(usage, MODEL_USAGE_FIELDS);
+      if (bad !== null) return bad;
+      return { ok: true, value: { type: 'RecordModelUsage', ...usage } };
+    }
+    case 'CHECKPOINT': {
+      const bad = nameField('checkpoint_id', req.checkpoint_id);
+      if (bad !== null) return bad;
+      return { ok: true, value: { type: 'RecordCheckpoint', ...opt('checkpointId', req.checkpoint_id) } };
+    }
+    case 'SETTLE': {
+      if (req.operation_key === null) return badField('operation_key', 'a SETTLE names the operation');
+      if (req.happened === null) return badField('happened', 'a SETTLE says whether it happened');
+      if (req.settled_by === null) return badField('settled_by', 'a SETTLE says who settled it');
+      const bad = nameField('operation_key', req.operation_key) ?? nameField('settled_by', req.settled_by);
+      if (bad !== null) return bad;
+      // This run's own entry only: the service has no shared ledger to settle (see the README).
+      const recorded = recordedResult(req.result_json, hashing);
+      if (!recorded.ok) return recorded;
+      return {
+        ok: true,
+        value: {
+          type: 'SettleOperation',
+          operationKey: req.operation_key,
+          happened: req.happened,
+          resultJson: recorded.value,
+          settledBy: req.settled_by,
+        },
+      };
+    }
     default:
       return badField('type', `unknown request type ${String(req.type)}`);
   }

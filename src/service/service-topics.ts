@@ -8,10 +8,24 @@ export const SERVICE_TOPICS = {
   decisions: 'loopguard.decisions',
 } as const;
 
+/** A client may name its request here too, so even an undecodable one gets its error decision. */
+export const REQUEST_ID_HEADER = 'loopguard.request_id';
+
 /** Default partitions of requests, decisions and runs: they bound how many workers share the load. */
 export const DEFAULT_SERVICE_PARTITIONS = 6;
 
-export type RequestType = 'START_RUN' | 'TOOL_CALL' | 'TOOL_RESULT' | 'FINISH' | 'CANCEL' | 'RESUME';
+export type RequestType =
+  | 'START_RUN'
+  | 'TOOL_CALL'
+  | 'TOOL_RESULT'
+  | 'FINISH'
+  | 'CANCEL'
+  | 'RESUME'
+  | 'MODEL_USAGE'
+  | 'CHECKPOINT'
+  | 'SETTLE'
+  /** What a type from a newer writer reads as; refused. */
+  | 'UNKNOWN';
 
 /** The Avro record `io.loopguard.service.Request` (schemas/service/request.avsc), field for field. */
 export interface WireRequest {
@@ -43,6 +57,11 @@ export interface WireRequest {
   readonly reason: string | null;
   readonly precondition_change: string | null;
   readonly approved_by: string | null;
+  readonly tokens_in: number | null;
+  readonly tokens_out: number | null;
+  readonly checkpoint_id: string | null;
+  readonly happened: boolean | null;
+  readonly settled_by: string | null;
 }
 
 /** The Avro record `io.loopguard.service.Decision` (schemas/service/decision.avsc). */
@@ -63,6 +82,7 @@ export interface WireDecision {
   readonly error_field: string | null;
   readonly worker: string;
   readonly decided_at_ms: number;
+  readonly checkpoint_id: string | null;
 }
 
 /** A request with every optional field null: what a client fills in. */
@@ -101,5 +121,10 @@ export function emptyRequest(
     reason: null,
     precondition_change: null,
     approved_by: null,
+    tokens_in: null,
+    tokens_out: null,
+    checkpoint_id: null,
+    happened: null,
+    settled_by: null,
   };
 }

@@ -7,8 +7,8 @@
  *
  * Records are the event store's Avro RecordedEvents (OperationClaimed/Completed/InDoubt/Released,
  * runId/callId = owner), keyed by operation key, so the topic holds one record format and the
- * guard writes every claim change here itself (a projector's later copy of a run's Operation*
- * event is skipped). Reissue notes are keyed `reissue:<newKey>` so that
+ * guard writes every claim change here itself; the copy projector's copies of a run's outcomes
+ * fold in too, its late copies of claims do not. Reissue notes are keyed `reissue:<newKey>` so that
  * compaction of the new key never removes them.
  */
 import { randomUUID } from 'node:crypto';
@@ -266,9 +266,10 @@ export class KafkaLedger implements Ledger {
   }
 
   private async fold(m: FollowedMessage): Promise<void> {
-    // A projector's copy of a run's Operation* event repeats what the guard already wrote here
-    // itself, but late (the projector lags): folding it could re-claim a key released meanwhile.
-    if (m.headers[SOURCE_HEADER] !== undefined) return;
+    // A projector's copy of a run's claim repeats, late (the projector lags), what the claimant
+    // wrote here itself: folded, it could take back a key released meanwhile. Copies of outcomes
+    // stay (only the holder's apply), so an outcome the ledger missed still reaches it.
+    if (m.headers[SOURCE_HEADER] !== undefined && m.headers['loopguard.type'] === 'OperationClaimed') return;
     let rec: RecordedEvent;
     try {
       rec = await this.codec.decode(m.value);

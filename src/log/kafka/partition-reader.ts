@@ -31,8 +31,14 @@ async function throwawayConsumer(kafka: Kafka, topic: string): Promise<Consumer>
     maxWaitTimeInMs: FETCH_WAIT_MS,
     allowAutoTopicCreation: false,
   });
-  await consumer.connect();
-  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  } catch (e) {
+    // A consumer that connected and then failed to subscribe holds its sockets open for good.
+    await consumer.disconnect().catch(() => undefined);
+    throw e;
+  }
   return consumer;
 }
 
@@ -126,6 +132,9 @@ export async function followPartition(
     consumer = await throwawayConsumer(kafka, topic).catch((e: unknown) => {
       throw kafkaError(e, `following ${topic}`);
     });
+    // An abort while the consumer was joining fired before anyone listened: without this check
+    // the follow would run on, and its consumer would keep the process alive after close.
+    if (signal.aborted) return;
     const c = consumer;
     const finished = new Promise<void>((resolve, reject) => {
       const stop = (failure?: { error: unknown }): void => {

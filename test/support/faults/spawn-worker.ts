@@ -13,6 +13,7 @@ export interface Worker {
   line(prefix: string): Promise<string>;
   readonly exited: Promise<number | null>;
   readonly stderr: () => string;
+  readonly output: () => string;
 }
 
 export function spawnWorker(job: unknown): Worker {
@@ -34,6 +35,7 @@ export function spawnWorker(job: unknown): Worker {
     child,
     exited,
     stderr: () => err,
+    output: () => out,
     line: (prefix) =>
       new Promise((resolve, reject) => {
         const check = () => {

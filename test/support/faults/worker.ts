@@ -44,6 +44,10 @@ if (job.mode === 'claim') {
   say(`result ${JSON.stringify({ status: r.status, value: 'value' in r ? r.value : null })}`);
   lines.close();
   await close();
+  // Every kafkajs client is disconnected here, yet under load kafkajs 2.2.4 sometimes keeps one
+  // broker socket (and its request-queue timer) alive, and the process would never end. The
+  // worker has said all it has to say, so it ends itself; a close that failed has thrown above.
+  process.exit(0);
 } else {
   say(`pid ${process.pid}`);
   await run.call(pay, async () => {

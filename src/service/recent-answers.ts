@@ -1,0 +1,40 @@
+/**
+ * The latest decisions each run gave, by request id, so a request published again (a client that
+ * timed out and re-sent it, at least once) gets the decision it already got instead of being
+ * decided a second time. The worker that decides a request tags the first record of its events
+ * with these headers, so whoever folds the runs partition later (a worker taking it over after a
+ * crash) rebuilds the same answers from the log: see PartitionRuns.load and recordedDecision.
+ */
+import { REQUEST_ID_HEADER, type WireDecision } from './service-topics.js';
+
+export const ANSWER_HEADERS = {
+  requestId: REQUEST_ID_HEADER,
+  requestType: 'loopguard.request_type',
+  worker: 'loopguard.worker',
+} as const;
+
+/**
+ * Per run. A client re-sends a request it has no decision for, and the client sends a run's
+ * requests one at a time, so a repeat follows its original closely; a few more cover clients
+ * that pipeline, while a run's memory stays bounded however long it runs.
+ */
+export const ANSWERS_KEPT = 16;
+
+export class RecentAnswers {
+  private readonly byRun = new Map<string, Map<string, WireDecision>>();
+
+  get(runId: string, requestId: string): WireDecision | undefined {
+    return this.byRun.get(runId)?.get(requestId);
+  }
+
+  add(d: WireDecision): void {
+    let run = this.byRun.get(d.run_id);
+    if (run === undefined) {
+      run = new Map();
+      this.byRun.set(d.run_id, run);
+    }
+    run.set(d.request_id, d);
+    // Maps iterate in insertion order: the first key is the oldest answer.
+    if (run.size > ANSWERS_KEPT) run.delete(run.keys().next().value as string);
+  }
+}
