@@ -82,7 +82,12 @@ describe('Python client (confluent-kafka + Avro + schema registry)', () => {
 
     // --metrics-port: the worker counts what it decided.
     const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-    expect(metrics).toMatch(/^loopguard_serve_decisions_total\{worker="[^"]+"\} 6$/m);
-    expect(metrics).toMatch(/^loopguard_serve_assigned_partitions\{worker="[^"]+"\} 6$/m);
+    expect(metrics).toMatch(/^loopguard_serve_requests_decided_total 6$/m);
+    expect(metrics).toMatch(/^loopguard_serve_assigned_partitions 6$/m);
+    // The guard's own metrics, from the events the worker recorded: the stop and its rule.
+    expect(metrics).toMatch(/^loopguard_decisions_total\{decision="stop_partial",rule="exact_repeat"\} 1$/m);
+    expect(metrics).toMatch(
+      /^loopguard_stops_total\{terminal_state="STOPPED_LOOP_GUARD",rule="exact_repeat"\} 1$/m,
+    );
   }, 120_000);
 });

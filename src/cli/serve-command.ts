@@ -1,9 +1,9 @@
-import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import { LoopguardError } from '../domain/index.js';
 import { GuardWorker } from '../service/guard-worker.js';
 import { openService } from '../service/open-service.js';
 import type { Io } from './io.js';
+import { type MetricsServer, serviceMetrics, startMetricsServer } from './metrics-server.js';
 import type { KafkaConfig } from './open-kafka-store.js';
 import { loadPolicy } from './policy-file.js';
 
@@ -41,23 +41,20 @@ export async function serveCommand(
   const partitions = intFlag('partitions', flags.partitions);
   const groupId = flags.group ?? DEFAULT_SERVE_GROUP;
   const conn = await openService({ ...cfg, ...(partitions ? { partitions } : {}) });
-  let metrics: Server | undefined;
+  let metrics: MetricsServer | undefined;
   try {
+    const registry = serviceMetrics();
     const worker = await GuardWorker.start({
       ...conn,
+      metrics: registry,
       groupId,
       policy,
       workerId: `${hostname()}/${process.pid}`,
       ...(sessionTimeoutMs ? { sessionTimeoutMs } : {}),
       onLog: (line) => io.err(`serve: ${line}`),
     });
-    if (metricsPort !== undefined) {
-      metrics = createServer((_, res) => {
-        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
-        res.end(worker.stats.prometheus(worker.workerId));
-      });
-      await new Promise<void>((resolve) => metrics?.listen(metricsPort, resolve));
-    }
+    // All interfaces, as before: a worker in a container is scraped from outside it.
+    if (metricsPort !== undefined) metrics = await startMetricsServer(registry, metricsPort, '0.0.0.0');
     io.err(`serve: ${worker.workerId} in group ${groupId} on ${conn.log.physicalName('loopguard.requests')}`);
     await new Promise<void>((resolve) => {
       if (signal.aborted) resolve();
@@ -67,7 +64,7 @@ export async function serveCommand(
     io.err(`serve: stopped after ${worker.stats.decided} decisions`);
     return 0;
   } finally {
-    metrics?.close();
+    await metrics?.close();
     await conn.close();
   }
 }

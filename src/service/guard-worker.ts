@@ -22,6 +22,7 @@ import { transactionalProducer } from '../log/kafka/transactional-producer.js';
 import { type Clock, systemClock } from '../machines/index.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
+import type { LoopguardMetrics } from '../telemetry/index.js';
 import { PartitionRuns } from './partition-runs.js';
 import { type BatchOutput, processBatch } from './process-batch.js';
 import type { ServiceCodec } from './service-codec.js';
@@ -40,6 +41,8 @@ export interface GuardWorkerOptions {
   readonly clock?: Clock;
   readonly secretKey?: string;
   readonly sessionTimeoutMs?: number;
+  /** Where the worker's metrics go (default: a registry of its own, read through `stats`). */
+  readonly metrics?: LoopguardMetrics;
   readonly onLog?: (line: string) => void;
 }
 
@@ -50,7 +53,7 @@ interface Owned {
 }
 
 export class GuardWorker {
-  readonly stats = new WorkerStats();
+  readonly stats: WorkerStats;
   readonly workerId: string;
   private owned = new Map<number, Promise<Owned>>();
   /** Bumped on every rebalance: a batch fetched before it must not take a partition over after it. */
@@ -67,6 +70,7 @@ export class GuardWorker {
     secretKey: string,
   ) {
     this.workerId = opts.workerId ?? `worker-${randomUUID().slice(0, 8)}`;
+    this.stats = new WorkerStats(opts.metrics);
     this.deps = { hashing: nodeHashing(secretKey), similarity: diceSimilarity };
   }
 
@@ -124,8 +128,7 @@ export class GuardWorker {
 
   /** Every rebalance drops every partition's state: what this worker held may have moved meanwhile. */
   private rebalanced(assigned: readonly number[]): void {
-    this.stats.assigned = [...assigned].sort((a, b) => a - b);
-    this.stats.rebalances++;
+    this.stats.rebalanced([...assigned].sort((a, b) => a - b));
     this.generation++;
     this.opts.onLog?.(`${this.workerId}: assigned partitions [${this.stats.assigned.join(',')}]`);
     void this.dropAll();
@@ -224,7 +227,7 @@ export class GuardWorker {
       // The actors moved ahead of what the log holds: forget them; the next batch reloads.
       if (this.owned.get(batch.partition) === owning) this.owned.delete(batch.partition);
       await owned.producer.disconnect().catch(() => undefined);
-      this.stats.aborted++;
+      this.stats.aborted();
       this.opts.onLog?.(
         `${this.workerId}: partition ${batch.partition}: transaction aborted: ${(e as Error).message}`,
       );
@@ -232,8 +235,8 @@ export class GuardWorker {
     }
     owned.committed = next;
     resolveOffset(batch.lastOffset());
-    this.stats.decided += out.decided;
-    this.stats.deadLettered += out.deadLettered;
+    this.stats.batchDone(out.decided, out.deadLettered);
+    this.stats.metrics.observe(out.recorded);
     // The stops and ledger copies are derived from the committed runs records by KafkaCopyProjector.
   }
 }

@@ -52,6 +52,8 @@ interface OutMessage {
 
 export interface BatchOutput {
   readonly topicMessages: { topic: string; messages: OutMessage[] }[];
+  /** Every event recorded, for the worker's metrics (decisions and stops) after the commit. */
+  readonly recorded: RecordedEvent[];
   readonly decided: number;
   readonly deadLettered: number;
 }
@@ -71,6 +73,7 @@ export async function processBatch(
   const runsOut: OutMessage[] = [];
   const decisionsOut: OutMessage[] = [];
   const dlqOut: OutMessage[] = [];
+  const recorded: RecordedEvent[] = [];
   for (const m of messages) {
     const key = m.key?.toString() ?? '';
     const headers = headersToStrings(m.headers) ?? {};
@@ -136,6 +139,7 @@ export async function processBatch(
         const rec = ctx.events.runRecord(r, i === 0 ? { ...tag, ...answer } : tag);
         runsOut.push({ key: rec.key, value: rec.value, headers: rec.headers ?? {} });
       });
+      recorded.push(...records);
     }
     decisionsOut.push(decisionMessage(ctx, decision));
   }
@@ -144,7 +148,7 @@ export async function processBatch(
     { topic: ctx.log.physicalName(SERVICE_TOPICS.decisions), messages: decisionsOut },
     { topic: ctx.log.physicalName(TOPICS.dlq), messages: dlqOut },
   ].filter((t) => t.messages.length > 0);
-  return { topicMessages, decided: decisionsOut.length, deadLettered: dlqOut.length };
+  return { topicMessages, recorded, decided: decisionsOut.length, deadLettered: dlqOut.length };
 }
 
 function decisionMessage(ctx: BatchContext, d: WireDecision): OutMessage {

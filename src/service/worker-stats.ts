@@ -1,26 +1,65 @@
-/** What a worker has done, for `--metrics-port` and for tests; plain counters, no clock. */
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { LoopguardMetrics } from '../telemetry/index.js';
+
+/**
+ * What a worker has done. The guard's own metrics (decisions by rule, stops, operations in doubt)
+ * come from the events the worker recorded, through the same LoopguardMetrics the library and
+ * `alert` use; the counters here are the ones only a worker has. One registry holds both, so
+ * `--metrics-port` serves one page. The plain numbers stay readable for logs and tests.
+ */
 export class WorkerStats {
   decided = 0;
   deadLettered = 0;
-  aborted = 0;
-  rebalances = 0;
-  assigned: number[] = [];
+  assigned: readonly number[] = [];
+  private readonly decidedTotal: Counter;
+  private readonly deadLetteredTotal: Counter;
+  private readonly abortedTotal: Counter;
+  private readonly rebalancesTotal: Counter;
+  private readonly assignedGauge: Gauge;
 
-  /** Prometheus text exposition format. */
-  prometheus(workerId: string): string {
-    const label = `{worker="${workerId.replace(/["\\\n]/g, '_')}"}`;
-    return [
-      '# TYPE loopguard_serve_decisions_total counter',
-      `loopguard_serve_decisions_total${label} ${this.decided}`,
-      '# TYPE loopguard_serve_dead_lettered_total counter',
-      `loopguard_serve_dead_lettered_total${label} ${this.deadLettered}`,
-      '# TYPE loopguard_serve_transactions_aborted_total counter',
-      `loopguard_serve_transactions_aborted_total${label} ${this.aborted}`,
-      '# TYPE loopguard_serve_rebalances_total counter',
-      `loopguard_serve_rebalances_total${label} ${this.rebalances}`,
-      '# TYPE loopguard_serve_assigned_partitions gauge',
-      `loopguard_serve_assigned_partitions${label} ${this.assigned.length}`,
-      '',
-    ].join('\n');
+  constructor(readonly metrics: LoopguardMetrics = new LoopguardMetrics()) {
+    const registers: Registry[] = [metrics.registry];
+    this.decidedTotal = new Counter({
+      name: 'loopguard_serve_requests_decided_total',
+      help: 'Requests this worker answered on loopguard.decisions (errors included).',
+      registers,
+    });
+    this.deadLetteredTotal = new Counter({
+      name: 'loopguard_serve_dead_lettered_total',
+      help: 'Requests that could not be decoded, sent to loopguard.dlq.',
+      registers,
+    });
+    this.abortedTotal = new Counter({
+      name: 'loopguard_serve_transactions_aborted_total',
+      help: 'Batch transactions aborted (their requests are decided again by the partition owner).',
+      registers,
+    });
+    this.rebalancesTotal = new Counter({
+      name: 'loopguard_serve_rebalances_total',
+      help: 'Consumer-group rebalances this worker took part in.',
+      registers,
+    });
+    this.assignedGauge = new Gauge({
+      name: 'loopguard_serve_assigned_partitions',
+      help: 'Partitions of loopguard.requests this worker owns now.',
+      registers,
+    });
+  }
+
+  batchDone(decided: number, deadLettered: number): void {
+    this.decided += decided;
+    this.deadLettered += deadLettered;
+    this.decidedTotal.inc(decided);
+    this.deadLetteredTotal.inc(deadLettered);
+  }
+
+  aborted(): void {
+    this.abortedTotal.inc();
+  }
+
+  rebalanced(assigned: readonly number[]): void {
+    this.assigned = assigned;
+    this.rebalancesTotal.inc();
+    this.assignedGauge.set(assigned.length);
   }
 }
