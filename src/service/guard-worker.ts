@@ -241,19 +241,8 @@ export class GuardWorker {
   }
 }
 
-/**
- * Workers started together race to create the topics; the loser may see a topic whose metadata
- * has not reached the broker's cache yet. That settles within moments, so it is retried briefly.
- */
+/** The topics a worker reads and writes (TopicRegistry retries a creation race briefly). */
 async function prepareTopics(log: KafkaLog): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      for (const t of [TOPICS.runs, TOPICS.dlq, SERVICE_TOPICS.requests, SERVICE_TOPICS.decisions])
-        await log.prepare(t);
-      return;
-    } catch (e) {
-      if (attempt >= 10) throw e;
-      await new Promise((r) => setTimeout(r, 300 * attempt));
-    }
-  }
+  for (const t of [TOPICS.runs, TOPICS.dlq, SERVICE_TOPICS.requests, SERVICE_TOPICS.decisions])
+    await log.prepare(t);
 }

@@ -21,6 +21,9 @@ export interface PartitionOffsets {
   readonly high: number;
 }
 
+const CREATE_ATTEMPTS = 8;
+const CREATE_BACKOFF_MS = 300;
+
 export class TopicRegistry {
   private readonly known = new Map<string, Promise<TopicInfo>>();
 
@@ -51,25 +54,33 @@ export class TopicRegistry {
     }
   }
 
+  /**
+   * Creates the topic unless it exists. Processes started together race to create it, and the
+   * loser may see a topic whose metadata has not reached the broker's cache yet (no partitions,
+   * unknown topic): that settles within moments, so it is retried briefly before it is an error.
+   */
   private async create(logical: string): Promise<TopicInfo> {
     const spec = this.layout.spec(logical);
-    try {
-      await this.admin.createTopics({
-        waitForLeaders: true,
-        topics: [
-          {
-            topic: spec.name,
-            numPartitions: spec.partitions,
-            configEntries: Object.entries(spec.configs).map(([name, value]) => ({ name, value })),
-          },
-        ],
-      });
-      const meta = await this.admin.fetchTopicMetadata({ topics: [spec.name] });
-      const partitions = meta.topics[0]?.partitions.length ?? 0;
-      if (partitions < 1) throw new Error(`topic ${spec.name} has no partitions in the metadata`);
-      return { name: spec.name, partitions };
-    } catch (e) {
-      throw kafkaError(e, `creating topic ${spec.name}`);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.admin.createTopics({
+          waitForLeaders: true,
+          topics: [
+            {
+              topic: spec.name,
+              numPartitions: spec.partitions,
+              configEntries: Object.entries(spec.configs).map(([name, value]) => ({ name, value })),
+            },
+          ],
+        });
+        const meta = await this.admin.fetchTopicMetadata({ topics: [spec.name] });
+        const partitions = meta.topics[0]?.partitions.length ?? 0;
+        if (partitions < 1) throw new Error(`topic ${spec.name} has no partitions in the metadata`);
+        return { name: spec.name, partitions };
+      } catch (e) {
+        if (attempt >= CREATE_ATTEMPTS) throw kafkaError(e, `creating topic ${spec.name}`);
+        await new Promise((r) => setTimeout(r, CREATE_BACKOFF_MS * attempt));
+      }
     }
   }
 }
