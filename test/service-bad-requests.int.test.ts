@@ -3,15 +3,10 @@
  * it, an undecodable one goes to the dead-letter topic with the reason and still gets an error
  * decision (by the request id header), and the worker goes on deciding the next request.
  */
-import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRemoteGuard } from '../src/client/index.js';
 import { TOPICS } from '../src/log/event-log.js';
-import { GuardWorker } from '../src/service/guard-worker.js';
-import { openService } from '../src/service/open-service.js';
 import { emptyRequest, REQUEST_ID_HEADER, SERVICE_TOPICS } from '../src/service/service-topics.js';
-import { kafkaEnv } from './setup/kafka-env.js';
-import { SERVICE_SECRET_KEY } from './support/service/serve-process.js';
+import { inProcessService } from './support/service/in-process-service.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -20,25 +15,7 @@ afterEach(async () => {
 
 describe('loopguard serve: bad requests', () => {
   it('answers a wrong field with an error naming it, dead-letters an undecodable request, and goes on', async () => {
-    const { brokers, registryUrl } = kafkaEnv();
-    const topicPrefix = `bad-${randomUUID().slice(0, 8)}.`;
-    const conn = await openService({ brokers, registryUrl, topicPrefix });
-    cleanups.push(() => conn.close());
-    const worker = await GuardWorker.start({
-      ...conn,
-      secretKey: SERVICE_SECRET_KEY,
-      groupId: `g-${topicPrefix}`,
-      workerId: 'w-bad',
-    });
-    cleanups.push(() => worker.stop());
-    const guard = await createRemoteGuard({
-      secretKey: SERVICE_SECRET_KEY,
-      brokers,
-      registry: registryUrl,
-      topicPrefix,
-      timeoutMs: 30_000,
-    });
-    cleanups.push(() => guard.close());
+    const { topicPrefix, conn, worker, guard } = await inProcessService('bad', cleanups);
 
     const bad = await guard.request({
       ...emptyRequest('bad-1', 'run-b', 'TOOL_CALL', 0),

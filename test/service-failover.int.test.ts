@@ -7,11 +7,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { main } from '../src/cli/main.js';
 import { createRemoteGuard, type RemoteGuard, type RemoteRun } from '../src/client/index.js';
 import type { CallResult } from '../src/runtime/index.js';
 import { kafkaEnv } from './setup/kafka-env.js';
-import { captureIo } from './support/capture-io.js';
+import { rebuiltRuns } from './support/service/rebuilt-runs.js';
 import {
   balanced,
   SERVICE_SECRET_KEY,
@@ -165,29 +164,7 @@ describe('loopguard serve: three workers, one SIGKILLed under load', () => {
     expect(moved.length).toBeGreaterThan(0);
 
     // A rebuild of the runs topic says what the clients saw.
-    const io = captureIo();
-    expect(
-      await main(
-        [
-          'rebuild',
-          '--kafka',
-          '--brokers',
-          brokers.join(','),
-          '--registry',
-          registryUrl,
-          '--topic-prefix',
-          prefix,
-          '--json',
-        ],
-        io,
-      ),
-    ).toBe(0);
-    const rebuilt = io
-      .stdout()
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l))
-      .filter((r) => 'run_id' in r);
+    const rebuilt = await rebuiltRuns(prefix);
     expect(rebuilt).toHaveLength(RUNS);
     for (const r of rebuilt) {
       const run = runs.get(r.run_id) as RemoteRun;

@@ -6,10 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { main } from '../src/cli/main.js';
 import { createRemoteGuard } from '../src/client/index.js';
 import { kafkaEnv } from './setup/kafka-env.js';
-import { captureIo } from './support/capture-io.js';
+import { rebuiltRuns } from './support/service/rebuilt-runs.js';
 import {
   balanced,
   SERVICE_SECRET_KEY,
@@ -83,29 +82,7 @@ describe('loopguard serve: rolling restart', () => {
     expect(topics.requests.length).toBe(RUNS * 2 + total * 2);
     expect([...decisionCounts(topics).values()].filter((n) => n !== 1)).toEqual([]);
 
-    const io = captureIo();
-    expect(
-      await main(
-        [
-          'rebuild',
-          '--kafka',
-          '--brokers',
-          brokers.join(','),
-          '--registry',
-          registryUrl,
-          '--topic-prefix',
-          prefix,
-          '--json',
-        ],
-        io,
-      ),
-    ).toBe(0);
-    const rebuilt = io
-      .stdout()
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l))
-      .filter((r) => 'run_id' in r);
+    const rebuilt = await rebuiltRuns(prefix);
     expect(rebuilt).toHaveLength(RUNS);
     for (const r of rebuilt)
       expect(r).toMatchObject({ terminal_state: 'COMPLETED', calls_executed: calls.get(r.run_id) });

@@ -5,14 +5,9 @@
  * in-doubt side effect frees it to run again after the approved resume, and one operation key
  * asked by two runs runs once: the shared ledger, as in the library.
  */
-import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRemoteGuard } from '../src/client/index.js';
 import { DEFAULT_POLICY } from '../src/domain/index.js';
-import { GuardWorker } from '../src/service/guard-worker.js';
-import { openService } from '../src/service/open-service.js';
-import { kafkaEnv } from './setup/kafka-env.js';
-import { SERVICE_SECRET_KEY } from './support/service/serve-process.js';
+import { inProcessService } from './support/service/in-process-service.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -21,26 +16,9 @@ afterEach(async () => {
 
 describe('loopguard serve: model usage and checkpoints from a remote client', () => {
   it('counts usage toward the token budget and names the checkpoint in the stop report', async () => {
-    const { brokers, registryUrl } = kafkaEnv();
-    const topicPrefix = `usage-${randomUUID().slice(0, 8)}.`;
-    const conn = await openService({ brokers, registryUrl, topicPrefix });
-    cleanups.push(() => conn.close());
-    const worker = await GuardWorker.start({
-      ...conn,
-      secretKey: SERVICE_SECRET_KEY,
-      groupId: `g-${topicPrefix}`,
-      workerId: 'w-usage',
+    const { guard } = await inProcessService('usage', cleanups, {
       policy: { ...DEFAULT_POLICY, maxTokens: 1_000 },
     });
-    cleanups.push(() => worker.stop());
-    const guard = await createRemoteGuard({
-      secretKey: SERVICE_SECRET_KEY,
-      brokers,
-      registry: registryUrl,
-      topicPrefix,
-      timeoutMs: 30_000,
-    });
-    cleanups.push(() => guard.close());
 
     const run = await guard.startRun({ runId: 'agent-1' });
     const first = await run.call({ tool: 'search', args: { q: 'a' } }, () => ({ hits: 1 }));
@@ -61,25 +39,7 @@ describe('loopguard serve: model usage and checkpoints from a remote client', ()
   }, 120_000);
 
   it('settles an in-doubt side effect: it certainly did not happen, so it runs after the resume', async () => {
-    const { brokers, registryUrl } = kafkaEnv();
-    const topicPrefix = `settle-${randomUUID().slice(0, 8)}.`;
-    const conn = await openService({ brokers, registryUrl, topicPrefix });
-    cleanups.push(() => conn.close());
-    const worker = await GuardWorker.start({
-      ...conn,
-      secretKey: SERVICE_SECRET_KEY,
-      groupId: `g-${topicPrefix}`,
-      workerId: 'w-settle',
-    });
-    cleanups.push(() => worker.stop());
-    const guard = await createRemoteGuard({
-      secretKey: SERVICE_SECRET_KEY,
-      brokers,
-      registry: registryUrl,
-      topicPrefix,
-      timeoutMs: 30_000,
-    });
-    cleanups.push(() => guard.close());
+    const { guard } = await inProcessService('settle', cleanups);
 
     const run = await guard.startRun({ runId: 'payer-1' });
     const charge = { tool: 'charge', args: { amount: 10 }, operationKey: 'charge-1', sideEffect: true };
@@ -105,25 +65,7 @@ describe('loopguard serve: model usage and checkpoints from a remote client', ()
   }, 120_000);
 
   it("runs a side effect once across runs: the second run gets the first one's result", async () => {
-    const { brokers, registryUrl } = kafkaEnv();
-    const topicPrefix = `cross-${randomUUID().slice(0, 8)}.`;
-    const conn = await openService({ brokers, registryUrl, topicPrefix });
-    cleanups.push(() => conn.close());
-    const worker = await GuardWorker.start({
-      ...conn,
-      secretKey: SERVICE_SECRET_KEY,
-      groupId: `g-${topicPrefix}`,
-      workerId: 'w-cross',
-    });
-    cleanups.push(() => worker.stop());
-    const guard = await createRemoteGuard({
-      secretKey: SERVICE_SECRET_KEY,
-      brokers,
-      registry: registryUrl,
-      topicPrefix,
-      timeoutMs: 30_000,
-    });
-    cleanups.push(() => guard.close());
+    const { guard } = await inProcessService('cross', cleanups);
 
     let charged = 0;
     const pay = { tool: 'charge', args: { invoice: 7 }, operationKey: 'invoice-7', sideEffect: true };

@@ -1,0 +1,46 @@
+/**
+ * One guard worker and one remote client in the test process, on topics of their own: the
+ * set-up of the service tests that need no worker process of their own (no SIGKILL, no restart).
+ */
+import { randomUUID } from 'node:crypto';
+import { createRemoteGuard, type RemoteGuard } from '../../../src/client/index.js';
+import { GuardWorker, type GuardWorkerOptions } from '../../../src/service/guard-worker.js';
+import { openService, type ServiceConnection } from '../../../src/service/open-service.js';
+import { kafkaEnv } from '../../setup/kafka-env.js';
+import { SERVICE_SECRET_KEY } from './serve-process.js';
+
+export interface InProcessService {
+  readonly topicPrefix: string;
+  readonly conn: ServiceConnection;
+  readonly worker: GuardWorker;
+  readonly guard: RemoteGuard;
+}
+
+/** Starts both; everything started is handed to `cleanups` (the caller runs them in reverse). */
+export async function inProcessService(
+  label: string,
+  cleanups: Array<() => Promise<void>>,
+  worker: Partial<Pick<GuardWorkerOptions, 'policy'>> = {},
+): Promise<InProcessService> {
+  const { brokers, registryUrl } = kafkaEnv();
+  const topicPrefix = `${label}-${randomUUID().slice(0, 8)}.`;
+  const conn = await openService({ brokers, registryUrl, topicPrefix });
+  cleanups.push(() => conn.close());
+  const started = await GuardWorker.start({
+    ...conn,
+    ...worker,
+    secretKey: SERVICE_SECRET_KEY,
+    groupId: `g-${topicPrefix}`,
+    workerId: `w-${label}`,
+  });
+  cleanups.push(() => started.stop());
+  const guard = await createRemoteGuard({
+    secretKey: SERVICE_SECRET_KEY,
+    brokers,
+    registry: registryUrl,
+    topicPrefix,
+    timeoutMs: 30_000,
+  });
+  cleanups.push(() => guard.close());
+  return { topicPrefix, conn, worker: started, guard };
+}
