@@ -20,7 +20,7 @@ import {
   balanced,
   SERVICE_SECRET_KEY,
   type ServeProcess,
-  spawnServe,
+  serveGroup,
 } from './support/service/serve-process.js';
 import { readServiceTopics } from './support/service/service-topics-read.js';
 
@@ -40,17 +40,7 @@ async function logsAfter(w: ServeProcess, from: number, pattern: RegExp, timeout
 
 describe('loopguard serve: a request published again', () => {
   it('gets the decision it already got and is recorded once, also after its worker was SIGKILLed', async () => {
-    const { brokers, registryUrl } = kafkaEnv();
-    const prefix = `repeat-${randomUUID().slice(0, 8)}.`;
-    const group = `g-${prefix}`;
-    const start = (): ServeProcess => {
-      const w = spawnServe({ brokers, registryUrl, topicPrefix: prefix, group });
-      cleanups.push(async () => {
-        w.child.kill('SIGKILL');
-        await w.exited;
-      });
-      return w;
-    };
+    const { brokers, registryUrl, prefix, group, start } = serveGroup('repeat', cleanups);
     const first = start();
     await first.waitFor(/ in group /);
     const workers = [first, start()];

@@ -13,7 +13,7 @@ import {
   balanced,
   SERVICE_SECRET_KEY,
   type ServeProcess,
-  spawnServe,
+  serveGroup,
 } from './support/service/serve-process.js';
 import { decisionCounts, readServiceTopics } from './support/service/service-topics-read.js';
 
@@ -25,17 +25,7 @@ afterEach(async () => {
 
 describe('loopguard serve: rolling restart', () => {
   it('replaces all three workers under load and loses nothing', async () => {
-    const { brokers, registryUrl } = kafkaEnv();
-    const prefix = `roll-${randomUUID().slice(0, 8)}.`;
-    const group = `g-${prefix}`;
-    const start = (): ServeProcess => {
-      const w = spawnServe({ brokers, registryUrl, topicPrefix: prefix, group });
-      cleanups.push(async () => {
-        w.child.kill('SIGKILL');
-        await w.exited;
-      });
-      return w;
-    };
+    const { brokers, registryUrl, prefix, group, start } = serveGroup('roll', cleanups);
     const first = start();
     await first.waitFor(/ in group /);
     let live = [first, start(), start()];

@@ -15,7 +15,7 @@ import {
   balanced,
   SERVICE_SECRET_KEY,
   type ServeProcess,
-  spawnServe,
+  serveGroup,
 } from './support/service/serve-process.js';
 import { decisionCounts, readServiceTopics } from './support/service/service-topics-read.js';
 
@@ -27,17 +27,7 @@ afterEach(async () => {
 
 describe('loopguard serve: a zombie worker', () => {
   it('writes nothing once fenced', async () => {
-    const { brokers, registryUrl } = kafkaEnv();
-    const prefix = `zombie-${randomUUID().slice(0, 8)}.`;
-    const start = (): ServeProcess => {
-      const w = spawnServe({ brokers, registryUrl, topicPrefix: prefix, group: `g-${prefix}` });
-      cleanups.push(async () => {
-        w.child.kill('SIGCONT');
-        w.child.kill('SIGKILL');
-        await w.exited;
-      });
-      return w;
-    };
+    const { brokers, registryUrl, prefix, start } = serveGroup('zombie', cleanups);
     const a = start();
     await a.waitFor(/ in group /);
     const b = start();

@@ -4,7 +4,9 @@
  * fenced and loaded one, which is what the failover tests wait on.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { kafkaEnv } from '../../setup/kafka-env.js';
 
 const MAIN = join(import.meta.dirname, '..', '..', '..', 'src', 'cli', 'main.ts');
 
@@ -116,4 +118,24 @@ export async function balanced(
       );
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/**
+ * Worker processes of one group on topics of their own: `start()` spawns one more, and each is
+ * SIGKILLed by `cleanups` (SIGCONT first, so a stopped one dies too).
+ */
+export function serveGroup(label: string, cleanups: Array<() => Promise<void>>) {
+  const { brokers, registryUrl } = kafkaEnv();
+  const prefix = `${label}-${randomUUID().slice(0, 8)}.`;
+  const group = `g-${prefix}`;
+  const start = (): ServeProcess => {
+    const w = spawnServe({ brokers, registryUrl, topicPrefix: prefix, group });
+    cleanups.push(async () => {
+      w.child.kill('SIGCONT');
+      w.child.kill('SIGKILL');
+      await w.exited;
+    });
+    return w;
+  };
+  return { brokers, registryUrl, prefix, group, start };
 }
