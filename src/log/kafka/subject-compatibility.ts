@@ -69,6 +69,13 @@ export async function ensureSubjectCompatibility(
     await res.body?.cancel();
     return 'deferred-until-first-register';
   }
+  if (res.status === 409) {
+    // Apicurio: another process set the subject's rule between our GET and PUT. Its level is
+    // the one every loopguard process asks for, so a rule that now answers it is ours too.
+    const body = await res.text();
+    if ((await currentLevel(registryUrl, subject)) === level) return 'already';
+    throw unavailable(`PUT config of ${subject} to ${level}`, res.status, body);
+  }
   if (!res.ok) throw unavailable(`PUT config of ${subject} to ${level}`, res.status, await res.text());
   await res.body?.cancel();
   const after = await currentLevel(registryUrl, subject);
