@@ -8,10 +8,16 @@
  * the worker that takes a partition over bumps the producer epoch of whoever held it before: a
  * zombie (paused, cut off, killed mid-transaction) can commit nothing more, and its open
  * transaction is aborted. Only after that does the new owner read the committed offset (a zombie's
- * commit may have landed after the group handed out the stale one) and fold the runs partition.
+ * commit may have landed after the group handed out the stale one) and load the partition's runs.
+ *
+ * Snapshots. Folding a runs partition from its start costs what the partition ever recorded, so
+ * once a partition's runs have written enough records since the last snapshot, the worker adds a
+ * snapshot of every run it holds to the batch's transaction and puts where it is into the offset
+ * commit's metadata (snapshot-pointer.ts). A takeover then reads that snapshot and the runs
+ * records after it: what it costs follows the runs held and the records since, not the history.
  */
 import { randomUUID } from 'node:crypto';
-import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, Producer, RecordMetadata, Transaction } from 'kafkajs';
 import { DEFAULT_POLICY, type DeciderDeps, diceSimilarity, type Policy } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
@@ -24,9 +30,11 @@ import { nodeHashing } from '../runtime/node-hashing.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
 import type { LoopguardMetrics } from '../telemetry/index.js';
 import { PartitionRuns } from './partition-runs.js';
+import { type PartitionSnapshot, PartitionSnapshots } from './partition-snapshots.js';
 import { type BatchOutput, processBatch } from './process-batch.js';
 import type { ServiceCodec } from './service-codec.js';
 import { SERVICE_TOPICS, type WireDecision, type WireRequest } from './service-topics.js';
+import { parsePointer, pointerMetadata, type SnapshotPointer } from './snapshot-pointer.js';
 import { WorkerStats } from './worker-stats.js';
 
 export interface GuardWorkerOptions {
@@ -41,6 +49,11 @@ export interface GuardWorkerOptions {
   readonly clock?: Clock;
   readonly secretKey?: string;
   readonly sessionTimeoutMs?: number;
+  /**
+   * Runs records a partition writes before the next snapshot of it; at least as many as the runs
+   * it holds, so a snapshot's cost is paid back by the tail it saves. Default 1000.
+   */
+  readonly snapshotEveryRecords?: number;
   /** Where the worker's metrics go (default: a registry of its own, read through `stats`). */
   readonly metrics?: LoopguardMetrics;
   readonly onLog?: (line: string) => void;
@@ -50,6 +63,10 @@ interface Owned {
   readonly producer: Producer;
   readonly runs: PartitionRuns;
   committed: number;
+  /** The newest committed snapshot, carried in every offset commit. */
+  pointer: SnapshotPointer | null;
+  /** Runs records written (or read at the takeover) since that snapshot. */
+  sinceSnapshot: number;
 }
 
 export class GuardWorker {
@@ -67,6 +84,7 @@ export class GuardWorker {
     private readonly stream: KafkaRunStream,
     private readonly topic: string,
     private readonly ledger: KafkaLedger,
+    private readonly snapshots: PartitionSnapshots,
     secretKey: string,
   ) {
     this.workerId = opts.workerId ?? `worker-${randomUUID().slice(0, 8)}`;
@@ -85,6 +103,7 @@ export class GuardWorker {
       schemaStore: opts.events.schemas,
       subject: opts.events.subjectFor(TOPICS.ledger),
     });
+    const snapshots = await PartitionSnapshots.open(log, opts.events.schemas, opts.events.subjectFor, 60_000);
     const admin = log.kafka.admin();
     await admin.connect();
     const consumer = log.consumer({
@@ -101,6 +120,7 @@ export class GuardWorker {
       new KafkaRunStream(opts.events, log),
       topic,
       ledger,
+      snapshots,
       secretKey,
     );
     consumer.on(consumer.events.GROUP_JOIN, (e) =>
@@ -164,7 +184,9 @@ export class GuardWorker {
     );
     try {
       const offsets = await this.admin.fetchOffsets({ groupId: this.opts.groupId, topics: [this.topic] });
-      const committed = Number(offsets[0]?.partitions.find((p) => p.partition === partition)?.offset ?? '-1');
+      const at = offsets[0]?.partitions.find((p) => p.partition === partition);
+      const committed = Number(at?.offset ?? '-1');
+      const { snapshot, why } = await this.snapshotOf(partition, parsePointer(at?.metadata));
       const runs = await PartitionRuns.load(
         {
           log: this.opts.log,
@@ -176,11 +198,24 @@ export class GuardWorker {
           timeoutMs: 60_000,
         },
         partition,
+        snapshot?.loaded ?? null,
       );
+      const ms = Date.now() - started;
+      this.stats.tookOver(ms / 1000, snapshot !== null);
+      const source =
+        snapshot === null
+          ? `${runs.loaded.runsRead} runs records (${why})`
+          : `snapshot ${snapshot.pointer.id} + ${runs.loaded.runsRead} runs records`;
       this.opts.onLog?.(
-        `${this.workerId}: partition ${partition}: fenced, ${runs.size} runs loaded in ${Date.now() - started} ms, from offset ${committed}`,
+        `${this.workerId}: partition ${partition}: fenced, ${runs.size} runs loaded in ${ms} ms from ${source}, from offset ${committed}`,
       );
-      return { producer, runs, committed: Math.max(0, committed) };
+      return {
+        producer,
+        runs,
+        committed: Math.max(0, committed),
+        pointer: snapshot?.pointer ?? null,
+        sinceSnapshot: runs.loaded.runsRead,
+      };
     } catch (e) {
       await producer.disconnect().catch(() => undefined);
       throw e;
@@ -215,12 +250,18 @@ export class GuardWorker {
       partition: batch.partition,
     });
     const txn = await owned.producer.transaction();
+    let pointer = owned.pointer;
     try {
-      await txn.sendBatch({ topicMessages: out.topicMessages, acks: -1 });
+      const sent = await txn.sendBatch({ topicMessages: out.topicMessages, acks: -1 });
+      pointer = (await this.snapshotIn(txn, owned, batch.partition, sent, out.recorded.length)) ?? pointer;
+      const partitions = [
+        { partition: batch.partition, offset: String(next), metadata: pointerMetadata(pointer) },
+      ];
+      // kafkajs's types omit the metadata its TxnOffsetCommit request writes for each partition.
       await txn.sendOffsets({
         consumerGroupId: this.opts.groupId,
-        topics: [{ topic: this.topic, partitions: [{ partition: batch.partition, offset: String(next) }] }],
-      });
+        topics: [{ topic: this.topic, partitions }],
+      } as Parameters<Transaction['sendOffsets']>[0]);
       await txn.commit();
     } catch (e) {
       await txn.abort().catch(() => undefined);
@@ -234,15 +275,61 @@ export class GuardWorker {
       throw e;
     }
     owned.committed = next;
+    if (pointer !== owned.pointer) {
+      owned.pointer = pointer;
+      owned.sinceSnapshot = 0;
+      this.stats.snapshotWritten();
+    } else owned.sinceSnapshot += out.recorded.length;
     resolveOffset(batch.lastOffset());
     this.stats.batchDone(out.decided, out.deadLettered);
     this.stats.metrics.observe(out.recorded);
     // The stops and ledger copies are derived from the committed runs records by KafkaCopyProjector.
   }
+
+  /** The snapshot `pointer` names, or null with why (a missing one means folding the partition). */
+  private async snapshotOf(
+    partition: number,
+    pointer: SnapshotPointer | null,
+  ): Promise<{ snapshot: { loaded: PartitionSnapshot; pointer: SnapshotPointer } | null; why: string }> {
+    if (pointer === null) return { snapshot: null, why: 'no snapshot committed' };
+    const read = await this.snapshots.read(pointer, this.opts.groupId, partition);
+    if ('missing' in read) return { snapshot: null, why: `snapshot ${pointer.id} unusable: ${read.missing}` };
+    return { snapshot: { loaded: read, pointer }, why: '' };
+  }
+
+  /**
+   * Adds a snapshot of the partition's runs to `txn` when enough was written since the last one;
+   * the records of this batch on the runs partition are where a later tail starts (the fold skips
+   * what the states already have). Null when no snapshot is due.
+   */
+  private async snapshotIn(
+    txn: Transaction,
+    owned: Owned,
+    partition: number,
+    sent: readonly RecordMetadata[],
+    written: number,
+  ): Promise<SnapshotPointer | null> {
+    const due = Math.max(this.opts.snapshotEveryRecords ?? 1000, owned.runs.size);
+    if (owned.sinceSnapshot + written < due) return null;
+    const runsTopic = this.opts.log.physicalName(TOPICS.runs);
+    const base = sent.find((m) => m.topicName === runsTopic && m.partition === partition)?.baseOffset;
+    if (base === undefined) return null;
+    return this.snapshots.write(txn, this.opts.groupId, partition, {
+      id: randomUUID(),
+      runsFrom: Number(base),
+      runs: owned.runs.held(),
+    });
+  }
 }
 
 /** The topics a worker reads and writes (TopicRegistry retries a creation race briefly). */
 async function prepareTopics(log: KafkaLog): Promise<void> {
-  for (const t of [TOPICS.runs, TOPICS.dlq, SERVICE_TOPICS.requests, SERVICE_TOPICS.decisions])
+  for (const t of [
+    TOPICS.runs,
+    TOPICS.dlq,
+    SERVICE_TOPICS.requests,
+    SERVICE_TOPICS.decisions,
+    SERVICE_TOPICS.snapshots,
+  ])
     await log.prepare(t);
 }

@@ -39,6 +39,8 @@ export async function openService(cfg: ServiceConfig): Promise<ServiceConnection
     brokers: cfg.brokers,
     clientId: cfg.clientId ?? 'loopguard-serve',
     partitions: { [TOPICS.runs]: n, [SERVICE_TOPICS.requests]: n, [SERVICE_TOPICS.decisions]: n },
+    // Only a partition's newest snapshot is read (partition-snapshots.ts).
+    topicConfigs: { [SERVICE_TOPICS.snapshots]: { 'cleanup.policy': 'compact' } },
     ...(cfg.topicPrefix ? { topicPrefix: cfg.topicPrefix } : {}),
   });
   try {

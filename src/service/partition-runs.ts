@@ -1,15 +1,18 @@
 /**
  * The run actors of one owned requests partition. Requests and runs are keyed alike (run id,
  * murmur2 as Kafka's Java client and kafkajs partition), so the runs of requests partition p live
- * in runs partition p: on assignment the worker folds that one partition (committed records only,
- * by the same batch rule every run-stream reader applies) instead of loading run by run. A run
- * whose key the runs topic puts elsewhere (a client with another partitioner) is loaded from its
- * own stream (snapshot + tail) on first use. The map is the truth only while this worker owns the partition: it is
- * dropped on every rebalance and rebuilt from the log, with each run's latest answers (the
- * decisions its tagged batches were given), so a repeated request is answered alike after a takeover.
+ * in runs partition p: on assignment the worker loads that partition's runs from its newest
+ * snapshot (partition-snapshots.ts) and folds only the runs records after it, or, without a
+ * snapshot, folds the whole partition (committed records only, by the same batch rule every
+ * run-stream reader applies). A run whose key the runs topic puts elsewhere (a client with another
+ * partitioner) is loaded from its own stream (snapshot + tail) on first use, and is never part of
+ * a partition snapshot: its records are not in this partition's tail. The map is the truth only
+ * while this worker owns the partition: it is dropped on every rebalance and rebuilt from the log,
+ * with each run's latest answers (the decisions its tagged batches were given), so a repeated
+ * request is answered alike after a takeover.
  */
 import type { Admin } from 'kafkajs';
-import type { DeciderDeps, RecordedEvent } from '../domain/index.js';
+import type { DeciderDeps, RecordedEvent, RunState } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
 import { headersToStrings } from '../log/kafka/kafka-error.js';
@@ -19,6 +22,7 @@ import { readRanges } from '../log/kafka/partition-reader.js';
 import { EMPTY_HEAD, foldRunRecord, type RunHead } from '../log/kafka/run-batch-fold.js';
 import { type Clock, RunActor } from '../machines/index.js';
 import { type AnsweredRequest, recordedDecision } from './decide-request.js';
+import type { HeldRun, PartitionSnapshot } from './partition-snapshots.js';
 import { ANSWER_HEADERS, ANSWERS_KEPT, RecentAnswers } from './recent-answers.js';
 import type { RequestType, WireDecision } from './service-topics.js';
 
@@ -41,34 +45,58 @@ interface Batch {
   readonly worker: string;
 }
 
+/** What a load read: the snapshot it started from (if any) and how many runs records after it. */
+export interface LoadReport {
+  readonly snapshot: string | null;
+  readonly runsRead: number;
+}
+
 export class PartitionRuns {
   private constructor(
     private readonly ctx: RunsContext,
     readonly partition: number,
     private readonly runs: Map<string, RunActor>,
+    /** Batch of each local run's last record, as the fold of its stream has it. */
+    private readonly batches: Map<string, string | null>,
     private readonly answers: RecentAnswers,
+    readonly loaded: LoadReport,
   ) {}
+
+  /** Runs loaded from their own stream because their runs partition is another: not snapshotted. */
+  private readonly foreign = new Set<string>();
 
   get size(): number {
     return this.runs.size;
   }
 
-  /** Folds runs partition `partition` up to its current end into one actor per run. */
-  static async load(ctx: RunsContext, partition: number): Promise<PartitionRuns> {
+  /**
+   * The runs of runs partition `partition` up to its current end: `from`'s states and the records
+   * from its `runsFrom` on, or every record of the partition when there is no snapshot.
+   */
+  static async load(
+    ctx: RunsContext,
+    partition: number,
+    from: PartitionSnapshot | null = null,
+  ): Promise<PartitionRuns> {
     const name = ctx.log.physicalName(TOPICS.runs);
     const offsets = await ctx.admin.fetchTopicOffsets(name);
     const range = offsets.find((o) => o.partition === partition);
-    const heads = new Map<string, RunHead>();
+    const base = new Map((from?.runs ?? []).map((r) => [r.runId, r]));
+    const heads = new Map<string, RunHead>([...base].map(([id, r]) => [id, { seq: r.seq, batch: r.batch }]));
     const histories = new Map<string, RecordedEvent[]>();
     const batches = new Map<string, Batch[]>();
     const pending: Promise<void>[] = [];
+    let runsRead = 0;
     if (range !== undefined) {
+      // Reading from before the snapshot's records is harmless: the fold skips seqs it has.
+      const low = Math.max(Number(range.low), from?.runsFrom ?? 0);
       await readRanges(
         ctx.log.kafka,
         name,
-        [{ partition, from: Number(range.low), to: Number(range.high) }],
+        [{ partition, from: low, to: Number(range.high) }],
         ctx.timeoutMs,
         (m) => {
+          runsRead++;
           const key = m.message.key?.toString() ?? '';
           const headers = headersToStrings(m.message.headers);
           const next = foldRunRecord(heads.get(key) ?? EMPTY_HEAD, headers);
@@ -92,9 +120,18 @@ export class PartitionRuns {
     await Promise.all(pending);
     const runs = new Map<string, RunActor>();
     const answers = new RecentAnswers();
-    for (const [runId, history] of histories)
-      runs.set(runId, replay(ctx, runId, history, batches.get(runId) ?? [], answers));
-    return new PartitionRuns(ctx, partition, runs, answers);
+    for (const r of base.values()) for (const a of r.answers) answers.add(a);
+    for (const [runId, r] of base)
+      if (!histories.has(runId)) runs.set(runId, new RunActor(runId, ctx.deps, ctx.clock, [], r.state));
+    for (const [runId, history] of histories) {
+      const state = base.get(runId)?.state ?? null;
+      runs.set(runId, replay(ctx, runId, state, history, batches.get(runId) ?? [], answers));
+    }
+    const lastBatch = new Map([...heads].map(([id, h]) => [id, h.batch]));
+    return new PartitionRuns(ctx, partition, runs, lastBatch, answers, {
+      snapshot: from?.id ?? null,
+      runsRead,
+    });
   }
 
   /** The decision already given to this request of the run, if it is among the run's latest. */
@@ -109,13 +146,32 @@ export class PartitionRuns {
     if ((await this.ctx.log.partitionOfKey(TOPICS.runs, runId)) === this.partition)
       return new RunActor(runId, this.ctx.deps, this.ctx.clock);
     const loaded = await this.ctx.stream.load(runId);
+    this.foreign.add(runId);
     return new RunActor(runId, this.ctx.deps, this.ctx.clock, loaded.events, loaded.snapshot);
   }
 
-  /** Keeps the actor of a run that recorded `decision`'s events, and the decision for a repeat. */
-  keep(actor: RunActor, decision: WireDecision): void {
+  /** Keeps the actor of a run that recorded `decision`'s events in `batch`, and the decision for a repeat. */
+  keep(actor: RunActor, decision: WireDecision, batch: string): void {
     if (actor.state.seq > 0) this.runs.set(actor.runId, actor);
+    this.batches.set(actor.runId, batch);
     this.answers.add(decision);
+  }
+
+  /** Every run of this runs partition as held now, by run id: what a snapshot records. */
+  held(): HeldRun[] {
+    return [...this.runs.keys()]
+      .filter((id) => !this.foreign.has(id))
+      .sort()
+      .map((runId) => {
+        const state = (this.runs.get(runId) as RunActor).state;
+        return {
+          runId,
+          seq: state.seq,
+          batch: this.batches.get(runId) ?? null,
+          state,
+          answers: this.answers.of(runId),
+        };
+      });
   }
 }
 
@@ -147,12 +203,13 @@ function placeInBatch(
 }
 
 /**
- * The run's actor from its history. The latest tagged batches are committed one at a time so the
+ * The run's actor from its history (after `from`, a snapshot's state, when there is one). The latest tagged batches are committed one at a time so the
  * decision each was given is read off the state right after it, exactly as its worker read it.
  */
 function replay(
   ctx: RunsContext,
   runId: string,
+  from: RunState | null,
   history: readonly RecordedEvent[],
   batches: readonly Batch[],
   answers: RecentAnswers,
@@ -160,7 +217,7 @@ function replay(
   const starts = batches.map((b, i) => ({ b, start: batches[i - 1]?.end ?? 0 }));
   const tagged = starts.filter(({ b }) => b.request !== null).slice(-ANSWERS_KEPT);
   let at = tagged[0]?.start ?? history.length;
-  const actor = new RunActor(runId, ctx.deps, ctx.clock, history.slice(0, at));
+  const actor = new RunActor(runId, ctx.deps, ctx.clock, history.slice(0, at), from);
   for (const { b, start } of tagged) {
     if (at < start) actor.commit(history.slice(at, start));
     const records = history.slice(start, b.end);

@@ -124,11 +124,9 @@ export async function processBatch(
     await releaseUnused(ctx.ledger, claim, decision.decision).catch(() => undefined);
     await reportOutcome(ctx.ledger, req, records);
     if (records.length > 0) {
-      runs.keep(actor, decision);
-      const tag = {
-        [AFTER_HEADER]: String(at),
-        [BATCH_HEADER]: `${ctx.workerId}/${INCARNATION}/${++appends}`,
-      };
+      const batch = `${ctx.workerId}/${INCARNATION}/${++appends}`;
+      runs.keep(actor, decision, batch);
+      const tag = { [AFTER_HEADER]: String(at), [BATCH_HEADER]: batch };
       // The first record names the request it answers, so a later fold knows the decision too.
       const answer = {
         [ANSWER_HEADERS.requestId]: req.request_id,

@@ -27,6 +27,11 @@ export class RecentAnswers {
     return this.byRun.get(runId)?.get(requestId);
   }
 
+  /** The run's kept decisions, oldest first (adding them in this order rebuilds the same). */
+  of(runId: string): WireDecision[] {
+    return [...(this.byRun.get(runId)?.values() ?? [])];
+  }
+
   add(d: WireDecision): void {
     let run = this.byRun.get(d.run_id);
     if (run === undefined) {

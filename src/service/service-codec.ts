@@ -12,7 +12,11 @@ import type { SchemaStore } from '../events/schema-store.js';
 import { frame, unframe } from '../events/wire.js';
 
 /** The schema files of the service, in `schemas/service/`. */
-export const SERVICE_SCHEMAS = { request: 'request.avsc', decision: 'decision.avsc' } as const;
+export const SERVICE_SCHEMAS = {
+  request: 'request.avsc',
+  decision: 'decision.avsc',
+  partitionSnapshot: 'partition-snapshot.avsc',
+} as const;
 
 export function serviceSchemaText(file: string): string {
   return readFileSync(`${defaultSchemasDir()}service/${file}`, 'utf8');

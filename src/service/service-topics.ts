@@ -6,6 +6,8 @@
 export const SERVICE_TOPICS = {
   requests: 'loopguard.requests',
   decisions: 'loopguard.decisions',
+  /** Workers' partition snapshots (partition-snapshots.ts): what a takeover loads before the tail. */
+  snapshots: 'loopguard.worker-snapshots',
 } as const;
 
 /** A client may name its request here too, so even an undecodable one gets its error decision. */

@@ -1,4 +1,4 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { LoopguardMetrics } from '../telemetry/index.js';
 
 /**
@@ -11,11 +11,14 @@ export class WorkerStats {
   decided = 0;
   deadLettered = 0;
   assigned: readonly number[] = [];
+  snapshots = 0;
   private readonly decidedTotal: Counter;
   private readonly deadLetteredTotal: Counter;
   private readonly abortedTotal: Counter;
   private readonly rebalancesTotal: Counter;
   private readonly assignedGauge: Gauge;
+  private readonly snapshotsTotal: Counter;
+  private readonly takeoverSeconds: Histogram<'from'>;
 
   constructor(readonly metrics: LoopguardMetrics = new LoopguardMetrics()) {
     const registers: Registry[] = [metrics.registry];
@@ -44,6 +47,27 @@ export class WorkerStats {
       help: 'Partitions of loopguard.requests this worker owns now.',
       registers,
     });
+    this.snapshotsTotal = new Counter({
+      name: 'loopguard_serve_snapshots_total',
+      help: 'Partition snapshots this worker committed to loopguard.worker-snapshots.',
+      registers,
+    });
+    this.takeoverSeconds = new Histogram({
+      name: 'loopguard_serve_takeover_seconds',
+      help: "From assignment to the partition's runs loaded, by what the load started from.",
+      labelNames: ['from'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+  }
+
+  snapshotWritten(): void {
+    this.snapshots++;
+    this.snapshotsTotal.inc();
+  }
+
+  tookOver(seconds: number, fromSnapshot: boolean): void {
+    this.takeoverSeconds.observe({ from: fromSnapshot ? 'snapshot' : 'runs' }, seconds);
   }
 
   batchDone(decided: number, deadLettered: number): void {

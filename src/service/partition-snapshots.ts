@@ -1,0 +1,160 @@
+/**
+ * Snapshots of a requests partition's runs on `loopguard.worker-snapshots`, so a worker that
+ * takes a partition over reads the runs' states and the runs written after them, not the
+ * partition's whole history.
+ *
+ * A snapshot is the JSON of every held run (state, head, latest answers), cut into pieces that
+ * each fit a Kafka record; the pieces go out in the transaction of the batch they follow, each
+ * in a send of its own (the broker limits a record batch, not only a record, to 1 MB by
+ * default), and the returned pointer goes into that transaction's offset commit. The topic is
+ * compacted on group/partition/piece: once a newer snapshot of a partition is committed, the
+ * older one's pieces are garbage. A reader that finds a piece gone or unreadable gets null and
+ * the caller folds the runs partition instead: a snapshot only ever saves work.
+ */
+import type { Transaction } from 'kafkajs';
+import type { RunState } from '../domain/run-state.js';
+import type { SchemaStore } from '../events/schema-store.js';
+import type { KafkaLog } from '../log/kafka/kafka-log.js';
+import { readRanges } from '../log/kafka/partition-reader.js';
+import { SERVICE_SCHEMAS, ServiceCodec } from './service-codec.js';
+import { SERVICE_TOPICS, type WireDecision } from './service-topics.js';
+import type { SnapshotPointer } from './snapshot-pointer.js';
+
+/** A run as its worker holds it: enough to go on deciding, and to answer a repeated request. */
+export interface HeldRun {
+  readonly runId: string;
+  readonly seq: number;
+  /** The run-stream batch of its last record, for the fold of the tail (run-batch-fold.ts). */
+  readonly batch: string | null;
+  readonly state: RunState;
+  /** Its latest decisions, oldest first. */
+  readonly answers: readonly WireDecision[];
+}
+
+export interface PartitionSnapshot {
+  readonly id: string;
+  /** Offset in the runs partition from which the tail is read; earlier records are in the states. */
+  readonly runsFrom: number;
+  readonly runs: readonly HeldRun[];
+}
+
+/** Well under the broker's default 1 MB record limit, with room for the framing. */
+export const PIECE_BYTES = 512 * 1024;
+
+interface WirePiece {
+  readonly group: string;
+  readonly partition: number;
+  readonly snapshot_id: string;
+  readonly piece: number;
+  readonly pieces: number;
+  readonly runs_from: number;
+  readonly data: Buffer;
+}
+
+export class PartitionSnapshots {
+  private constructor(
+    private readonly log: KafkaLog,
+    private readonly codec: ServiceCodec<WirePiece>,
+    private readonly topic: string,
+    private readonly timeoutMs: number,
+  ) {}
+
+  static async open(
+    log: KafkaLog,
+    schemas: SchemaStore,
+    subjectFor: (topic: string) => string,
+    timeoutMs: number,
+  ): Promise<PartitionSnapshots> {
+    const info = await log.prepare(SERVICE_TOPICS.snapshots);
+    const codec = await ServiceCodec.create<WirePiece>(
+      schemas,
+      subjectFor(SERVICE_TOPICS.snapshots),
+      SERVICE_SCHEMAS.partitionSnapshot,
+    );
+    return new PartitionSnapshots(log, codec, info.name, timeoutMs);
+  }
+
+  /** Sends `snapshot` in `txn`; the pointer is good once (and only if) `txn` commits. */
+  async write(
+    txn: Transaction,
+    group: string,
+    partition: number,
+    snapshot: PartitionSnapshot,
+  ): Promise<SnapshotPointer> {
+    const data = Buffer.from(JSON.stringify(snapshot.runs));
+    const pieces = Math.max(1, Math.ceil(data.length / PIECE_BYTES));
+    const offsets: number[] = [];
+    for (let piece = 0; piece < pieces; piece++) {
+      const value = this.codec.encode({
+        group,
+        partition,
+        snapshot_id: snapshot.id,
+        piece,
+        pieces,
+        runs_from: snapshot.runsFrom,
+        data: data.subarray(piece * PIECE_BYTES, (piece + 1) * PIECE_BYTES),
+      });
+      const [sent] = await txn.send({
+        topic: this.topic,
+        acks: -1,
+        messages: [{ key: `${group}/${partition}/${piece}`, value, partition: 0 }],
+      });
+      offsets.push(Number(sent?.baseOffset ?? Number.NaN));
+    }
+    const [from, to] = [offsets[0] as number, offsets.at(-1) as number];
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to))
+      throw new Error(`snapshot of partition ${partition}: the broker returned no offset for a piece`);
+    return { id: snapshot.id, from, to, pieces };
+  }
+
+  /** The snapshot `p` points at, or null with why when it cannot be read whole. */
+  async read(
+    p: SnapshotPointer,
+    group: string,
+    partition: number,
+  ): Promise<PartitionSnapshot | { readonly missing: string }> {
+    const low = (await this.log.partitionEnds(SERVICE_TOPICS.snapshots))[0]?.low ?? 0;
+    if (p.from < low)
+      return { missing: `its first piece (offset ${p.from}) is below the topic's start ${low}` };
+    const found = await readRanges(
+      this.log.kafka,
+      this.topic,
+      [{ partition: 0, from: p.from, to: p.to + 1 }],
+      this.timeoutMs,
+    );
+    const pieces: (Buffer | undefined)[] = Array.from({ length: p.pieces });
+    let runsFrom = -1;
+    for (const m of found) {
+      if (m.message.value === null) continue;
+      const w = await this.codec.decode(m.message.value).catch(() => null);
+      if (w === null || w.snapshot_id !== p.id || w.group !== group || w.partition !== partition) continue;
+      if (w.pieces !== p.pieces || w.piece < 0 || w.piece >= p.pieces) continue;
+      pieces[w.piece] = w.data;
+      runsFrom = w.runs_from;
+    }
+    const gone = pieces.findIndex((b) => b === undefined);
+    if (gone !== -1) return { missing: `piece ${gone} of ${p.pieces} is not in offsets ${p.from}-${p.to}` };
+    let runs: unknown;
+    try {
+      runs = JSON.parse(Buffer.concat(pieces as Buffer[]).toString('utf8'));
+    } catch {
+      return { missing: 'its data is not JSON' };
+    }
+    if (!Array.isArray(runs) || !runs.every(isHeldRun)) return { missing: 'its data is not a list of runs' };
+    return { id: p.id, runsFrom, runs };
+  }
+}
+
+function isHeldRun(v: unknown): v is HeldRun {
+  if (typeof v !== 'object' || v === null) return false;
+  const r = v as Record<string, unknown>;
+  return (
+    typeof r.runId === 'string' &&
+    Number.isSafeInteger(r.seq) &&
+    (r.batch === null || typeof r.batch === 'string') &&
+    typeof r.state === 'object' &&
+    r.state !== null &&
+    (r.state as RunState).seq === r.seq &&
+    Array.isArray(r.answers)
+  );
+}
