@@ -14,6 +14,7 @@ import { kafkaRunLoadBench } from './kafka-run-load.js';
 import { memoryBench } from './memory.js';
 import { runLengthBench } from './run-length.js';
 import { runLoadBench } from './run-load.js';
+import { serveTakeoverBench } from './serve-takeover.js';
 import { serviceBench } from './service-benches.js';
 
 const BENCHES: Bench[] = [
@@ -26,6 +27,7 @@ const BENCHES: Bench[] = [
   kafkaGuardedCallBench,
   kafkaRunLoadBench,
   serviceBench,
+  serveTakeoverBench,
   memoryBench,
 ];
 

@@ -11,9 +11,9 @@
  *   run it owned, against the session timeout (the group notices a dead member only after it).
  */
 import { randomUUID } from 'node:crypto';
-import { createRemoteGuard, type RemoteGuard } from '../src/client/index.js';
-import { emptyRequest, type WireRequest } from '../src/service/service-topics.js';
+import { createRemoteGuard } from '../src/client/index.js';
 import { type Bench, type BenchResult, result } from './bench-result.js';
+import { guardTrip } from './guard-trip.js';
 import { startEcho } from './kafka-echo.js';
 import { BENCH_SECRET_KEY, SESSION_TIMEOUT_MS, startWorkers, stopWorkers } from './serve-workers.js';
 import { bestOf, drive, type RoundTrip } from './service-load.js';
@@ -23,32 +23,6 @@ const RUNS = 100;
 const STEPS = 21;
 const SEQUENTIAL = 200;
 const TRIALS = 3;
-
-/** One request -> decision per step: step 0 starts the run, then tool call / tool result pairs over new pages. */
-function guardTrip(guard: RemoteGuard, lastWorker: Map<string, string>): RoundTrip {
-  return async (run, step) => {
-    const id = guard.newRequestId();
-    const call = Math.ceil(step / 2);
-    const req: WireRequest =
-      step === 0
-        ? emptyRequest(id, run, 'START_RUN', guard.now())
-        : step % 2 === 1
-          ? {
-              ...emptyRequest(id, run, 'TOOL_CALL', guard.now()),
-              request_id: `${run}/call-${call}`,
-              tool: 'list',
-              args_json: JSON.stringify({ page: call }),
-            }
-          : {
-              ...emptyRequest(id, run, 'TOOL_RESULT', guard.now()),
-              call_id: `${run}/call-${call}`,
-              result_json: JSON.stringify({ page: call }),
-            };
-    const d = await guard.request(req);
-    if (d.decision === 'error') throw new Error(`bench: ${d.error_code}: ${d.message}`);
-    lastWorker.set(run, d.worker);
-  };
-}
 
 export const serviceBench: Bench = {
   name: 'serve',

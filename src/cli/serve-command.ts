@@ -13,6 +13,7 @@ export interface ServeFlags {
   readonly 'session-timeout-ms'?: string;
   readonly partitions?: string;
   readonly policy?: string;
+  readonly 'snapshot-every'?: string;
 }
 
 export const DEFAULT_SERVE_GROUP = 'loopguard-serve';
@@ -26,7 +27,7 @@ function intFlag(flag: string, value: string | undefined): number | undefined {
 }
 
 /**
- * `loopguard serve --kafka [--group G] [--metrics-port P]`: one guard worker; start as many as
+ * `loopguard serve --kafka [--group G] [--metrics-port P] [--snapshot-every N]`: one guard worker; start as many as
  * there are partitions to share, on any machines, with the same group. Runs until the signal.
  */
 export async function serveCommand(
@@ -39,6 +40,7 @@ export async function serveCommand(
   const metricsPort = intFlag('metrics-port', flags['metrics-port']);
   const sessionTimeoutMs = intFlag('session-timeout-ms', flags['session-timeout-ms']);
   const partitions = intFlag('partitions', flags.partitions);
+  const snapshotEveryRecords = intFlag('snapshot-every', flags['snapshot-every']);
   const groupId = flags.group ?? DEFAULT_SERVE_GROUP;
   const conn = await openService({ ...cfg, ...(partitions ? { partitions } : {}) });
   let metrics: MetricsServer | undefined;
@@ -51,6 +53,7 @@ export async function serveCommand(
       policy,
       workerId: `${hostname()}/${process.pid}`,
       ...(sessionTimeoutMs ? { sessionTimeoutMs } : {}),
+      ...(snapshotEveryRecords !== undefined ? { snapshotEveryRecords } : {}),
       onLog: (line) => io.err(`serve: ${line}`),
     });
     // All interfaces, as before: a worker in a container is scraped from outside it.
