@@ -3,7 +3,10 @@
  * group, 200 runs at once through createRemoteGuard, one worker SIGKILLed under load. Every
  * request gets exactly one decision, a run whose first identical calls the killed worker decided
  * is still stopped at sameCallLimit by its new owner (state moved, not reset), no side effect runs
- * twice, and a rebuild of the runs topic says what the clients saw.
+ * twice, and a rebuild of the runs topic says what the clients saw. The workers snapshot their
+ * partitions every few batches, so the survivors take the killed worker's partitions over from a
+ * snapshot and the runs records after it (a snapshot in the killed worker's open transaction is
+ * aborted with it).
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -20,6 +23,8 @@ import {
 import { decisionCounts, readServiceTopics } from './support/service/service-topics-read.js';
 
 const RUNS = 200;
+/** About one snapshot per batch or two: each partition holds about 33 runs. */
+const SNAPSHOT_EVERY = 40;
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
@@ -27,7 +32,7 @@ afterEach(async () => {
 
 function startWorker(topicPrefix: string, group: string): ServeProcess {
   const { brokers, registryUrl } = kafkaEnv();
-  const w = spawnServe({ brokers, registryUrl, topicPrefix, group });
+  const w = spawnServe({ brokers, registryUrl, topicPrefix, group, snapshotEvery: SNAPSHOT_EVERY });
   cleanups.push(async () => {
     w.child.kill('SIGKILL');
     await w.exited;
@@ -162,6 +167,20 @@ describe('loopguard serve: three workers, one SIGKILLed under load', () => {
       return first?.worker === victimId && last?.worker !== victimId && last?.rule === 'exact_repeat';
     });
     expect(moved.length).toBeGreaterThan(0);
+    // The survivors loaded the killed worker's partitions from snapshots.
+    const survivors = workers.filter((w) => w !== victim);
+    for (const p of victimPartitions) {
+      const loads = survivors.flatMap((w) =>
+        [
+          ...w
+            .log()
+            .matchAll(
+              new RegExp(`partition ${p}: fenced, \\d+ runs loaded in \\d+ ms from (.*), from offset`, 'g'),
+            ),
+        ].map((m) => m[1] as string),
+      );
+      expect(loads.at(-1), `partition ${p}`).toMatch(/^snapshot \S+ \+ \d+ runs records$/);
+    }
 
     // A rebuild of the runs topic says what the clients saw.
     const rebuilt = await rebuiltRuns(prefix);

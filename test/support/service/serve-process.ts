@@ -21,6 +21,8 @@ export interface ServeOptions {
   readonly sessionTimeoutMs?: number;
   readonly partitions?: number;
   readonly metricsPort?: number;
+  /** `--snapshot-every`: runs records between a partition's snapshots. */
+  readonly snapshotEvery?: number;
 }
 
 export interface ServeProcess {
@@ -54,6 +56,7 @@ export function spawnServe(opts: ServeOptions): ServeProcess {
     '--partitions',
     String(opts.partitions ?? 6),
     ...(opts.metricsPort === undefined ? [] : ['--metrics-port', String(opts.metricsPort)]),
+    ...(opts.snapshotEvery === undefined ? [] : ['--snapshot-every', String(opts.snapshotEvery)]),
   ];
   const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'ignore', 'pipe'],
