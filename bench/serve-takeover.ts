@@ -13,11 +13,11 @@ import { KafkaRunStream } from '../src/log/kafka/kafka-run-stream.js';
 import { systemClock } from '../src/machines/index.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
 import { GuardWorker } from '../src/service/guard-worker.js';
+import { loadPartition } from '../src/service/load-partition.js';
 import { openService } from '../src/service/open-service.js';
 import { PartitionRuns, type RunsContext } from '../src/service/partition-runs.js';
 import { PartitionSnapshots } from '../src/service/partition-snapshots.js';
 import { SERVICE_TOPICS } from '../src/service/service-topics.js';
-import { parsePointer } from '../src/service/snapshot-pointer.js';
 import { type Bench, type BenchContext, type KafkaTarget, result } from './bench-result.js';
 import { guardTrip } from './guard-trip.js';
 import { BENCH_SECRET_KEY } from './serve-workers.js';
@@ -114,11 +114,9 @@ async function timeLoads(
     for (let i = 0; i < LOADS; i++) {
       let t = performance.now();
       const offsets = await admin.fetchOffsets({ groupId, topics: [requests] });
-      const pointer = parsePointer(offsets[0]?.partitions.find((p) => p.partition === 0)?.metadata);
-      if (pointer === null) throw new Error('bench: the worker committed no snapshot');
-      const snap = await snapshots.read(pointer, groupId, 0);
-      if ('missing' in snap) throw new Error(`bench: snapshot unusable: ${snap.missing}`);
-      const fromSnap = await PartitionRuns.load(runs, 0, snap);
+      const metadata = offsets[0]?.partitions.find((p) => p.partition === 0)?.metadata;
+      const { runs: fromSnap, pointer } = await loadPartition(runs, snapshots, groupId, 0, metadata);
+      if (pointer === null) throw new Error('bench: the takeover found no usable snapshot');
       snapshotMs = Math.min(snapshotMs, performance.now() - t);
       t = performance.now();
       const full = await PartitionRuns.load(runs, 0);

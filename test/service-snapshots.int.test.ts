@@ -12,10 +12,10 @@ import { KafkaRunStream } from '../src/log/kafka/kafka-run-stream.js';
 import { systemClock } from '../src/machines/index.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
 import { GuardWorker } from '../src/service/guard-worker.js';
+import { loadPartition } from '../src/service/load-partition.js';
 import { PartitionRuns, type RunsContext } from '../src/service/partition-runs.js';
 import { PartitionSnapshots } from '../src/service/partition-snapshots.js';
 import { emptyRequest, SERVICE_TOPICS, type WireRequest } from '../src/service/service-topics.js';
-import { parsePointer } from '../src/service/snapshot-pointer.js';
 import { inProcessService } from './support/service/in-process-service.js';
 import { SERVICE_SECRET_KEY } from './support/service/serve-process.js';
 
@@ -105,13 +105,10 @@ describe('loopguard serve: partition snapshots', () => {
     let multiPiece = false;
     for (let p = 0; p < PARTITIONS; p++) {
       const at = committed[0]?.partitions.find((x) => x.partition === p);
-      const pointer = parsePointer(at?.metadata);
       const full = await PartitionRuns.load(ctx, p);
+      const { runs: fromSnap, pointer } = await loadPartition(ctx, snapshots, group, p, at?.metadata);
       if (pointer === null) continue;
       multiPiece ||= pointer.pieces > 1;
-      const snap = await snapshots.read(pointer, group, p);
-      if ('missing' in snap) throw new Error(`partition ${p}: ${snap.missing}`);
-      const fromSnap = await PartitionRuns.load(ctx, p, snap);
       expect(fromSnap.held()).toEqual(full.held());
       expect(fromSnap.loaded.snapshot).toBe(pointer.id);
       expect(fromSnap.loaded.runsRead).toBeLessThan(full.loaded.runsRead);

@@ -29,12 +29,13 @@ import { type Clock, systemClock } from '../machines/index.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
 import type { LoopguardMetrics } from '../telemetry/index.js';
-import { PartitionRuns } from './partition-runs.js';
-import { type PartitionSnapshot, PartitionSnapshots } from './partition-snapshots.js';
+import { loadPartition } from './load-partition.js';
+import type { PartitionRuns } from './partition-runs.js';
+import { PartitionSnapshots } from './partition-snapshots.js';
 import { type BatchOutput, processBatch } from './process-batch.js';
 import type { ServiceCodec } from './service-codec.js';
 import { SERVICE_TOPICS, type WireDecision, type WireRequest } from './service-topics.js';
-import { parsePointer, pointerMetadata, type SnapshotPointer } from './snapshot-pointer.js';
+import { pointerMetadata, type SnapshotPointer } from './snapshot-pointer.js';
 import { WorkerStats } from './worker-stats.js';
 
 export interface GuardWorkerOptions {
@@ -186,8 +187,7 @@ export class GuardWorker {
       const offsets = await this.admin.fetchOffsets({ groupId: this.opts.groupId, topics: [this.topic] });
       const at = offsets[0]?.partitions.find((p) => p.partition === partition);
       const committed = Number(at?.offset ?? '-1');
-      const { snapshot, why } = await this.snapshotOf(partition, parsePointer(at?.metadata));
-      const runs = await PartitionRuns.load(
+      const { runs, pointer, source } = await loadPartition(
         {
           log: this.opts.log,
           admin: this.admin,
@@ -197,15 +197,13 @@ export class GuardWorker {
           clock: this.opts.clock ?? systemClock,
           timeoutMs: 60_000,
         },
+        this.snapshots,
+        this.opts.groupId,
         partition,
-        snapshot?.loaded ?? null,
+        at?.metadata,
       );
       const ms = Date.now() - started;
-      this.stats.tookOver(ms / 1000, snapshot !== null);
-      const source =
-        snapshot === null
-          ? `${runs.loaded.runsRead} runs records (${why})`
-          : `snapshot ${snapshot.pointer.id} + ${runs.loaded.runsRead} runs records`;
+      this.stats.tookOver(ms / 1000, pointer !== null);
       this.opts.onLog?.(
         `${this.workerId}: partition ${partition}: fenced, ${runs.size} runs loaded in ${ms} ms from ${source}, from offset ${committed}`,
       );
@@ -213,7 +211,7 @@ export class GuardWorker {
         producer,
         runs,
         committed: Math.max(0, committed),
-        pointer: snapshot?.pointer ?? null,
+        pointer,
         sinceSnapshot: runs.loaded.runsRead,
       };
     } catch (e) {
@@ -284,17 +282,6 @@ export class GuardWorker {
     this.stats.batchDone(out.decided, out.deadLettered);
     this.stats.metrics.observe(out.recorded);
     // The stops and ledger copies are derived from the committed runs records by KafkaCopyProjector.
-  }
-
-  /** The snapshot `pointer` names, or null with why (a missing one means folding the partition). */
-  private async snapshotOf(
-    partition: number,
-    pointer: SnapshotPointer | null,
-  ): Promise<{ snapshot: { loaded: PartitionSnapshot; pointer: SnapshotPointer } | null; why: string }> {
-    if (pointer === null) return { snapshot: null, why: 'no snapshot committed' };
-    const read = await this.snapshots.read(pointer, this.opts.groupId, partition);
-    if ('missing' in read) return { snapshot: null, why: `snapshot ${pointer.id} unusable: ${read.missing}` };
-    return { snapshot: { loaded: read, pointer }, why: '' };
   }
 
   /**
