@@ -112,6 +112,14 @@ export class PartitionRuns {
     return new RunActor(runId, this.ctx.deps, this.ctx.clock, loaded.events, loaded.snapshot);
   }
 
+  /**
+   * Keeps a decision that recorded no run event (a REISSUE's: its note is in the ledger) for a
+   * repeat. No batch of the log names it, so after a takeover the ledger answers its repeat instead.
+   */
+  remember(decision: WireDecision): void {
+    this.answers.add(decision);
+  }
+
   /** Keeps the actor of a run that recorded `decision`'s events, and the decision for a repeat. */
   keep(actor: RunActor, decision: WireDecision): void {
     if (actor.state.seq > 0) this.runs.set(actor.runId, actor);

@@ -25,7 +25,8 @@ export type RequestType =
   | 'CHECKPOINT'
   | 'SETTLE'
   /** What a type from a newer writer reads as; refused. */
-  | 'UNKNOWN';
+  | 'UNKNOWN'
+  | 'REISSUE';
 
 /** The Avro record `io.loopguard.service.Request` (schemas/service/request.avsc), field for field. */
 export interface WireRequest {
@@ -62,6 +63,7 @@ export interface WireRequest {
   readonly checkpoint_id: string | null;
   readonly happened: boolean | null;
   readonly settled_by: string | null;
+  readonly new_operation_key: string | null;
 }
 
 /** The Avro record `io.loopguard.service.Decision` (schemas/service/decision.avsc). */
@@ -126,5 +128,6 @@ export function emptyRequest(
     checkpoint_id: null,
     happened: null,
     settled_by: null,
+    new_operation_key: null,
   };
 }
