@@ -2,8 +2,8 @@
  * Pins the wire bytes of a service request and decision (schema id 1 from a fresh
  * MemorySchemaStore): other languages write and read these bytes, so a change here is a wire
  * change; evolve schemas/service/*.avsc compatibly instead of re-pinning. Also: a request written
- * by an older client, with fewer fields, still decodes (BACKWARD), and bad values are refused
- * with the field named.
+ * by an older client, with fewer fields, still decodes (BACKWARD), a type added later reads as
+ * UNKNOWN to an older reader, and bad values are refused with the field named.
  */
 import avsc from 'avsc';
 import { describe, expect, it } from 'vitest';
@@ -44,7 +44,9 @@ const GOLDEN = {
     '0002000000000000000000000000000000000000' +
     // tokens_in, tokens_out, checkpoint_id, happened, settled_by (added for MODEL_USAGE,
     // CHECKPOINT and SETTLE): null each.
-    '0000000000',
+    '0000000000' +
+    // new_operation_key (added for REISSUE): null.
+    '00',
   decision:
     '00000000010a7265712d310a72756e2d310e657865637574650e52554e4e494e470600046f6b000002047b7d00000000' +
     '04773182a0abfef962' +
@@ -52,12 +54,36 @@ const GOLDEN = {
     '00',
 };
 
+/** The request schema as it was before REISSUE: clients and workers may still read and write with it. */
+function schemaBeforeReissue(): string {
+  const schema = JSON.parse(serviceSchemaText(SERVICE_SCHEMAS.request)) as {
+    fields: { name: string; type: { symbols?: string[] } }[];
+  };
+  return JSON.stringify({
+    ...schema,
+    fields: schema.fields
+      .filter((f) => f.name !== 'new_operation_key')
+      .map((f) =>
+        f.name === 'type'
+          ? { ...f, type: { ...f.type, symbols: f.type.symbols?.filter((t) => t !== 'REISSUE') } }
+          : f,
+      ),
+  });
+}
+
 /** The schema files as they were before MODEL_USAGE, CHECKPOINT and SETTLE: clients may still write with them. */
 function schemaBeforeRunApi(file: string): string {
   const schema = JSON.parse(serviceSchemaText(file)) as {
     fields: { name: string; type: unknown }[];
   };
-  const added = new Set(['tokens_in', 'tokens_out', 'checkpoint_id', 'happened', 'settled_by']);
+  const added = new Set([
+    'tokens_in',
+    'tokens_out',
+    'checkpoint_id',
+    'happened',
+    'settled_by',
+    'new_operation_key',
+  ]);
   return JSON.stringify({
     ...schema,
     fields: schema.fields
@@ -129,7 +155,7 @@ describe('service wire format', () => {
 
   it('reads the bytes pinned before MODEL_USAGE, CHECKPOINT and SETTLE: the new fields read as null', async () => {
     for (const [file, subject, hex, value] of [
-      [SERVICE_SCHEMAS.request, 'loopguard.requests-value', GOLDEN.request.slice(0, -10), REQUEST],
+      [SERVICE_SCHEMAS.request, 'loopguard.requests-value', GOLDEN.request.slice(0, -12), REQUEST],
       [SERVICE_SCHEMAS.decision, 'loopguard.decisions-value', GOLDEN.decision.slice(0, -2), DECISION],
     ] as const) {
       const store = new MemorySchemaStore();
@@ -138,6 +164,47 @@ describe('service wire format', () => {
       expect(current.schemaId).not.toBe(1);
       expect(await current.decode(Buffer.from(hex, 'hex'))).toEqual(value);
     }
+  });
+
+  it('reads the bytes pinned before REISSUE: new_operation_key reads as null', async () => {
+    const store = new MemorySchemaStore();
+    const subject = 'loopguard.requests-value';
+    expect(await store.register(subject, schemaBeforeReissue())).toBe(1);
+    const current = await ServiceCodec.create<WireRequest>(store, subject, SERVICE_SCHEMAS.request);
+    expect(current.schemaId).not.toBe(1);
+    expect(await current.decode(Buffer.from(GOLDEN.request.slice(0, -2), 'hex'))).toEqual(REQUEST);
+  });
+
+  it('carries a REISSUE, which a reader from before REISSUE reads as UNKNOWN (and its worker refuses)', async () => {
+    const reissue: WireRequest = {
+      ...emptyRequest('req-2', 'run-1', 'REISSUE', 1_700_000_000_000),
+      operation_key: 'pay-4',
+      new_operation_key: 'pay-4#2',
+      reason: 'ordered twice',
+      approved_by: 'ops',
+    };
+    const codec = await ServiceCodec.create<WireRequest>(
+      new MemorySchemaStore(),
+      'loopguard.requests-value',
+      SERVICE_SCHEMAS.request,
+    );
+    const framed = codec.encode(reissue);
+    expect(await codec.decode(framed)).toEqual(reissue);
+    // An older worker resolves the writer's schema (from the registry) onto its own.
+    const older = avsc.Type.forSchema(JSON.parse(schemaBeforeReissue()));
+    const writer = avsc.Type.forSchema(JSON.parse(serviceSchemaText(SERVICE_SCHEMAS.request)));
+    const read = older.fromBuffer(framed.subarray(5), older.createResolver(writer)) as WireRequest;
+    expect(read).toMatchObject({ type: 'UNKNOWN', operation_key: 'pay-4', reason: 'ordered twice' });
+    // Appended after UNKNOWN: every older symbol keeps its index (a reader that skipped the
+    // registry would still read the older types right).
+    const symbols = (text: string): string[] =>
+      (JSON.parse(text) as { fields: { name: string; type: { symbols: string[] } }[] }).fields.find(
+        (f) => f.name === 'type',
+      )?.type.symbols ?? [];
+    expect(symbols(serviceSchemaText(SERVICE_SCHEMAS.request))).toEqual([
+      ...symbols(schemaBeforeReissue()),
+      'REISSUE',
+    ]);
   });
 
   it('reads a request type from a newer writer as UNKNOWN (the enum default), for the worker to refuse', async () => {

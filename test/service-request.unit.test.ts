@@ -50,6 +50,8 @@ describe('requestCommand', () => {
       req('SETTLE', { operation_key: 'k', happened: true, settled_by: 'ops', result_json: '{' }),
     ],
     ['type', req('UNKNOWN')],
+    // Decided against the ledger instead (decideReissue): it becomes no run command.
+    ['type', req('REISSUE', { operation_key: 'k', new_operation_key: 'k2', reason: 'again' })],
   ];
   for (const [field, r] of refused) {
     it(`refuses a request with a bad ${field}, naming it`, () => {

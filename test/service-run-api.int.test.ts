@@ -3,11 +3,17 @@
  * run's budgets in the worker as in the library (the next call is stopped once tokens run out),
  * the stop report names the last checkpoint the client recorded, and a person's settle of an
  * in-doubt side effect frees it to run again after the approved resume, and one operation key
- * asked by two runs runs once: the shared ledger, as in the library.
+ * asked by two runs runs once: the shared ledger, as in the library. An operator's reissue lets a
+ * done side effect run once more under a new key, and a reissue published again keeps its answer,
+ * also when another worker decides the repeat.
  */
+import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY } from '../src/domain/index.js';
+import { GuardWorker } from '../src/service/guard-worker.js';
+import { emptyRequest, type WireRequest } from '../src/service/service-topics.js';
 import { inProcessService } from './support/service/in-process-service.js';
+import { SERVICE_SECRET_KEY } from './support/service/serve-process.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -77,4 +83,65 @@ describe('loopguard serve: model usage and checkpoints from a remote client', ()
     expect(second).toMatchObject({ status: 'cached', value: { receipt: 'r-1' } });
     expect(charged).toBe(1);
   }, 120_000);
+
+  it('reissues a done side effect: it runs once more under the new key; a used key is refused', async () => {
+    const { guard, conn, worker, topicPrefix } = await inProcessService('reissue', cleanups);
+
+    const run = await guard.startRun({ runId: 'refunder-1' });
+    let refunds = 0;
+    const refund = () => ({ refund: ++refunds });
+    const first = await run.call(
+      { tool: 'refund', args: { o: 4 }, operationKey: 'refund-4', sideEffect: true },
+      refund,
+    );
+    const again = { tool: 'refund', args: { o: 4, n: 2 }, sideEffect: true };
+    const cached = await run.call({ ...again, operationKey: 'refund-4' }, refund);
+    const note = await run.reissue('refund-4', 'refund-4#2', { reason: 'charged twice', approvedBy: 'ops' });
+    const second = await run.call({ ...again, operationKey: 'refund-4#2' }, refund);
+
+    expect(first).toMatchObject({ status: 'executed', value: { refund: 1 } });
+    expect(cached).toMatchObject({ status: 'cached', value: { refund: 1 } });
+    expect(note).toMatchObject({
+      oldKey: 'refund-4',
+      newKey: 'refund-4#2',
+      reason: 'charged twice',
+      approvedBy: 'ops',
+      by: { runId: 'refunder-1' },
+    });
+    expect(second).toMatchObject({ status: 'executed', value: { refund: 2 } });
+    expect(refunds).toBe(2);
+    await expect(run.reissue('refund-4', 'refund-4#2', { reason: 'once more' })).rejects.toMatchObject({
+      code: 'reissue_refused',
+      message: expect.stringContaining('already in use'),
+    });
+    await expect(run.reissue(' ', 'refund-4#3', { reason: 'x' })).rejects.toMatchObject({
+      code: 'bad_request',
+      details: { field: 'operation_key' },
+    });
+    await expect(
+      run.reissue('refund-4', 'refund-4#3', { reason: 42 as unknown as string }),
+    ).rejects.toMatchObject({ code: 'bad_request', details: { field: 'reason' } });
+
+    // Published again (same request id): the answer it got, from the worker's memory, then from
+    // the ledger's note once another worker holds the run.
+    const req: WireRequest = {
+      ...emptyRequest(randomUUID(), 'refunder-1', 'REISSUE', Date.now()),
+      operation_key: 'refund-4#2',
+      new_operation_key: 'refund-4#3',
+      reason: 'charged three times',
+    };
+    const d = await guard.request(req);
+    expect(d).toMatchObject({ decision: 'recorded', error_code: null });
+    expect(await guard.request(req)).toEqual(d);
+    await worker.stop();
+    const next = await GuardWorker.start({
+      ...conn,
+      secretKey: SERVICE_SECRET_KEY,
+      groupId: `g-${topicPrefix}`,
+      workerId: 'w-reissue-next',
+    });
+    cleanups.push(() => next.stop());
+    const repeat = await guard.request(req);
+    expect(repeat).toEqual({ ...d, worker: 'w-reissue-next', decided_at_ms: repeat.decided_at_ms });
+  }, 180_000);
 });

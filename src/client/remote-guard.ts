@@ -87,12 +87,15 @@ export class RemoteGuard {
 
   /** Sends one request and waits for its decision (the low-level form of every step). */
   async request(req: WireRequest): Promise<WireDecision> {
+    // A value the schema cannot carry (a reason that is no string) is the caller's mistake, refused
+    // with bad_request naming the field, not a guard that could not be reached.
+    const value = this.conn.requests.encode(req);
     const decided = this.waiters.wait(req.request_id, this.opts.timeoutMs ?? 10_000);
     try {
       await this.conn.log.append(SERVICE_TOPICS.requests, [
         {
           key: req.run_id,
-          value: this.conn.requests.encode(req),
+          value,
           headers: { [REQUEST_ID_HEADER]: req.request_id },
         },
       ]);

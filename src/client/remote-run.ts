@@ -8,6 +8,7 @@ import {
 import type { CallRequest } from '../runtime/call-request.js';
 import type { CallResult } from '../runtime/call-result.js';
 import { executeTool, type ToolFn } from '../runtime/execute-tool.js';
+import type { ReissueNote } from '../runtime/ledger.js';
 import {
   emptyRequest,
   type RequestType,
@@ -169,6 +170,29 @@ export class RemoteRun {
         settled_by: verdict.settledBy,
       }),
     );
+  }
+
+  /**
+   * A deliberate second execution: `newKey` may run although `oldKey` is done or in doubt. The
+   * reason and approver are recorded in the shared ledger; the note comes back as the worker
+   * recorded it (keys redacted under the workers' key). Refused with `reissue_refused` when the
+   * old key has no entry or is in flight, or the new key is in use.
+   */
+  async reissue(
+    oldKey: string,
+    newKey: string,
+    why: { reason: string; approvedBy?: string },
+  ): Promise<ReissueNote> {
+    const d = await this.serial(() =>
+      this.send('REISSUE', {
+        operation_key: oldKey,
+        new_operation_key: newKey,
+        reason: why.reason,
+        approved_by: why.approvedBy ?? null,
+      }),
+    );
+    // A worker that knows REISSUE answers with the note; one that does not refuses the type (an error).
+    return JSON.parse(d.result_json as string) as ReissueNote;
   }
 
   /** Ends the run by a verifier's verdict: COMPLETED when verified, else PARTIAL with its gaps. */

@@ -63,6 +63,24 @@ export function decideRequest(
   };
 }
 
+/** A decision that records nothing in the run, with the run as it stands: the fields left to fill are the answer's. */
+export function unrecorded(
+  actor: RunActor,
+  req: WireRequest,
+  ctx: DecideContext,
+  atMs: number,
+): Omit<WireDecision, 'decision' | 'message'> {
+  return {
+    request_id: req.request_id,
+    run_id: req.run_id,
+    worker: ctx.workerId,
+    decided_at_ms: atMs,
+    ...quiet,
+    status: actor.state.status,
+    seq: actor.state.seq,
+  };
+}
+
 /** An error decision: the request was refused and recorded nothing. */
 export function refusal(
   actor: RunActor,
@@ -72,14 +90,8 @@ export function refusal(
   e: LoopguardError,
 ): WireDecision {
   return {
-    request_id: req.request_id,
-    run_id: req.run_id,
-    worker: ctx.workerId,
-    decided_at_ms: atMs,
-    ...quiet,
+    ...unrecorded(actor, req, ctx, atMs),
     decision: 'error',
-    status: actor.state.status,
-    seq: actor.state.seq,
     message: e.message,
     error_code: e.code,
     error_field: (e.details.field as string | undefined) ?? ERROR_FIELD[e.code] ?? null,

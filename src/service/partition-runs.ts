@@ -150,6 +150,15 @@ export class PartitionRuns {
     return new RunActor(runId, this.ctx.deps, this.ctx.clock, loaded.events, loaded.snapshot);
   }
 
+  /**
+   * Keeps a decision that recorded no run event (a REISSUE's: its note is in the ledger) for a
+   * repeat. No batch of the log names it, so after a takeover its repeat is answered from the
+   * partition's snapshot if one was taken since, else by the ledger (decide-reissue.ts).
+   */
+  remember(decision: WireDecision): void {
+    this.answers.add(decision);
+  }
+
   /** Keeps the actor of a run that recorded `decision`'s events in `batch`, and the decision for a repeat. */
   keep(actor: RunActor, decision: WireDecision, batch: string): void {
     if (actor.state.seq > 0) this.runs.set(actor.runId, actor);

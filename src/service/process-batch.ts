@@ -15,6 +15,7 @@ import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import { AFTER_HEADER, BATCH_HEADER } from '../log/kafka/run-batch-fold.js';
 import type { Clock } from '../machines/index.js';
 import type { Ledger } from '../runtime/ledger.js';
+import { decideReissue } from './decide-reissue.js';
 import { decideRequest, refusal } from './decide-request.js';
 import type { PartitionRuns } from './partition-runs.js';
 import { ANSWER_HEADERS } from './recent-answers.js';
@@ -109,6 +110,13 @@ export async function processBatch(
       continue;
     }
     const actor = await runs.actor(req.run_id);
+    if (req.type === 'REISSUE') {
+      // Decided by the ledger alone, recording no run event: nothing joins the transaction but its answer.
+      const decision = await decideReissue(ctx.ledger, actor, req, ctx, ctx.clock.now());
+      if (decision.decision !== 'error') runs.remember(decision);
+      decisionsOut.push(decisionMessage(ctx, decision));
+      continue;
+    }
     const at = actor.state.seq;
     let claim: SharedClaim | null;
     try {

@@ -17,10 +17,13 @@ import {
   RESULT_KINDS,
   type Result,
   type ResultKind,
+  redactText,
   resolvePolicy,
   resultJsonOf,
+  textProblem,
 } from '../domain/index.js';
 import type { CommandInput } from '../machines/index.js';
+import type { ReissueNote } from '../runtime/ledger.js';
 import type { WireRequest } from './service-topics.js';
 
 const badField = (field: string, message: string): Result<never> => ({
@@ -46,6 +49,12 @@ function nameField(field: string, v: string | null): Result<never> | null {
   if (v === null) return null;
   const bad = nameProblem(v);
   return bad === null ? null : badField(field, bad);
+}
+
+/** Every request names itself and its run. */
+function idsProblem(req: WireRequest): Result<never> | null {
+  if (req.request_id === '') return badField('request_id', 'must not be empty');
+  return nameField('run_id', req.run_id) ?? nameField('request_id', req.request_id);
 }
 
 /**
@@ -76,9 +85,8 @@ function parseArgs(json: string | null): Result<unknown> {
 }
 
 export function requestCommand(req: WireRequest, policy: Policy, hashing: Hashing): Result<CommandInput> {
-  if (req.request_id === '') return badField('request_id', 'must not be empty');
-  const badName = nameField('run_id', req.run_id) ?? nameField('request_id', req.request_id);
-  if (badName !== null) return badName;
+  const badIds = idsProblem(req);
+  if (badIds !== null) return badIds;
   switch (req.type) {
     case 'START_RUN': {
       const bad = nameField('task_type', req.task_type) ?? nameField('tenant', req.tenant);
@@ -222,7 +230,41 @@ export function requestCommand(req: WireRequest, policy: Policy, hashing: Hashin
         },
       };
     }
+    case 'REISSUE':
+      return badField('type', 'a REISSUE is no run command: the ledger decides it (see reissueNote)');
     default:
       return badField('type', `unknown request type ${String(req.type)}`);
   }
+}
+
+/**
+ * A REISSUE as the note the library's `run.reissue` gives the ledger: keys as the ledger holds them
+ * (redacted), the reason trimmed. The request id is the note's call id, so the ledger itself says
+ * which request made a note, and a repeat of that request can be told from a second reissue.
+ */
+export function reissueNote(req: WireRequest, hashing: Hashing): Result<ReissueNote> {
+  const badIds = idsProblem(req);
+  if (badIds !== null) return badIds;
+  if (req.operation_key === null)
+    return badField('operation_key', 'a REISSUE names the operation it repeats');
+  if (req.new_operation_key === null)
+    return badField('new_operation_key', 'a REISSUE names the key the operation runs under again');
+  if (req.reason === null) return badField('reason', 'a REISSUE records its reason');
+  const bad =
+    nameField('operation_key', req.operation_key) ?? nameField('new_operation_key', req.new_operation_key);
+  if (bad !== null) return bad;
+  // A blank reason is the ledger's to refuse (reissue_refused), as in the library; only text it
+  // cannot record is a bad request.
+  const badReason = textProblem(req.reason);
+  if (badReason !== null) return badField('reason', badReason);
+  return {
+    ok: true,
+    value: {
+      oldKey: redactText(req.operation_key, hashing),
+      newKey: redactText(req.new_operation_key, hashing),
+      reason: req.reason.trim(),
+      approvedBy: req.approved_by,
+      by: { runId: req.run_id, callId: req.request_id },
+    },
+  };
 }

@@ -27,7 +27,8 @@ export type RequestType =
   | 'CHECKPOINT'
   | 'SETTLE'
   /** What a type from a newer writer reads as; refused. */
-  | 'UNKNOWN';
+  | 'UNKNOWN'
+  | 'REISSUE';
 
 /** The Avro record `io.loopguard.service.Request` (schemas/service/request.avsc), field for field. */
 export interface WireRequest {
@@ -64,6 +65,7 @@ export interface WireRequest {
   readonly checkpoint_id: string | null;
   readonly happened: boolean | null;
   readonly settled_by: string | null;
+  readonly new_operation_key: string | null;
 }
 
 /** The Avro record `io.loopguard.service.Decision` (schemas/service/decision.avsc). */
@@ -128,5 +130,6 @@ export function emptyRequest(
     checkpoint_id: null,
     happened: null,
     settled_by: null,
+    new_operation_key: null,
   };
 }
