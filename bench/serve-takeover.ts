@@ -8,15 +8,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createRemoteGuard } from '../src/client/index.js';
-import { DEFAULT_POLICY, diceSimilarity } from '../src/domain/index.js';
-import { KafkaRunStream } from '../src/log/kafka/kafka-run-stream.js';
-import { systemClock } from '../src/machines/index.js';
-import { nodeHashing } from '../src/runtime/node-hashing.js';
+import { DEFAULT_POLICY } from '../src/domain/index.js';
 import { GuardWorker } from '../src/service/guard-worker.js';
 import { loadPartition } from '../src/service/load-partition.js';
 import { openService } from '../src/service/open-service.js';
-import { PartitionRuns, type RunsContext } from '../src/service/partition-runs.js';
-import { PartitionSnapshots } from '../src/service/partition-snapshots.js';
+import { PartitionRuns } from '../src/service/partition-runs.js';
+import { openRunsContext } from '../src/service/runs-context.js';
 import { SERVICE_TOPICS } from '../src/service/service-topics.js';
 import { type Bench, type BenchContext, type KafkaTarget, result } from './bench-result.js';
 import { guardTrip } from './guard-trip.js';
@@ -90,32 +87,20 @@ async function timeLoads(
   groupId: string,
   scale: number,
 ): Promise<Loads> {
-  const admin = conn.log.kafka.admin();
-  await admin.connect();
-  const stream = new KafkaRunStream(conn.events, conn.log);
+  const opened = await openRunsContext(conn, {
+    group: groupId,
+    secretKey: BENCH_SECRET_KEY,
+    timeoutMs: 120_000,
+  });
+  const runs = opened.ctx;
   try {
-    const runs: RunsContext = {
-      log: conn.log,
-      admin,
-      events: conn.events,
-      stream,
-      deps: { hashing: nodeHashing(BENCH_SECRET_KEY), similarity: diceSimilarity },
-      clock: systemClock,
-      timeoutMs: 120_000,
-    };
-    const snapshots = await PartitionSnapshots.open(
-      conn.log,
-      conn.schemaStore,
-      conn.events.subjectFor,
-      120_000,
-    );
     const requests = conn.log.physicalName(SERVICE_TOPICS.requests);
     let [snapshotMs, fullMs, records, tail] = [Infinity, Infinity, 0, 0];
     for (let i = 0; i < LOADS; i++) {
       let t = performance.now();
-      const offsets = await admin.fetchOffsets({ groupId, topics: [requests] });
+      const offsets = await runs.admin.fetchOffsets({ groupId, topics: [requests] });
       const metadata = offsets[0]?.partitions.find((p) => p.partition === 0)?.metadata;
-      const { runs: fromSnap, pointer } = await loadPartition(runs, snapshots, groupId, 0, metadata);
+      const { runs: fromSnap, pointer } = await loadPartition(runs, 0, metadata);
       if (pointer === null) throw new Error('bench: the takeover found no usable snapshot');
       snapshotMs = Math.min(snapshotMs, performance.now() - t);
       t = performance.now();
@@ -129,7 +114,6 @@ async function timeLoads(
     );
     return { snapshotMs, fullMs, records, tail };
   } finally {
-    await stream.close();
-    await admin.disconnect();
+    await opened.close();
   }
 }

@@ -7,14 +7,13 @@
  * request published again gets the decision it got before the snapshot.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_POLICY, diceSimilarity } from '../src/domain/index.js';
-import { KafkaRunStream } from '../src/log/kafka/kafka-run-stream.js';
-import { systemClock } from '../src/machines/index.js';
-import { nodeHashing } from '../src/runtime/node-hashing.js';
+import { DEFAULT_POLICY } from '../src/domain/index.js';
+import { TOPICS } from '../src/log/event-log.js';
 import { GuardWorker } from '../src/service/guard-worker.js';
 import { loadPartition } from '../src/service/load-partition.js';
-import { PartitionRuns, type RunsContext } from '../src/service/partition-runs.js';
-import { PartitionSnapshots } from '../src/service/partition-snapshots.js';
+import { PartitionRuns } from '../src/service/partition-runs.js';
+import type { HeldRun } from '../src/service/partition-snapshots.js';
+import { openRunsContext } from '../src/service/runs-context.js';
 import { emptyRequest, SERVICE_TOPICS, type WireRequest } from '../src/service/service-topics.js';
 import { inProcessService } from './support/service/in-process-service.js';
 import { SERVICE_SECRET_KEY } from './support/service/serve-process.js';
@@ -77,27 +76,10 @@ describe('loopguard serve: partition snapshots', () => {
     await svc.worker.stop();
 
     // What each partition's committed pointer names, loaded both ways.
-    const admin = conn.log.kafka.admin();
-    await admin.connect();
-    cleanups.push(() => admin.disconnect());
-    const stream = new KafkaRunStream(conn.events, conn.log);
-    cleanups.push(() => stream.close());
-    const ctx: RunsContext = {
-      log: conn.log,
-      admin,
-      events: conn.events,
-      stream,
-      deps: { hashing: nodeHashing(SERVICE_SECRET_KEY), similarity: diceSimilarity },
-      clock: systemClock,
-      timeoutMs: 60_000,
-    };
-    const snapshots = await PartitionSnapshots.open(
-      conn.log,
-      conn.schemaStore,
-      conn.events.subjectFor,
-      60_000,
-    );
-    const committed = await admin.fetchOffsets({
+    const opened = await openRunsContext(conn, { group, secretKey: SERVICE_SECRET_KEY });
+    cleanups.push(() => opened.close());
+    const { ctx } = opened;
+    const committed = await ctx.admin.fetchOffsets({
       groupId: group,
       topics: [conn.log.physicalName(SERVICE_TOPICS.requests)],
     });
@@ -106,7 +88,7 @@ describe('loopguard serve: partition snapshots', () => {
     for (let p = 0; p < PARTITIONS; p++) {
       const at = committed[0]?.partitions.find((x) => x.partition === p);
       const full = await PartitionRuns.load(ctx, p);
-      const { runs: fromSnap, pointer } = await loadPartition(ctx, snapshots, group, p, at?.metadata);
+      const { runs: fromSnap, pointer } = await loadPartition(ctx, p, at?.metadata);
       if (pointer === null) continue;
       multiPiece ||= pointer.pieces > 1;
       expect(fromSnap.held()).toEqual(full.held());
@@ -138,5 +120,125 @@ describe('loopguard serve: partition snapshots', () => {
     expect(ran).toBe(false);
     expect(third).toMatchObject({ rule: 'exact_repeat' });
     expect(log.filter((l) => l.startsWith('w-next:') && / from snapshot /.test(l)).length).toBeGreaterThan(0);
+  }, 180_000);
+
+  it('puts ended runs aside after a while idle and reads them back when asked again, also after a takeover', async () => {
+    let now = Date.now();
+    const clock = { now: () => now };
+    const svc = await inProcessService('aside', cleanups, {
+      snapshotEveryRecords: 1,
+      endedRunsIdleMs: 60_000,
+      clock,
+    });
+    const { guard, conn } = svc;
+    const group = `g-${svc.topicPrefix}`;
+    const req = (runId: string, type: WireRequest['type'], fields: Partial<WireRequest> = {}) => ({
+      ...emptyRequest(guard.newRequestId(), runId, type, guard.now()),
+      ...fields,
+    });
+    const search = (runId: string) => req(runId, 'TOOL_CALL', { tool: 'search', args_json: '{"q":"same"}' });
+
+    // looper ends stopped by the guard, done ends completed, live goes on.
+    await guard.request(req('looper', 'START_RUN'));
+    for (let i = 0; i < 2; i++) {
+      const call = await guard.request(search('looper'));
+      await guard.request(
+        req('looper', 'TOOL_RESULT', { call_id: call.request_id, result_json: '{"hits":0}' }),
+      );
+    }
+    const stopping = search('looper');
+    const stopped = await guard.request(stopping);
+    expect(stopped).toMatchObject({
+      decision: 'stop_partial',
+      rule: 'exact_repeat',
+      status: 'STOPPED_LOOP_GUARD',
+    });
+    await guard.request(req('done', 'START_RUN'));
+    const finishing = req('done', 'FINISH', { verified: true });
+    const finished = await guard.request(finishing);
+    expect(finished.status).toBe('COMPLETED');
+    // A live run in each of their partitions: a partition is snapshotted when it writes.
+    const partitionOf = (id: string) => conn.log.partitionOfKey(TOPICS.runs, id);
+    const live: string[] = [];
+    for (const ended of ['looper', 'done']) {
+      let i = 0;
+      while ((await partitionOf(`live-${i}`)) !== (await partitionOf(ended))) i++;
+      live.push(`live-${i}`);
+      await guard.request(req(`live-${i}`, 'START_RUN'));
+    }
+
+    // Idle past the limit: the next snapshot (the live runs' next calls write it) puts the ended two aside.
+    now += 61_000;
+    for (const id of live) {
+      const call = await guard.request(req(id, 'TOOL_CALL', { tool: 'list', args_json: '{"page":1}' }));
+      expect(call.decision).toBe('execute');
+    }
+    const where = async () => {
+      const opened = await openRunsContext(conn, { group, secretKey: SERVICE_SECRET_KEY });
+      try {
+        const committed = await opened.ctx.admin.fetchOffsets({
+          groupId: group,
+          topics: [conn.log.physicalName(SERVICE_TOPICS.requests)],
+        });
+        const held: string[] = [];
+        const aside: string[] = [];
+        for (let p = 0; p < PARTITIONS; p++) {
+          const at = committed[0]?.partitions.find((x) => x.partition === p);
+          const { runs } = await loadPartition(opened.ctx, p, at?.metadata);
+          held.push(...runs.held().map((r) => r.runId));
+          aside.push(...runs.endedRuns().map((r) => r.runId));
+          // Put aside or not, every run is what the fold of the whole partition says it is.
+          const full = await PartitionRuns.load(opened.ctx, p);
+          const readBack = await Promise.all(
+            runs.endedRuns().map((r) => opened.ctx.snapshots.readEnded(r, group, p)),
+          );
+          const all = [...runs.held(), ...(readBack as HeldRun[])].sort((a, b) =>
+            a.runId.localeCompare(b.runId),
+          );
+          expect(all).toEqual(full.held());
+        }
+        return { held: held.sort(), aside: aside.sort() };
+      } finally {
+        await opened.close();
+      }
+    };
+    expect(await where()).toEqual({ held: [...new Set(live)].sort(), aside: ['done', 'looper'] });
+
+    // Another worker takes over (snapshotting rarely, so what follows stays in the tail). Asked
+    // again: a repeat gets its decision back, the stopped run stays stopped, and the ended one
+    // cannot be started again.
+    await svc.worker.stop();
+    const takeOver = async (workerId: string) => {
+      const w = await GuardWorker.start({
+        ...conn,
+        clock,
+        endedRunsIdleMs: 60_000,
+        snapshotEveryRecords: 1_000,
+        secretKey: SERVICE_SECRET_KEY,
+        groupId: group,
+        workerId,
+      });
+      cleanups.push(() => w.stop());
+      return w;
+    };
+    const second = await takeOver('w-second');
+    expect(await guard.request(stopping)).toEqual(stopped);
+    expect(await guard.request(search('looper'))).toMatchObject({
+      decision: 'refuse',
+      rule: 'run_stopped',
+      status: 'STOPPED_LOOP_GUARD',
+    });
+    expect(await guard.request(req('done', 'START_RUN'))).toMatchObject({
+      decision: 'error',
+      error_code: 'run_exists',
+    });
+    await second.stop();
+
+    // looper's new records are a tail after the snapshot that has it aside: a load reads its
+    // record back and folds the tail onto it (where() compares with the full fold again).
+    expect(await where()).toEqual({ held: [...new Set([...live, 'looper'])].sort(), aside: ['done'] });
+    await takeOver('w-third');
+    expect(await guard.request(finishing)).toEqual(finished);
+    expect(await guard.request(stopping)).toEqual(stopped);
   }, 180_000);
 });

@@ -55,6 +55,12 @@ export interface GuardWorkerOptions {
    * it holds, so a snapshot's cost is paid back by the tail it saves. Default 1000.
    */
   readonly snapshotEveryRecords?: number;
+  /**
+   * An ended run not asked for in this long is put aside at the next snapshot: out of memory and
+   * out of the partition's snapshots, into a record of its own that a later request reads back.
+   * Default 10 minutes, by `clock`.
+   */
+  readonly endedRunsIdleMs?: number;
   /** Where the worker's metrics go (default: a registry of its own, read through `stats`). */
   readonly metrics?: LoopguardMetrics;
   readonly onLog?: (line: string) => void;
@@ -193,12 +199,12 @@ export class GuardWorker {
           admin: this.admin,
           events: this.opts.events,
           stream: this.stream,
+          snapshots: this.snapshots,
+          group: this.opts.groupId,
           deps: this.deps,
           clock: this.opts.clock ?? systemClock,
           timeoutMs: 60_000,
         },
-        this.snapshots,
-        this.opts.groupId,
         partition,
         at?.metadata,
       );
@@ -301,10 +307,16 @@ export class GuardWorker {
     const runsTopic = this.opts.log.physicalName(TOPICS.runs);
     const base = sent.find((m) => m.topicName === runsTopic && m.partition === partition)?.baseOffset;
     if (base === undefined) return null;
+    const id = randomUUID();
+    // Put aside before the snapshot, so it keeps only where they are. An abort drops `owned`
+    // whole, so changing it before the commit cannot outlive a transaction that failed.
+    for (const run of owned.runs.idleEnded(this.opts.endedRunsIdleMs ?? 600_000))
+      owned.runs.putAside(await this.snapshots.writeEnded(txn, this.opts.groupId, partition, id, run));
     return this.snapshots.write(txn, this.opts.groupId, partition, {
-      id: randomUUID(),
+      id,
       runsFrom: Number(base),
       runs: owned.runs.held(),
+      ended: owned.runs.endedRuns(),
     });
   }
 }

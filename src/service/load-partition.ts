@@ -4,7 +4,6 @@
  * the whole runs partition when there is no usable snapshot (a snapshot only ever saves work).
  */
 import { PartitionRuns, type RunsContext } from './partition-runs.js';
-import type { PartitionSnapshots } from './partition-snapshots.js';
 import { parsePointer, type SnapshotPointer } from './snapshot-pointer.js';
 
 export interface LoadedPartition {
@@ -17,15 +16,13 @@ export interface LoadedPartition {
 
 export async function loadPartition(
   ctx: RunsContext,
-  snapshots: PartitionSnapshots,
-  group: string,
   partition: number,
   metadata: string | null | undefined,
 ): Promise<LoadedPartition> {
   const pointer = parsePointer(metadata);
   let why = 'no snapshot committed';
   if (pointer !== null) {
-    const read = await snapshots.read(pointer, group, partition);
+    const read = await ctx.snapshots.read(pointer, ctx.group, partition);
     if (!('missing' in read)) {
       const runs = await PartitionRuns.load(ctx, partition, read);
       return { runs, pointer, source: `snapshot ${pointer.id} + ${runs.loaded.runsRead} runs records` };

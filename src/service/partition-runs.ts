@@ -12,7 +12,13 @@
  * request is answered alike after a takeover.
  */
 import type { Admin } from 'kafkajs';
-import type { DeciderDeps, RecordedEvent, RunState } from '../domain/index.js';
+import {
+  type DeciderDeps,
+  isTerminal,
+  LoopguardError,
+  type RecordedEvent,
+  type RunState,
+} from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
 import { headersToStrings } from '../log/kafka/kafka-error.js';
@@ -22,7 +28,7 @@ import { readRanges } from '../log/kafka/partition-reader.js';
 import { EMPTY_HEAD, foldRunRecord, type RunHead } from '../log/kafka/run-batch-fold.js';
 import { type Clock, RunActor } from '../machines/index.js';
 import { type AnsweredRequest, recordedDecision } from './decide-request.js';
-import type { HeldRun, PartitionSnapshot } from './partition-snapshots.js';
+import type { EndedRun, HeldRun, PartitionSnapshot, PartitionSnapshots } from './partition-snapshots.js';
 import { ANSWER_HEADERS, ANSWERS_KEPT, RecentAnswers } from './recent-answers.js';
 import type { RequestType, WireDecision } from './service-topics.js';
 
@@ -31,6 +37,9 @@ export interface RunsContext {
   readonly admin: Admin;
   readonly events: EventStore;
   readonly stream: KafkaRunStream;
+  /** Where ended runs put aside are read back from, with the workers' group. */
+  readonly snapshots: PartitionSnapshots;
+  readonly group: string;
   readonly deps: DeciderDeps;
   readonly clock: Clock;
   readonly timeoutMs: number;
@@ -59,11 +68,18 @@ export class PartitionRuns {
     /** Batch of each local run's last record, as the fold of its stream has it. */
     private readonly batches: Map<string, string | null>,
     private readonly answers: RecentAnswers,
+    /** Ended runs put aside (see partition-snapshots.ts), read back when asked for again. */
+    private readonly ended: Map<string, EndedRun>,
     readonly loaded: LoadReport,
-  ) {}
+  ) {
+    const now = ctx.clock.now();
+    for (const id of runs.keys()) this.touched.set(id, now);
+  }
 
   /** Runs loaded from their own stream because their runs partition is another: not snapshotted. */
   private readonly foreign = new Set<string>();
+  /** When each held run was last asked for or loaded, by the worker's clock. */
+  private readonly touched = new Map<string, number>();
 
   get size(): number {
     return this.runs.size;
@@ -82,7 +98,10 @@ export class PartitionRuns {
     const offsets = await ctx.admin.fetchTopicOffsets(name);
     const range = offsets.find((o) => o.partition === partition);
     const base = new Map((from?.runs ?? []).map((r) => [r.runId, r]));
-    const heads = new Map<string, RunHead>([...base].map(([id, r]) => [id, { seq: r.seq, batch: r.batch }]));
+    const ended = new Map((from?.ended ?? []).map((r) => [r.runId, r]));
+    const heads = new Map<string, RunHead>(
+      [...base.values(), ...ended.values()].map((r) => [r.runId, { seq: r.seq, batch: r.batch }]),
+    );
     const histories = new Map<string, RecordedEvent[]>();
     const batches = new Map<string, Batch[]>();
     const pending: Promise<void>[] = [];
@@ -118,6 +137,13 @@ export class PartitionRuns {
       );
     }
     await Promise.all(pending);
+    // An ended run put aside that the tail continues (it was asked for again): its state first.
+    for (const runId of histories.keys()) {
+      const ref = ended.get(runId);
+      if (ref === undefined) continue;
+      base.set(runId, await readEnded(ctx, partition, ref));
+      ended.delete(runId);
+    }
     const runs = new Map<string, RunActor>();
     const answers = new RecentAnswers();
     for (const r of base.values()) for (const a of r.answers) answers.add(a);
@@ -128,21 +154,29 @@ export class PartitionRuns {
       runs.set(runId, replay(ctx, runId, state, history, batches.get(runId) ?? [], answers));
     }
     const lastBatch = new Map([...heads].map(([id, h]) => [id, h.batch]));
-    return new PartitionRuns(ctx, partition, runs, lastBatch, answers, {
+    return new PartitionRuns(ctx, partition, runs, lastBatch, answers, ended, {
       snapshot: from?.id ?? null,
       runsRead,
     });
   }
 
   /** The decision already given to this request of the run, if it is among the run's latest. */
-  answered(runId: string, requestId: string): WireDecision | undefined {
+  async answered(runId: string, requestId: string): Promise<WireDecision | undefined> {
+    // A run put aside keeps its answers in its record.
+    const ref = this.ended.get(runId);
+    if (ref !== undefined) await this.revive(ref);
     return this.answers.get(runId, requestId);
   }
 
   /** The run's actor; a run never recorded gets a fresh one, kept only once it has events. */
   async actor(runId: string): Promise<RunActor> {
     const held = this.runs.get(runId);
-    if (held !== undefined) return held;
+    if (held !== undefined) {
+      this.touched.set(runId, this.ctx.clock.now());
+      return held;
+    }
+    const ref = this.ended.get(runId);
+    if (ref !== undefined) return this.revive(ref);
     if ((await this.ctx.log.partitionOfKey(TOPICS.runs, runId)) === this.partition)
       return new RunActor(runId, this.ctx.deps, this.ctx.clock);
     const loaded = await this.ctx.stream.load(runId);
@@ -157,6 +191,7 @@ export class PartitionRuns {
    */
   remember(decision: WireDecision): void {
     this.answers.add(decision);
+    this.touched.set(decision.run_id, this.ctx.clock.now());
   }
 
   /** Keeps the actor of a run that recorded `decision`'s events in `batch`, and the decision for a repeat. */
@@ -164,6 +199,43 @@ export class PartitionRuns {
     if (actor.state.seq > 0) this.runs.set(actor.runId, actor);
     this.batches.set(actor.runId, batch);
     this.answers.add(decision);
+    this.touched.set(actor.runId, this.ctx.clock.now());
+  }
+
+  /**
+   * The held runs that ended and were not asked for in `idleMs`: what the next snapshot puts
+   * aside. A repeat of their requests, long after, is then answered from the run's own record.
+   */
+  idleEnded(idleMs: number): HeldRun[] {
+    const now = this.ctx.clock.now();
+    return this.held().filter(
+      (r) => isTerminal(r.state.status) && now - (this.touched.get(r.runId) ?? now) >= idleMs,
+    );
+  }
+
+  /** `ref`'s run is put aside: its record holds it from now on (the snapshot keeps `ref`). */
+  putAside(ref: EndedRun): void {
+    this.runs.delete(ref.runId);
+    this.batches.delete(ref.runId);
+    this.touched.delete(ref.runId);
+    this.answers.drop(ref.runId);
+    this.ended.set(ref.runId, ref);
+  }
+
+  /** The ended runs put aside, by run id: what a snapshot keeps of them. */
+  endedRuns(): EndedRun[] {
+    return [...this.ended.values()].sort((a, b) => (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0));
+  }
+
+  private async revive(ref: EndedRun): Promise<RunActor> {
+    const run = await readEnded(this.ctx, this.partition, ref);
+    const actor = new RunActor(ref.runId, this.ctx.deps, this.ctx.clock, [], run.state);
+    for (const a of run.answers) this.answers.add(a);
+    this.ended.delete(ref.runId);
+    this.runs.set(ref.runId, actor);
+    this.batches.set(ref.runId, run.batch);
+    this.touched.set(ref.runId, this.ctx.clock.now());
+    return actor;
   }
 
   /** Every run of this runs partition as held now, by run id: what a snapshot records. */
@@ -182,6 +254,16 @@ export class PartitionRuns {
         };
       });
   }
+}
+
+/** An ended run's own record; a missing one is an error to retry, never a fresh run. */
+async function readEnded(ctx: RunsContext, partition: number, ref: EndedRun): Promise<HeldRun> {
+  const run = await ctx.snapshots.readEnded(ref, ctx.group, partition);
+  if ('missing' in run)
+    throw new LoopguardError('log_unavailable', `ended run ${ref.runId}: ${run.missing}`, {
+      retriable: true,
+    });
+  return run;
 }
 
 function placeInBatch(

@@ -10,6 +10,12 @@
  * compacted on group/partition/piece: once a newer snapshot of a partition is committed, the
  * older one's pieces are garbage. A reader that finds a piece gone or unreadable gets null and
  * the caller folds the runs partition instead: a snapshot only ever saves work.
+ *
+ * A run that ended and has been idle for a while leaves the worker's memory and the partition's
+ * snapshots: it is written once as a one-run record of its own (same schema, key
+ * group/partition/ended/<run id>), and the snapshot keeps only where that record is. A long-lived
+ * partition's snapshot then grows with its live runs and a small reference per ended one, not
+ * with every state it ever held.
  */
 import type { Transaction } from 'kafkajs';
 import type { RunState } from '../domain/run-state.js';
@@ -31,11 +37,28 @@ export interface HeldRun {
   readonly answers: readonly WireDecision[];
 }
 
+/** Where an ended run's own record is, with its head for the fold of a tail that revived it. */
+export interface EndedRun {
+  readonly runId: string;
+  readonly seq: number;
+  readonly batch: string | null;
+  /** The record's snapshot id and offset on the snapshots topic. */
+  readonly id: string;
+  readonly offset: number;
+}
+
 export interface PartitionSnapshot {
   readonly id: string;
   /** Offset in the runs partition from which the tail is read; earlier records are in the states. */
   readonly runsFrom: number;
   readonly runs: readonly HeldRun[];
+  readonly ended: readonly EndedRun[];
+}
+
+/** What a record's `data` holds, whole: the runs held and the ended runs put aside. */
+interface SnapshotBody {
+  readonly runs: readonly HeldRun[];
+  readonly ended: readonly EndedRun[];
 }
 
 /** Well under the broker's default 1 MB record limit, with room for the framing. */
@@ -81,7 +104,8 @@ export class PartitionSnapshots {
     partition: number,
     snapshot: PartitionSnapshot,
   ): Promise<SnapshotPointer> {
-    const data = Buffer.from(JSON.stringify(snapshot.runs));
+    const body: SnapshotBody = { runs: snapshot.runs, ended: snapshot.ended };
+    const data = Buffer.from(JSON.stringify(body));
     const pieces = Math.max(1, Math.ceil(data.length / PIECE_BYTES));
     const offsets: number[] = [];
     for (let piece = 0; piece < pieces; piece++) {
@@ -105,6 +129,53 @@ export class PartitionSnapshots {
     if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to))
       throw new Error(`snapshot of partition ${partition}: the broker returned no offset for a piece`);
     return { id: snapshot.id, from, to, pieces };
+  }
+
+  /** Puts an ended run aside in `txn`, as a snapshot of that run alone; where it is. */
+  async writeEnded(
+    txn: Transaction,
+    group: string,
+    partition: number,
+    id: string,
+    run: HeldRun,
+  ): Promise<EndedRun> {
+    const body: SnapshotBody = { runs: [run], ended: [] };
+    const value = this.codec.encode({
+      group,
+      partition,
+      snapshot_id: id,
+      piece: 0,
+      pieces: 1,
+      runs_from: -1,
+      data: Buffer.from(JSON.stringify(body)),
+    });
+    const [sent] = await txn.send({
+      topic: this.topic,
+      acks: -1,
+      messages: [{ key: `${group}/${partition}/ended/${run.runId}`, value, partition: 0 }],
+    });
+    const offset = Number(sent?.baseOffset ?? Number.NaN);
+    if (!Number.isSafeInteger(offset))
+      throw new Error(`ended run ${run.runId}: the broker returned no offset for its record`);
+    return { runId: run.runId, seq: run.seq, batch: run.batch, id, offset };
+  }
+
+  /** The ended run `ref` points at, or why it cannot be read. */
+  async readEnded(
+    ref: EndedRun,
+    group: string,
+    partition: number,
+  ): Promise<HeldRun | { readonly missing: string }> {
+    const read = await this.read(
+      { id: ref.id, from: ref.offset, to: ref.offset, pieces: 1 },
+      group,
+      partition,
+    );
+    if ('missing' in read) return read;
+    const run = read.runs[0];
+    if (read.runs.length !== 1 || run?.runId !== ref.runId || run.seq !== ref.seq)
+      return { missing: `the record at offset ${ref.offset} is not run ${ref.runId} at seq ${ref.seq}` };
+    return run;
   }
 
   /** The snapshot `p` points at, or null with why when it cannot be read whole. */
@@ -134,15 +205,35 @@ export class PartitionSnapshots {
     }
     const gone = pieces.findIndex((b) => b === undefined);
     if (gone !== -1) return { missing: `piece ${gone} of ${p.pieces} is not in offsets ${p.from}-${p.to}` };
-    let runs: unknown;
+    let body: unknown;
     try {
-      runs = JSON.parse(Buffer.concat(pieces as Buffer[]).toString('utf8'));
+      body = JSON.parse(Buffer.concat(pieces as Buffer[]).toString('utf8'));
     } catch {
       return { missing: 'its data is not JSON' };
     }
-    if (!Array.isArray(runs) || !runs.every(isHeldRun)) return { missing: 'its data is not a list of runs' };
-    return { id: p.id, runsFrom, runs };
+    if (!isBody(body)) return { missing: 'its data is not a list of runs' };
+    return { id: p.id, runsFrom, runs: body.runs, ended: body.ended };
   }
+}
+
+function isBody(v: unknown): v is SnapshotBody {
+  if (typeof v !== 'object' || v === null) return false;
+  const b = v as Record<string, unknown>;
+  return (
+    Array.isArray(b.runs) && b.runs.every(isHeldRun) && Array.isArray(b.ended) && b.ended.every(isEndedRun)
+  );
+}
+
+function isEndedRun(v: unknown): v is EndedRun {
+  if (typeof v !== 'object' || v === null) return false;
+  const r = v as Record<string, unknown>;
+  return (
+    typeof r.runId === 'string' &&
+    Number.isSafeInteger(r.seq) &&
+    (r.batch === null || typeof r.batch === 'string') &&
+    typeof r.id === 'string' &&
+    Number.isSafeInteger(r.offset)
+  );
 }
 
 function isHeldRun(v: unknown): v is HeldRun {

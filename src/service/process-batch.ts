@@ -103,7 +103,7 @@ export async function processBatch(
       );
       continue;
     }
-    const prior = runs.answered(req.run_id, req.request_id);
+    const prior = await runs.answered(req.run_id, req.request_id);
     if (prior !== undefined) {
       // Published again (a client that timed out re-sends): the decision it got, nothing recorded.
       decisionsOut.push(decisionMessage(ctx, prior));

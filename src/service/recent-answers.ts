@@ -32,6 +32,10 @@ export class RecentAnswers {
     return [...(this.byRun.get(runId)?.values() ?? [])];
   }
 
+  drop(runId: string): void {
+    this.byRun.delete(runId);
+  }
+
   add(d: WireDecision): void {
     let run = this.byRun.get(d.run_id);
     if (run === undefined) {

@@ -20,7 +20,9 @@ export interface InProcessService {
 export async function inProcessService(
   label: string,
   cleanups: Array<() => Promise<void>>,
-  worker: Partial<Pick<GuardWorkerOptions, 'policy' | 'snapshotEveryRecords' | 'onLog'>> = {},
+  worker: Partial<
+    Pick<GuardWorkerOptions, 'policy' | 'snapshotEveryRecords' | 'endedRunsIdleMs' | 'clock' | 'onLog'>
+  > = {},
 ): Promise<InProcessService> {
   const { brokers, registryUrl } = kafkaEnv();
   const topicPrefix = `${label}-${randomUUID().slice(0, 8)}.`;

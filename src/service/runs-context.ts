@@ -1,0 +1,53 @@
+/**
+ * What loading a partition's runs needs, opened on its own: for tools that load partitions as a
+ * takeover does without being a worker (the snapshot tests, the takeover benchmark).
+ */
+import { diceSimilarity } from '../domain/index.js';
+import { KafkaRunStream } from '../log/kafka/kafka-run-stream.js';
+import { type Clock, systemClock } from '../machines/index.js';
+import { nodeHashing } from '../runtime/node-hashing.js';
+import type { ServiceConnection } from './open-service.js';
+import type { RunsContext } from './partition-runs.js';
+import { PartitionSnapshots } from './partition-snapshots.js';
+
+export interface OpenedRunsContext {
+  readonly ctx: RunsContext;
+  close(): Promise<void>;
+}
+
+export async function openRunsContext(
+  conn: ServiceConnection,
+  opts: {
+    readonly group: string;
+    readonly secretKey: string;
+    readonly clock?: Clock;
+    readonly timeoutMs?: number;
+  },
+): Promise<OpenedRunsContext> {
+  const timeoutMs = opts.timeoutMs ?? 60_000;
+  const snapshots = await PartitionSnapshots.open(
+    conn.log,
+    conn.schemaStore,
+    conn.events.subjectFor,
+    timeoutMs,
+  );
+  const admin = conn.log.kafka.admin();
+  await admin.connect();
+  const stream = new KafkaRunStream(conn.events, conn.log);
+  return {
+    ctx: {
+      log: conn.log,
+      admin,
+      events: conn.events,
+      stream,
+      snapshots,
+      group: opts.group,
+      deps: { hashing: nodeHashing(opts.secretKey), similarity: diceSimilarity },
+      clock: opts.clock ?? systemClock,
+      timeoutMs,
+    },
+    close: async () => {
+      await Promise.allSettled([stream.close(), admin.disconnect()]);
+    },
+  };
+}
