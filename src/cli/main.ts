@@ -38,7 +38,8 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
   loopguard stops [--follow] [--data-dir D | --kafka] [--json]
   loopguard alert --kafka [--webhook URL] [--group G] [--metrics-port P]
   loopguard project --kafka [--once]
-  loopguard serve --kafka [--group G] [--metrics-port P] [--policy P.json] [--partitions N] [--snapshot-every N]
+  loopguard serve --kafka [--group G] [--metrics-port P] [--policy P.json] [--partitions N]
+                [--snapshot-every N] [--ended-idle-ms MS]
   loopguard eval FILE.jsonl... [--synthetic] [--policy P.json] [--json]
   loopguard mcp [--policy P.json] [--data-dir D | --kafka] [--run-id ID] [--metrics-port P] -- COMMAND [ARGS...]
   loopguard repair [--data-dir D]
@@ -48,7 +49,8 @@ The data dir defaults to ./.loopguard (the embedded, file-backed log). --kafka u
 schema registry: --brokers host:port[,...] and --registry URL, or KAFKA_BROKERS and
 SCHEMA_REGISTRY_URL (with both set, Kafka is the default unless --data-dir is given);
 --topic-prefix P prefixes every topic. alert: --retry-base-ms, --retry-max-ms, --session-timeout-ms.
-serve: --snapshot-every N runs records between a partition's snapshots (default 1000).
+serve: --snapshot-every N runs records between a partition's snapshots (default 1000);
+--ended-idle-ms MS before an ended run leaves memory at the next snapshot (default 600000).
 On Kafka the stops and ledger copies are derived from the runs topic by the copy projector, which
 \`alert\` runs beside its subscriber and \`project\` runs on its own (--once: until what was
 recorded when it started is copied).
@@ -79,6 +81,7 @@ const OPTIONS = {
   'metrics-port': { type: 'string' },
   partitions: { type: 'string' },
   'snapshot-every': { type: 'string' },
+  'ended-idle-ms': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 

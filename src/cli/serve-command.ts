@@ -14,6 +14,7 @@ export interface ServeFlags {
   readonly partitions?: string;
   readonly policy?: string;
   readonly 'snapshot-every'?: string;
+  readonly 'ended-idle-ms'?: string;
 }
 
 export const DEFAULT_SERVE_GROUP = 'loopguard-serve';
@@ -27,8 +28,9 @@ function intFlag(flag: string, value: string | undefined): number | undefined {
 }
 
 /**
- * `loopguard serve --kafka [--group G] [--metrics-port P] [--snapshot-every N]`: one guard worker; start as many as
- * there are partitions to share, on any machines, with the same group. Runs until the signal.
+ * `loopguard serve --kafka [--group G] [--metrics-port P] [--snapshot-every N] [--ended-idle-ms MS]`:
+ * one guard worker; start as many as there are partitions to share, on any machines, with the
+ * same group. Runs until the signal.
  */
 export async function serveCommand(
   cfg: KafkaConfig,
@@ -41,6 +43,7 @@ export async function serveCommand(
   const sessionTimeoutMs = intFlag('session-timeout-ms', flags['session-timeout-ms']);
   const partitions = intFlag('partitions', flags.partitions);
   const snapshotEveryRecords = intFlag('snapshot-every', flags['snapshot-every']);
+  const endedRunsIdleMs = intFlag('ended-idle-ms', flags['ended-idle-ms']);
   const groupId = flags.group ?? DEFAULT_SERVE_GROUP;
   const conn = await openService({ ...cfg, ...(partitions ? { partitions } : {}) });
   let metrics: MetricsServer | undefined;
@@ -54,6 +57,7 @@ export async function serveCommand(
       workerId: `${hostname()}/${process.pid}`,
       ...(sessionTimeoutMs ? { sessionTimeoutMs } : {}),
       ...(snapshotEveryRecords !== undefined ? { snapshotEveryRecords } : {}),
+      ...(endedRunsIdleMs !== undefined ? { endedRunsIdleMs } : {}),
       onLog: (line) => io.err(`serve: ${line}`),
     });
     // All interfaces, as before: a worker in a container is scraped from outside it.
