@@ -28,12 +28,6 @@ export async function startEcho(target: KafkaTarget, partitions: number): Promis
     waitForLeaders: true,
     topics: [req, rep].map((topic) => ({ topic, numPartitions: partitions })),
   });
-  const producer = () =>
-    kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      createPartitioner: Partitioners.DefaultPartitioner,
-    });
   const workerOut = kafka.producer({
     idempotent: true,
     maxInFlightRequests: 1,

@@ -173,13 +173,19 @@ export async function startKafka(opts: StartKafkaOptions): Promise<KafkaNode> {
   if (child.pid === undefined) throw new Error('could not spawn java for Kafka');
   const brokers = `127.0.0.1:${port}`;
   try {
-    await waitUntil(async () => (await kafkaAnswers([brokers], 3_000), true), {
-      what: `Kafka ${version} at ${brokers}`,
-      timeoutMs: opts.readyTimeoutMs ?? 120_000,
-      intervalMs: 500,
-      child,
-      logFile,
-    });
+    await waitUntil(
+      async () => {
+        await kafkaAnswers([brokers], 3_000);
+        return true;
+      },
+      {
+        what: `Kafka ${version} at ${brokers}`,
+        timeoutMs: opts.readyTimeoutMs ?? 120_000,
+        intervalMs: 500,
+        child,
+        logFile,
+      },
+    );
     await warmUpCoordinators(brokers);
   } catch (err) {
     // Leave no JVM behind; the log in runDir stays for diagnosis.

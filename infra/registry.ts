@@ -65,13 +65,19 @@ export async function startRegistry(opts: StartRegistryOptions): Promise<Registr
   if (child.pid === undefined) throw new Error('could not spawn java for Apicurio Registry');
   const url = `http://127.0.0.1:${httpPort}${CCOMPAT_PATH}`;
   try {
-    await waitUntil(async () => (await registryAnswers(url, 3_000), true), {
-      what: `Apicurio Registry ${dist.version} at ${url}`,
-      timeoutMs: opts.readyTimeoutMs ?? 120_000,
-      intervalMs: 500,
-      child,
-      logFile,
-    });
+    await waitUntil(
+      async () => {
+        await registryAnswers(url, 3_000);
+        return true;
+      },
+      {
+        what: `Apicurio Registry ${dist.version} at ${url}`,
+        timeoutMs: opts.readyTimeoutMs ?? 120_000,
+        intervalMs: 500,
+        child,
+        logFile,
+      },
+    );
   } catch (err) {
     await killGroup(child.pid);
     throw err;

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { type CanonicalCall, canonicalCall, decide, initialState } from '../src/domain/index.js';
+import {
+  type CanonicalCall,
+  canonicalCall,
+  decide,
+  initialState,
+  type RunPolicy,
+} from '../src/domain/index.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
 import { deps, given, start } from './support/given.js';
 
@@ -143,7 +149,7 @@ describe('canonicalCall: non-JSON input is an error value, not a throw', () => {
     expect(s.state.toolCalls).toBe(0);
     const direct = decide(
       initialState('r'),
-      { type: 'StartRun', runId: 'r', policy: s.state.policy!, atMs: 0 },
+      { type: 'StartRun', runId: 'r', policy: s.state.policy as RunPolicy, atMs: 0 },
       deps,
     );
     expect(direct.ok).toBe(true);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { RunPolicy } from '../src/domain/index.js';
 import {
   call,
   cancel,
@@ -194,7 +195,7 @@ describe('Resume', () => {
     const s = given(start({ maxSteps: 1 }), step('c1', 'read', {}, 'h'), call('c2', 'read', { f: 2 }));
     expect(s.state.report?.guardReason).toBe('step_budget');
     expect(s.when(resume('please')).error?.code).toBe('budget_still_spent');
-    const raised = { ...s.state.policy!, maxSteps: 5 };
+    const raised = { ...(s.state.policy as RunPolicy), maxSteps: 5 };
     const o = s.when(resume('budget raised', { policy: raised, approvedBy: 'ops' }));
     expect(o.state.status).toBe('RUNNING');
     expect(s.when(call('c3', 'read', { f: 3 })).before.decision).toBe('execute');

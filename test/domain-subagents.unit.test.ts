@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AncestorView, FamilyView } from '../src/domain/index.js';
 import { NO_SPEND } from '../src/domain/index.js';
-import { type Cmd, call, cancel, given, start, step } from './support/given.js';
+import { type Cmd, call, given, start, step } from './support/given.js';
 
 /** Given/when/then for supervisors and sub-agents: the tree arrives with the command, as the ledger's view does. */
 

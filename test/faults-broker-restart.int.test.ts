@@ -54,15 +54,37 @@ it('fails closed while the broker is down and loses nothing acknowledged across 
   const reads = join(dataDir, 'read.count');
   const { guard, close } = await openGuard(backend, POLICY);
   const run = await guard.startRun({ runId: 'restart' });
-  expect((await run.call(pay(1), () => (hit(pays), 'p-1'))).status).toBe('executed');
-  expect((await run.call({ tool: 'read', args: { f: 1 } }, () => (hit(reads), 'one'))).status).toBe(
-    'executed',
-  );
+  expect(
+    (
+      await run.call(pay(1), () => {
+        hit(pays);
+        return 'p-1';
+      })
+    ).status,
+  ).toBe('executed');
+  expect(
+    (
+      await run.call({ tool: 'read', args: { f: 1 } }, () => {
+        hit(reads);
+        return 'one';
+      })
+    ).status,
+  ).toBe('executed');
   const acknowledged = run.state.seq;
 
   await kafka.stop();
-  await expect(run.call(pay(2), () => (hit(pays), 'p-2'))).rejects.toMatchObject({ code: 'log_unavailable' });
-  await expect(run.call({ tool: 'read', args: { f: 2 } }, () => (hit(reads), 'two'))).rejects.toMatchObject({
+  await expect(
+    run.call(pay(2), () => {
+      hit(pays);
+      return 'p-2';
+    }),
+  ).rejects.toMatchObject({ code: 'log_unavailable' });
+  await expect(
+    run.call({ tool: 'read', args: { f: 2 } }, () => {
+      hit(reads);
+      return 'two';
+    }),
+  ).rejects.toMatchObject({
     code: 'log_unavailable',
   });
   expect([count(pays), count(reads)]).toEqual([1, 1]);
@@ -81,12 +103,29 @@ it('fails closed while the broker is down and loses nothing acknowledged across 
     }
     return null;
   };
-  const third = await retried(() => run.call({ tool: 'read', args: { f: 3 } }, () => (hit(reads), 'three')));
+  const third = await retried(() =>
+    run.call({ tool: 'read', args: { f: 3 } }, () => {
+      hit(reads);
+      return 'three';
+    }),
+  );
   expect(third).toMatchObject({ status: 'executed' });
-  expect(await retried(() => run.call(pay(2), () => (hit(pays), 'p-2')))).toMatchObject({
+  expect(
+    await retried(() =>
+      run.call(pay(2), () => {
+        hit(pays);
+        return 'p-2';
+      }),
+    ),
+  ).toMatchObject({
     status: 'executed',
   });
-  expect(await run.call(pay(1), () => (hit(pays), 'p-1 again'))).toMatchObject({
+  expect(
+    await run.call(pay(1), () => {
+      hit(pays);
+      return 'p-1 again';
+    }),
+  ).toMatchObject({
     status: 'cached',
     value: 'p-1',
   });

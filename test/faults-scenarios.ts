@@ -59,17 +59,24 @@ export function faultScenarios(
       ];
       const statuses = [];
       for (const args of jittered)
-        statuses.push((await run.call({ tool: 'search', args }, () => (hit(searches), 'no match'))).status);
+        statuses.push(
+          (
+            await run.call({ tool: 'search', args }, () => {
+              hit(searches);
+              return 'no match';
+            })
+          ).status,
+        );
       expect(statuses.slice(0, 2)).toEqual(['executed', 'executed']);
       expect(statuses[2]).toMatch(/refused|stopped/);
       expect(count(searches)).toBe(2);
       const pays = join(root, 'pay.count');
       const second = await guard.startRun({ runId: 'jitter-pay' });
       for (const amount of [30, ' 30', 30.0]) {
-        await second.call(
-          { ...PAY, args: { amount, order: ' A1 ', nonce: Math.random() } },
-          () => (hit(pays), 'paid'),
-        );
+        await second.call({ ...PAY, args: { amount, order: ' A1 ', nonce: Math.random() } }, () => {
+          hit(pays);
+          return 'paid';
+        });
       }
       expect(count(pays)).toBe(1);
     });
@@ -95,10 +102,10 @@ export function faultScenarios(
       const stuck = join(root, 'stuck.count');
       const run2 = await guard.startRun({ runId: 'poll-stuck' });
       for (let i = 0; i < 30 && run2.state.status !== 'STOPPED_LOOP_GUARD'; i++) {
-        const r = await run2.call(
-          { tool: 'job_status', args: { job: 'j2' } },
-          () => (hit(stuck), outcome.pending({ done: 0 })),
-        );
+        const r = await run2.call({ tool: 'job_status', args: { job: 'j2' } }, () => {
+          hit(stuck);
+          return outcome.pending({ done: 0 });
+        });
         if (r.status === 'executed' && r.waitUntilMs !== null) clock.set(r.waitUntilMs);
       }
       expect(run2.state.status).toBe('STOPPED_LOOP_GUARD');
@@ -157,7 +164,10 @@ export function faultScenarios(
         preconditionChange: 'worker restarted',
         approvedBy: 'ops',
       });
-      const pay = () => (hit(counter), 'paid again');
+      const pay = () => {
+        hit(counter);
+        return 'paid again';
+      };
       const blind = await run.call(PAY, pay);
       expect(blind).toMatchObject({ status: 'stopped', rule: 'in_doubt' });
       expect(run.state.status).toBe('NEEDS_HUMAN');
@@ -184,13 +194,27 @@ export function faultScenarios(
       });
       expect(lost).toMatchObject({ status: 'executed', decision: 'stop' });
       const other = await guard.startRun({ runId: 'lost-reply-retry' });
-      expect(await other.call(PAY, () => (hit(counter), 'paid'))).toMatchObject({
+      expect(
+        await other.call(PAY, () => {
+          hit(counter);
+          return 'paid';
+        }),
+      ).toMatchObject({
         status: 'stopped',
         rule: 'in_doubt',
       });
       const third = await guard.startRun({ runId: 'lost-reply-reconciled' });
       const reconcile = async () => ({ happened: count(counter) > 0, result: 'paid' });
-      expect(await third.call(PAY, () => (hit(counter), 'paid'), { reconcile })).toMatchObject({
+      expect(
+        await third.call(
+          PAY,
+          () => {
+            hit(counter);
+            return 'paid';
+          },
+          { reconcile },
+        ),
+      ).toMatchObject({
         status: 'cached',
       });
       expect(count(counter)).toBe(1);
@@ -202,7 +226,10 @@ export function faultScenarios(
       const counter = join(root, 'pay.count');
       const first = await openGuard(backend, POLICY);
       const run = await first.guard.startRun({ runId: 'stop-resume' });
-      await run.call(PAY, () => (hit(counter), { paymentId: 'p-1' }));
+      await run.call(PAY, () => {
+        hit(counter);
+        return { paymentId: 'p-1' };
+      });
       for (let i = 0; i < 5 && run.state.status === 'RUNNING'; i++)
         await run.call({ tool: 'ls', args: {} }, () => 'same');
       expect(run.state.status).toBe('STOPPED_LOOP_GUARD');
@@ -212,7 +239,12 @@ export function faultScenarios(
         preconditionChange: 'plan changed',
         approvedBy: 'ops',
       });
-      expect(await resumed.call(PAY, () => (hit(counter), { paymentId: 'p-2' }))).toMatchObject({
+      expect(
+        await resumed.call(PAY, () => {
+          hit(counter);
+          return { paymentId: 'p-2' };
+        }),
+      ).toMatchObject({
         status: 'cached',
         value: { paymentId: 'p-1' },
       });

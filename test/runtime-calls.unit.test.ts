@@ -39,7 +39,10 @@ const counter = () => {
     n: 0,
     fn:
       (v: unknown = 'ok') =>
-      async () => (c.n++, v),
+      async () => {
+        c.n++;
+        return v;
+      },
   };
   return c;
 };

@@ -48,7 +48,11 @@ describe('names that are also object internals', () => {
     async (tool) => {
       const run = await (await guardWith({ tools: { [tool]: { maxCalls: 2 } } })).startRun({ runId: 'r' });
       let n = 0;
-      for (const q of ['a', 'b', 'c']) await run.call({ tool, args: { q } }, () => (n++, q));
+      for (const q of ['a', 'b', 'c'])
+        await run.call({ tool, args: { q } }, () => {
+          n++;
+          return q;
+        });
       expect(n).toBe(2);
       expect(run.state.perTool[tool]).toBe(2);
     },
@@ -68,10 +72,10 @@ describe('names that are also object internals', () => {
     let n = 0;
     // The same answer each time: were the three calls one, the third would be an exact repeat.
     for (const v of ['1', '2', '3']) {
-      const r = await run.call(
-        { tool: 'search', args: JSON.parse(`{"__proto__": "${v}"}`) },
-        () => (n++, 'same'),
-      );
+      const r = await run.call({ tool: 'search', args: JSON.parse(`{"__proto__": "${v}"}`) }, () => {
+        n++;
+        return 'same';
+      });
       expect(r.status).toBe('executed');
     }
     expect(n).toBe(3);
@@ -91,8 +95,22 @@ describe('names that are also object internals', () => {
     const run = await (await guardWith({ tools: { pay: { sideEffect: true } } })).startRun({ runId: 'r' });
     let n = 0;
     const req = { tool: 'pay', args: { order: 1 }, operationKey: 'constructor' };
-    expect((await run.call(req, () => (n++, 'paid'))).status).toBe('executed');
-    expect((await run.call(req, () => (n++, 'paid'))).status).toBe('cached');
+    expect(
+      (
+        await run.call(req, () => {
+          n++;
+          return 'paid';
+        })
+      ).status,
+    ).toBe('executed');
+    expect(
+      (
+        await run.call(req, () => {
+          n++;
+          return 'paid';
+        })
+      ).status,
+    ).toBe('cached');
     expect(n).toBe(1);
   });
 });
@@ -105,7 +123,14 @@ describe('limits the encoder and the runtime can honour', () => {
       code: 'too_deep',
       message: expect.stringMatching(/^args(\.a)+: nested deeper than/),
     });
-    expect((await run.call({ tool: 's', args: { q: 1 } }, () => (n++, 'ok'))).status).toBe('executed');
+    expect(
+      (
+        await run.call({ tool: 's', args: { q: 1 } }, () => {
+          n++;
+          return 'ok';
+        })
+      ).status,
+    ).toBe('executed');
     expect(n).toBe(1);
   });
 
@@ -115,7 +140,10 @@ describe('limits the encoder and the runtime can honour', () => {
     const files = FileLedger.open(dataDir);
     let claims = 0;
     const ledger: Ledger = Object.assign(Object.create(files) as Ledger, {
-      claim: (key: string, owner: ClaimOwner) => (claims++, files.claim(key, owner)),
+      claim: (key: string, owner: ClaimOwner) => {
+        claims++;
+        return files.claim(key, owner);
+      },
     });
     const policy = { tools: { pay: { sideEffect: true } } };
     const guard = await createGuard({ policy, dataDir, ledger, secretKey: 'k' });
@@ -150,7 +178,14 @@ describe('limits the encoder and the runtime can honour', () => {
       message: expect.stringContaining(`${path}: `),
     });
     expect(n).toBe(0);
-    expect((await run.call({ tool: 's', args: {} }, () => (n++, 'ok'))).status).toBe('executed');
+    expect(
+      (
+        await run.call({ tool: 's', args: {} }, () => {
+          n++;
+          return 'ok';
+        })
+      ).status,
+    ).toBe('executed');
   });
 
   it('a side effect returning tokens: 1.5 ran once: in doubt, named, and the run is not wedged', async () => {

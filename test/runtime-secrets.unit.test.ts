@@ -86,8 +86,14 @@ describe('the library records no secret in plain text', () => {
     const run = await guard.startRun({ runId: 'r' });
     const key = `pay:${SECRETS[2]}`;
     let n = 0;
-    await run.call({ tool: 'pay', args: { o: 1 }, operationKey: key }, () => (n++, 'paid'));
-    const again = await run.call({ tool: 'pay', args: { o: 1 }, operationKey: key }, () => (n++, 'paid'));
+    await run.call({ tool: 'pay', args: { o: 1 }, operationKey: key }, () => {
+      n++;
+      return 'paid';
+    });
+    const again = await run.call({ tool: 'pay', args: { o: 1 }, operationKey: key }, () => {
+      n++;
+      return 'paid';
+    });
     expect(again.status).toBe('cached');
     expect(n).toBe(1);
   });

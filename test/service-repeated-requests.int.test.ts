@@ -15,7 +15,6 @@ import {
   type WireDecision,
   type WireRequest,
 } from '../src/service/service-topics.js';
-import { kafkaEnv } from './setup/kafka-env.js';
 import {
   balanced,
   SERVICE_SECRET_KEY,
@@ -40,7 +39,7 @@ async function logsAfter(w: ServeProcess, from: number, pattern: RegExp, timeout
 
 describe('loopguard serve: a request published again', () => {
   it('gets the decision it already got and is recorded once, also after its worker was SIGKILLed', async () => {
-    const { brokers, registryUrl, prefix, group, start } = serveGroup('repeat', cleanups);
+    const { brokers, registryUrl, prefix, start } = serveGroup('repeat', cleanups);
     const first = start();
     await first.waitFor(/ in group /);
     const workers = [first, start()];

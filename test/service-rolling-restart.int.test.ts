@@ -1,20 +1,7 @@
-/**
- * A rolling restart of a three-worker `loopguard serve` group under load: each worker in turn is
- * replaced (the new one joins, the old one gets SIGTERM and leaves). Nothing is lost: every
- * request gets exactly one decision, no client step fails or times out, and every run completes
- * with the calls its client made.
- */
-import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRemoteGuard } from '../src/client/index.js';
-import { kafkaEnv } from './setup/kafka-env.js';
 import { rebuiltRuns } from './support/service/rebuilt-runs.js';
-import {
-  balanced,
-  SERVICE_SECRET_KEY,
-  type ServeProcess,
-  serveGroup,
-} from './support/service/serve-process.js';
+import { balanced, SERVICE_SECRET_KEY, serveGroup } from './support/service/serve-process.js';
 import { decisionCounts, readServiceTopics } from './support/service/service-topics-read.js';
 
 const RUNS = 200;
@@ -25,7 +12,7 @@ afterEach(async () => {
 
 describe('loopguard serve: rolling restart', () => {
   it('replaces all three workers under load and loses nothing', async () => {
-    const { brokers, registryUrl, prefix, group, start } = serveGroup('roll', cleanups);
+    const { brokers, registryUrl, prefix, start } = serveGroup('roll', cleanups);
     const first = start();
     await first.waitFor(/ in group /);
     let live = [first, start(), start()];

@@ -1,22 +1,8 @@
-/**
- * A zombie worker on the real broker: SIGSTOP (not SIGKILL) freezes a worker with requests in
- * flight; the group moves its partitions to the other worker after the session timeout, which
- * fences its transactional ids; SIGCONT wakes the zombie, which carries on as if nothing happened.
- * Whatever it tries to commit is refused: every request still has exactly one decision, and each
- * run's decisions and recorded events continue one another without a gap or a repeat.
- */
-import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRemoteGuard, type RemoteRun } from '../src/client/index.js';
 import { TOPICS } from '../src/log/event-log.js';
 import { openService } from '../src/service/open-service.js';
-import { kafkaEnv } from './setup/kafka-env.js';
-import {
-  balanced,
-  SERVICE_SECRET_KEY,
-  type ServeProcess,
-  serveGroup,
-} from './support/service/serve-process.js';
+import { balanced, SERVICE_SECRET_KEY, serveGroup } from './support/service/serve-process.js';
 import { decisionCounts, readServiceTopics } from './support/service/service-topics-read.js';
 
 const RUNS = 60;

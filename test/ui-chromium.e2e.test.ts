@@ -84,9 +84,9 @@ describe('loopguard ui in Chromium', () => {
     const stopped = page.locator('tr.call.stopped');
     expect(await stopped.count()).toBe(1);
     expect(await stopped.getAttribute('data-call-id')).toBe('step-2');
-    expect(await stopped.locator('.rule').innerText()).toBe('exact_repeat');
-    expect(await page.locator('#run-state').innerText()).toBe('STOPPED_LOOP_GUARD');
-    expect(await page.locator('#stop-report').innerText()).toContain('exact_repeat');
+    expect(await stopped.locator('.rule').textContent()).toBe('exact_repeat');
+    expect(await page.locator('#run-state').textContent()).toBe('STOPPED_LOOP_GUARD');
+    expect(await page.locator('#stop-report').textContent()).toContain('exact_repeat');
     expect(await page.locator('figure.chart').count()).toBe(4);
     await screenshot(page, 'ui-run-timeline.png');
     expect(problems).toEqual([]);
@@ -109,8 +109,8 @@ describe('loopguard ui in Chromium', () => {
     await page.goto(pathToFileURL(stoppedFile).href);
     expect(requests).toEqual([pathToFileURL(stoppedFile).href]);
     expect(await page.locator('tr.call.stopped').count()).toBe(1);
-    expect(await page.locator('#run-state').innerText()).toBe('NEEDS_HUMAN');
-    expect(await page.locator('#stop-report').innerText()).toContain('permission_denied');
+    expect(await page.locator('#run-state').textContent()).toBe('NEEDS_HUMAN');
+    expect(await page.locator('#stop-report').textContent()).toContain('permission_denied');
     await screenshot(page, 'audit-html-stopped.png');
 
     await page.goto(pathToFileURL(paymentFile).href);

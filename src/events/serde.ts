@@ -17,6 +17,7 @@ import type { RunPolicy } from '../domain/policy.js';
 import { NAMESPACE } from './envelope-schema.js';
 
 /** A record as avsc reads and writes it (decoded values are untyped). */
+// biome-ignore lint/suspicious/noExplicitAny: avsc decodes to untyped values; they are typed where they become domain events.
 export type WireFields = Record<string, any>;
 
 export interface WireEnvelope {

@@ -1,4 +1,4 @@
-import { type EventOf, type RecordedEvent } from '../domain/index.js';
+import type { EventOf, RecordedEvent } from '../domain/index.js';
 import { intentOf } from '../domain/intent.js';
 
 export interface FleetLoopOptions {

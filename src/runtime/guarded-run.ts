@@ -1,6 +1,5 @@
 import {
   canonicalCall,
-  type EventOf,
   type Hashing,
   inputError,
   isTerminal,

@@ -130,7 +130,11 @@ export class PartitionRuns {
             // Rare (first record of an unseen schema): keep the slot so the order holds.
             const slot = history.length;
             history.push(undefined as unknown as RecordedEvent);
-            pending.push(ctx.events.decode(TOPICS.runs, value).then((e) => void (history[slot] = e)));
+            pending.push(
+              ctx.events.decode(TOPICS.runs, value).then((e) => {
+                history[slot] = e;
+              }),
+            );
           }
           placeInBatch(batches, key, next.batch, history.length, headers);
         },

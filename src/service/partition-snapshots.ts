@@ -203,7 +203,7 @@ export class PartitionSnapshots {
       pieces[w.piece] = w.data;
       runsFrom = w.runs_from;
     }
-    const gone = pieces.findIndex((b) => b === undefined);
+    const gone = pieces.indexOf(undefined);
     if (gone !== -1) return { missing: `piece ${gone} of ${p.pieces} is not in offsets ${p.from}-${p.to}` };
     let body: unknown;
     try {

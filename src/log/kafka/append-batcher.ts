@@ -89,7 +89,7 @@ export class AppendBatcher {
       const batch = this.takeBatch();
       try {
         const offsets = await this.send(batch);
-        batch.forEach((w, i) => w.resolve(offsets[i] ?? []));
+        for (const [i, w] of batch.entries()) w.resolve(offsets[i] ?? []);
       } catch (e) {
         for (const w of batch) w.reject(e);
       }

@@ -206,7 +206,11 @@ export class KafkaLedger implements Ledger {
   }
 
   private async owned(key: string, owner: ClaimOwner): Promise<void> {
-    const e = this.entries.get(key) ?? (await this.caughtUp(), this.entries.get(key));
+    let e = this.entries.get(key);
+    if (e === undefined) {
+      await this.caughtUp();
+      e = this.entries.get(key);
+    }
     const refused = holderRefusal(e, owner);
     if (refused !== null)
       throw new LoopguardError(

@@ -46,13 +46,19 @@ export async function startRestartableKafka(): Promise<RestartableKafka> {
       if (child.pid === undefined) throw new Error('could not spawn java for Kafka');
       pid = child.pid;
       node = { ...node, pid, child };
-      await waitUntil(async () => (await kafkaAnswers([node.brokers], 3_000), true), {
-        what: `Kafka restarted at ${node.brokers}`,
-        timeoutMs: 120_000,
-        intervalMs: 500,
-        child,
-        logFile: node.logFile,
-      });
+      await waitUntil(
+        async () => {
+          await kafkaAnswers([node.brokers], 3_000);
+          return true;
+        },
+        {
+          what: `Kafka restarted at ${node.brokers}`,
+          timeoutMs: 120_000,
+          intervalMs: 500,
+          child,
+          logFile: node.logFile,
+        },
+      );
     },
     async close() {
       await killGroup(pid);
