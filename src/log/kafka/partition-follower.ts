@@ -89,6 +89,7 @@ export class PartitionFollower {
           this.next[partition] ?? 0,
           (m) => this.take(partition, m.offset, m.message),
           AbortSignal.any([this.stop.signal, ctl.signal]),
+          (next) => this.passed(partition, next),
         );
       } catch {
         // The broker went away; the fold keeps its place and picks up where it stopped.
@@ -110,8 +111,14 @@ export class PartitionFollower {
       value: message.value ?? Buffer.alloc(0),
       headers: headersToStrings(message.headers) ?? {},
     });
-    this.next[partition] = offset + 1;
-    const ready = this.waiters.filter((w) => w.partition === partition && w.offset <= offset + 1);
+    this.passed(partition, offset + 1);
+  }
+
+  /** Every offset of `partition` below `next` is folded (or is no record: a transaction marker). */
+  private passed(partition: number, next: number): void {
+    if (next <= (this.next[partition] ?? 0)) return;
+    this.next[partition] = next;
+    const ready = this.waiters.filter((w) => w.partition === partition && w.offset <= next);
     if (ready.length === 0) return;
     this.waiters = this.waiters.filter((w) => !ready.includes(w));
     for (const w of ready) w.resolve();

@@ -114,6 +114,11 @@ export async function readRanges(
  * Hands every record of one partition from `from` on to `onMessage`, one at a time, until the
  * signal aborts (resolves) or `onMessage` throws (rejects with that error). No record is handed
  * over after the returned promise settles.
+ *
+ * `onPassed(next)` says the follow has passed every offset below `next`, records or not: on a
+ * topic written in transactions the last offsets are commit markers (and aborted records), which
+ * no consumer ever sees as records, so a waiter for the partition's end would wait forever on
+ * the records alone.
  */
 export async function followPartition(
   kafka: Kafka,
@@ -122,6 +127,7 @@ export async function followPartition(
   from: number,
   onMessage: (m: PartitionMessage) => Promise<void> | void,
   signal: AbortSignal,
+  onPassed?: (next: number) => void,
 ): Promise<void> {
   if (signal.aborted) return;
   let next = from;
@@ -144,6 +150,17 @@ export async function followPartition(
       };
       onAbort = () => stop();
       signal.addEventListener('abort', onAbort, { once: true });
+      const passed = (last: number): void => {
+        if (stopped || last + 1 <= next) return;
+        next = last + 1;
+        onPassed?.(next);
+      };
+      // A fetch of markers and aborted records only never reaches eachBatch (firstOffset null
+      // would mean nothing at or after the fetched offset at all: then nothing is passed).
+      c.on(c.events.END_BATCH_PROCESS, ({ payload }) => {
+        if (payload.partition === partition && payload.batchSize === 0 && payload.firstOffset !== null)
+          passed(Number(payload.lastOffset));
+      });
       c.run({
         autoCommit: false,
         eachBatch: async ({ batch, heartbeat, isRunning }) => {
@@ -161,6 +178,8 @@ export async function followPartition(
             next = offset + 1;
             await heartbeat();
           }
+          // Every record handed over: the markers after the last one are passed too.
+          passed(Number(batch.lastOffset()));
         },
       }).catch((e: unknown) => stop({ error: kafkaError(e, `following ${topic}`) }));
     });

@@ -1,0 +1,60 @@
+/**
+ * A follow of a partition written in transactions reaches the partition's end. The last offsets
+ * of such a partition are commit and abort markers (and aborted records), which a consumer never
+ * sees as records: a fold that counted records alone waited forever for the end (a run loaded
+ * from its stream on the service's runs topic, a ledger read after the copy projector's copies).
+ */
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { withTimeout } from '../src/log/kafka/kafka-error.js';
+import { PartitionFollower } from '../src/log/kafka/partition-follower.js';
+import { kafkaEnv } from './setup/kafka-env.js';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+describe('PartitionFollower on a topic written in transactions', () => {
+  it('reaches the end past commit markers and aborted records, and hands over only committed records', async () => {
+    const kafka = new Kafka({ brokers: kafkaEnv().brokers, logLevel: logLevel.NOTHING });
+    const topic = `follow-txn-${randomUUID().slice(0, 8)}`;
+    const admin = kafka.admin();
+    await admin.connect();
+    cleanups.push(() => admin.disconnect());
+    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1 }] });
+    const producer = kafka.producer({
+      transactionalId: `t-${topic}`,
+      idempotent: true,
+      maxInFlightRequests: 1,
+    });
+    await producer.connect();
+    cleanups.push(() => producer.disconnect());
+    const send = async (values: string[], commit: boolean) => {
+      const txn = await producer.transaction();
+      await txn.send({ topic, messages: values.map((value) => ({ key: 'k', value, partition: 0 })) });
+      await (commit ? txn.commit() : txn.abort());
+    };
+    await send(['a', 'b', 'c'], true);
+    await send(['x', 'y'], false);
+    await send(['d'], true);
+    const [end] = await admin.fetchTopicOffsets(topic);
+    // 3 records, a marker, 2 aborted records, a marker, 1 record, a marker.
+    expect(Number(end?.high)).toBe(9);
+
+    const seen: string[] = [];
+    const follower = new PartitionFollower(kafka, topic, 1, (m) => {
+      seen.push(m.value.toString());
+    });
+    cleanups.push(() => follower.close());
+    await withTimeout(follower.foldedTo(0, Number(end?.high)), 15_000, 'fold to the end');
+    expect(seen).toEqual(['a', 'b', 'c', 'd']);
+
+    // And again after more: the end moves, the follow follows.
+    await send(['e'], true);
+    const [later] = await admin.fetchTopicOffsets(topic);
+    await withTimeout(follower.foldedTo(0, Number(later?.high)), 15_000, 'fold to the new end');
+    expect(seen).toEqual(['a', 'b', 'c', 'd', 'e']);
+  }, 60_000);
+});
