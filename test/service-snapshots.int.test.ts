@@ -6,6 +6,7 @@
  * whose first identical calls came before the snapshot is still stopped at sameCallLimit, and a
  * request published again gets the decision it got before the snapshot.
  */
+import { ConfigResourceTypes } from 'kafkajs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY } from '../src/domain/index.js';
 import { TOPICS } from '../src/log/event-log.js';
@@ -241,4 +242,56 @@ describe('loopguard serve: partition snapshots', () => {
     expect(await guard.request(finishing)).toEqual(finished);
     expect(await guard.request(stopping)).toEqual(stopped);
   }, 180_000);
+
+  it('loads an ended run from its stream when its own record is gone', async () => {
+    let now = Date.now();
+    const clock = { now: () => now };
+    const svc = await inProcessService('gone', cleanups, {
+      snapshotEveryRecords: 1,
+      endedRunsIdleMs: 60_000,
+      clock,
+    });
+    const { guard, conn } = svc;
+    const req = (runId: string, type: WireRequest['type'], fields: Partial<WireRequest> = {}) => ({
+      ...emptyRequest(guard.newRequestId(), runId, type, guard.now()),
+      ...fields,
+    });
+    await guard.request(req('done', 'START_RUN'));
+    const finished = await guard.request(req('done', 'FINISH', { verified: true }));
+    let i = 0;
+    const partitionOf = (id: string) => conn.log.partitionOfKey(TOPICS.runs, id);
+    while ((await partitionOf(`live-${i}`)) !== (await partitionOf('done'))) i++;
+    await guard.request(req(`live-${i}`, 'START_RUN'));
+    now += 61_000;
+    await guard.request(req(`live-${i}`, 'TOOL_CALL', { tool: 'list', args_json: '{"page":1}' }));
+
+    expect(svc.worker.stats.putAside).toBe(1);
+    // Every record of the snapshots topic deleted: the run's own record with them.
+    const topic = conn.log.physicalName(SERVICE_TOPICS.snapshots);
+    const admin = conn.log.kafka.admin();
+    await admin.connect();
+    cleanups.push(() => admin.disconnect());
+    const [end] = await admin.fetchTopicOffsets(topic);
+    expect(Number(end?.high)).toBeGreaterThan(0);
+    // A compacted topic refuses DeleteRecords; a topic with delete retention accepts it.
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: [
+        {
+          type: ConfigResourceTypes.TOPIC,
+          name: topic,
+          configEntries: [{ name: 'cleanup.policy', value: 'delete' }],
+        },
+      ],
+    });
+    await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: String(end?.high) }] });
+
+    // Its state comes from its stream: still completed, not a fresh run.
+    expect(await guard.request(req('done', 'START_RUN'))).toMatchObject({
+      decision: 'error',
+      error_code: 'run_exists',
+      status: 'COMPLETED',
+      seq: finished.seq,
+    });
+  }, 120_000);
 });

@@ -66,6 +66,12 @@ export interface GuardWorkerOptions {
   readonly onLog?: (line: string) => void;
 }
 
+/** A snapshot added to a batch's transaction, and how many ended runs it put aside. */
+interface SnapshotWritten {
+  readonly pointer: SnapshotPointer;
+  readonly putAside: number;
+}
+
 interface Owned {
   readonly producer: Producer;
   readonly runs: PartitionRuns;
@@ -254,12 +260,16 @@ export class GuardWorker {
       partition: batch.partition,
     });
     const txn = await owned.producer.transaction();
-    let pointer = owned.pointer;
+    let snapshot: SnapshotWritten | null = null;
     try {
       const sent = await txn.sendBatch({ topicMessages: out.topicMessages, acks: -1 });
-      pointer = (await this.snapshotIn(txn, owned, batch.partition, sent, out.recorded.length)) ?? pointer;
+      snapshot = await this.snapshotIn(txn, owned, batch.partition, sent, out.recorded.length);
       const partitions = [
-        { partition: batch.partition, offset: String(next), metadata: pointerMetadata(pointer) },
+        {
+          partition: batch.partition,
+          offset: String(next),
+          metadata: pointerMetadata(snapshot?.pointer ?? owned.pointer),
+        },
       ];
       // kafkajs's types omit the metadata its TxnOffsetCommit request writes for each partition.
       await txn.sendOffsets({
@@ -279,10 +289,10 @@ export class GuardWorker {
       throw e;
     }
     owned.committed = next;
-    if (pointer !== owned.pointer) {
-      owned.pointer = pointer;
+    if (snapshot !== null) {
+      owned.pointer = snapshot.pointer;
       owned.sinceSnapshot = 0;
-      this.stats.snapshotWritten();
+      this.stats.snapshotWritten(snapshot.putAside);
     } else owned.sinceSnapshot += out.recorded.length;
     resolveOffset(batch.lastOffset());
     this.stats.batchDone(out.decided, out.deadLettered);
@@ -301,7 +311,7 @@ export class GuardWorker {
     partition: number,
     sent: readonly RecordMetadata[],
     written: number,
-  ): Promise<SnapshotPointer | null> {
+  ): Promise<SnapshotWritten | null> {
     const due = Math.max(this.opts.snapshotEveryRecords ?? 1000, owned.runs.size);
     if (owned.sinceSnapshot + written < due) return null;
     const runsTopic = this.opts.log.physicalName(TOPICS.runs);
@@ -310,14 +320,16 @@ export class GuardWorker {
     const id = randomUUID();
     // Put aside before the snapshot, so it keeps only where they are. An abort drops `owned`
     // whole, so changing it before the commit cannot outlive a transaction that failed.
-    for (const run of owned.runs.idleEnded(this.opts.endedRunsIdleMs ?? 600_000))
+    const idle = owned.runs.idleEnded(this.opts.endedRunsIdleMs ?? 600_000);
+    for (const run of idle)
       owned.runs.putAside(await this.snapshots.writeEnded(txn, this.opts.groupId, partition, id, run));
-    return this.snapshots.write(txn, this.opts.groupId, partition, {
+    const pointer = await this.snapshots.write(txn, this.opts.groupId, partition, {
       id,
       runsFrom: Number(base),
       runs: owned.runs.held(),
       ended: owned.runs.endedRuns(),
     });
+    return { pointer, putAside: idle.length };
   }
 }
 

@@ -3,7 +3,8 @@
  * committed offset for it: the snapshot the metadata points at and the runs records after it, or
  * the whole runs partition when there is no usable snapshot (a snapshot only ever saves work).
  */
-import { PartitionRuns, type RunsContext } from './partition-runs.js';
+import { PartitionRuns } from './partition-runs.js';
+import type { RunsContext } from './runs-context.js';
 import { parsePointer, type SnapshotPointer } from './snapshot-pointer.js';
 
 export interface LoadedPartition {

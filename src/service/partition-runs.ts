@@ -11,48 +11,14 @@
  * with each run's latest answers (the decisions its tagged batches were given), so a repeated
  * request is answered alike after a takeover.
  */
-import type { Admin } from 'kafkajs';
-import {
-  type DeciderDeps,
-  isTerminal,
-  LoopguardError,
-  type RecordedEvent,
-  type RunState,
-} from '../domain/index.js';
+import { isTerminal, type RunState } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
-import type { EventStore } from '../log/event-store.js';
-import { headersToStrings } from '../log/kafka/kafka-error.js';
-import type { KafkaLog } from '../log/kafka/kafka-log.js';
-import type { KafkaRunStream } from '../log/kafka/kafka-run-stream.js';
-import { readRanges } from '../log/kafka/partition-reader.js';
-import { EMPTY_HEAD, foldRunRecord, type RunHead } from '../log/kafka/run-batch-fold.js';
-import { type Clock, RunActor } from '../machines/index.js';
-import { type AnsweredRequest, recordedDecision } from './decide-request.js';
-import type { EndedRun, HeldRun, PartitionSnapshot, PartitionSnapshots } from './partition-snapshots.js';
-import { ANSWER_HEADERS, ANSWERS_KEPT, RecentAnswers } from './recent-answers.js';
-import type { RequestType, WireDecision } from './service-topics.js';
-
-export interface RunsContext {
-  readonly log: KafkaLog;
-  readonly admin: Admin;
-  readonly events: EventStore;
-  readonly stream: KafkaRunStream;
-  /** Where ended runs put aside are read back from, with the workers' group. */
-  readonly snapshots: PartitionSnapshots;
-  readonly group: string;
-  readonly deps: DeciderDeps;
-  readonly clock: Clock;
-  readonly timeoutMs: number;
-}
-
-/** Consecutive records of one append, and the request whose decision they carry, if tagged. */
-interface Batch {
-  readonly id: string | null;
-  /** Index in the run's history just past the batch's last record. */
-  end: number;
-  readonly request: AnsweredRequest | null;
-  readonly worker: string;
-}
+import { RunActor } from '../machines/index.js';
+import { foldPartition, fromStream, readEnded } from './partition-fold.js';
+import type { EndedRun, HeldRun, PartitionSnapshot } from './partition-snapshots.js';
+import type { RecentAnswers } from './recent-answers.js';
+import type { RunsContext } from './runs-context.js';
+import type { WireDecision } from './service-topics.js';
 
 /** What a load read: the snapshot it started from (if any) and how many runs records after it. */
 export interface LoadReport {
@@ -94,73 +60,10 @@ export class PartitionRuns {
     partition: number,
     from: PartitionSnapshot | null = null,
   ): Promise<PartitionRuns> {
-    const name = ctx.log.physicalName(TOPICS.runs);
-    const offsets = await ctx.admin.fetchTopicOffsets(name);
-    const range = offsets.find((o) => o.partition === partition);
-    const base = new Map((from?.runs ?? []).map((r) => [r.runId, r]));
-    const ended = new Map((from?.ended ?? []).map((r) => [r.runId, r]));
-    const heads = new Map<string, RunHead>(
-      [...base.values(), ...ended.values()].map((r) => [r.runId, { seq: r.seq, batch: r.batch }]),
-    );
-    const histories = new Map<string, RecordedEvent[]>();
-    const batches = new Map<string, Batch[]>();
-    const pending: Promise<void>[] = [];
-    let runsRead = 0;
-    if (range !== undefined) {
-      // Reading from before the snapshot's records is harmless: the fold skips seqs it has.
-      const low = Math.max(Number(range.low), from?.runsFrom ?? 0);
-      await readRanges(
-        ctx.log.kafka,
-        name,
-        [{ partition, from: low, to: Number(range.high) }],
-        ctx.timeoutMs,
-        (m) => {
-          runsRead++;
-          const key = m.message.key?.toString() ?? '';
-          const headers = headersToStrings(m.message.headers);
-          const next = foldRunRecord(heads.get(key) ?? EMPTY_HEAD, headers);
-          if (next === null) return;
-          heads.set(key, next);
-          const history = histories.get(key) ?? [];
-          histories.set(key, history);
-          const value = m.message.value ?? Buffer.alloc(0);
-          const known = ctx.events.decodeKnown(TOPICS.runs, value);
-          if (known !== undefined) history.push(known);
-          else {
-            // Rare (first record of an unseen schema): keep the slot so the order holds.
-            const slot = history.length;
-            history.push(undefined as unknown as RecordedEvent);
-            pending.push(
-              ctx.events.decode(TOPICS.runs, value).then((e) => {
-                history[slot] = e;
-              }),
-            );
-          }
-          placeInBatch(batches, key, next.batch, history.length, headers);
-        },
-      );
-    }
-    await Promise.all(pending);
-    // An ended run put aside that the tail continues (it was asked for again): its state first.
-    for (const runId of histories.keys()) {
-      const ref = ended.get(runId);
-      if (ref === undefined) continue;
-      base.set(runId, await readEnded(ctx, partition, ref));
-      ended.delete(runId);
-    }
-    const runs = new Map<string, RunActor>();
-    const answers = new RecentAnswers();
-    for (const r of base.values()) for (const a of r.answers) answers.add(a);
-    for (const [runId, r] of base)
-      if (!histories.has(runId)) runs.set(runId, new RunActor(runId, ctx.deps, ctx.clock, [], r.state));
-    for (const [runId, history] of histories) {
-      const state = base.get(runId)?.state ?? null;
-      runs.set(runId, replay(ctx, runId, state, history, batches.get(runId) ?? [], answers));
-    }
-    const lastBatch = new Map([...heads].map(([id, h]) => [id, h.batch]));
-    return new PartitionRuns(ctx, partition, runs, lastBatch, answers, ended, {
+    const f = await foldPartition(ctx, partition, from);
+    return new PartitionRuns(ctx, partition, f.runs, f.batches, f.answers, f.ended, {
       snapshot: from?.id ?? null,
-      runsRead,
+      runsRead: f.runsRead,
     });
   }
 
@@ -183,9 +86,8 @@ export class PartitionRuns {
     if (ref !== undefined) return this.revive(ref);
     if ((await this.ctx.log.partitionOfKey(TOPICS.runs, runId)) === this.partition)
       return new RunActor(runId, this.ctx.deps, this.ctx.clock);
-    const loaded = await this.ctx.stream.load(runId);
     this.foreign.add(runId);
-    return new RunActor(runId, this.ctx.deps, this.ctx.clock, loaded.events, loaded.snapshot);
+    return fromStream(this.ctx, runId);
   }
 
   /**
@@ -233,11 +135,15 @@ export class PartitionRuns {
 
   private async revive(ref: EndedRun): Promise<RunActor> {
     const run = await readEnded(this.ctx, this.partition, ref);
-    const actor = new RunActor(ref.runId, this.ctx.deps, this.ctx.clock, [], run.state);
-    for (const a of run.answers) this.answers.add(a);
+    // A record that is gone costs the run its latest answers, not its state.
+    const actor =
+      run === null
+        ? await fromStream(this.ctx, ref.runId)
+        : new RunActor(ref.runId, this.ctx.deps, this.ctx.clock, [], run.state);
+    for (const a of run?.answers ?? []) this.answers.add(a);
     this.ended.delete(ref.runId);
     this.runs.set(ref.runId, actor);
-    this.batches.set(ref.runId, run.batch);
+    this.batches.set(ref.runId, run === null ? ref.batch : run.batch);
     this.touched.set(ref.runId, this.ctx.clock.now());
     return actor;
   }
@@ -258,68 +164,4 @@ export class PartitionRuns {
         };
       });
   }
-}
-
-/** An ended run's own record; a missing one is an error to retry, never a fresh run. */
-async function readEnded(ctx: RunsContext, partition: number, ref: EndedRun): Promise<HeldRun> {
-  const run = await ctx.snapshots.readEnded(ref, ctx.group, partition);
-  if ('missing' in run)
-    throw new LoopguardError('log_unavailable', `ended run ${ref.runId}: ${run.missing}`, {
-      retriable: true,
-    });
-  return run;
-}
-
-function placeInBatch(
-  batches: Map<string, Batch[]>,
-  runId: string,
-  batch: string | null,
-  end: number,
-  headers: Readonly<Record<string, string>> | undefined,
-): void {
-  const list = batches.get(runId) ?? [];
-  batches.set(runId, list);
-  const last = list.at(-1);
-  if (last !== undefined && batch !== null && last.id === batch) {
-    last.end = end;
-    return;
-  }
-  const requestId = headers?.[ANSWER_HEADERS.requestId];
-  const type = headers?.[ANSWER_HEADERS.requestType];
-  list.push({
-    id: batch,
-    end,
-    request:
-      requestId === undefined || type === undefined
-        ? null
-        : { request_id: requestId, run_id: runId, type: type as RequestType },
-    worker: headers?.[ANSWER_HEADERS.worker] ?? '',
-  });
-}
-
-/**
- * The run's actor from its history (after `from`, a snapshot's state, when there is one). The latest tagged batches are committed one at a time so the
- * decision each was given is read off the state right after it, exactly as its worker read it.
- */
-function replay(
-  ctx: RunsContext,
-  runId: string,
-  from: RunState | null,
-  history: readonly RecordedEvent[],
-  batches: readonly Batch[],
-  answers: RecentAnswers,
-): RunActor {
-  const starts = batches.map((b, i) => ({ b, start: batches[i - 1]?.end ?? 0 }));
-  const tagged = starts.filter(({ b }) => b.request !== null).slice(-ANSWERS_KEPT);
-  let at = tagged[0]?.start ?? history.length;
-  const actor = new RunActor(runId, ctx.deps, ctx.clock, history.slice(0, at), from);
-  for (const { b, start } of tagged) {
-    if (at < start) actor.commit(history.slice(at, start));
-    const records = history.slice(start, b.end);
-    actor.commit(records);
-    at = b.end;
-    answers.add(recordedDecision(b.request as AnsweredRequest, records, actor.state, b.worker));
-  }
-  if (at < history.length) actor.commit(history.slice(at));
-  return actor;
 }

@@ -42,9 +42,8 @@ export interface EndedRun {
   readonly runId: string;
   readonly seq: number;
   readonly batch: string | null;
-  /** The record's snapshot id and offset on the snapshots topic. */
-  readonly id: string;
-  readonly offset: number;
+  /** Where its own record is on the snapshots topic. */
+  readonly at: SnapshotPointer;
 }
 
 export interface PartitionSnapshot {
@@ -98,37 +97,14 @@ export class PartitionSnapshots {
   }
 
   /** Sends `snapshot` in `txn`; the pointer is good once (and only if) `txn` commits. */
-  async write(
+  write(
     txn: Transaction,
     group: string,
     partition: number,
     snapshot: PartitionSnapshot,
   ): Promise<SnapshotPointer> {
     const body: SnapshotBody = { runs: snapshot.runs, ended: snapshot.ended };
-    const data = Buffer.from(JSON.stringify(body));
-    const pieces = Math.max(1, Math.ceil(data.length / PIECE_BYTES));
-    const offsets: number[] = [];
-    for (let piece = 0; piece < pieces; piece++) {
-      const value = this.codec.encode({
-        group,
-        partition,
-        snapshot_id: snapshot.id,
-        piece,
-        pieces,
-        runs_from: snapshot.runsFrom,
-        data: data.subarray(piece * PIECE_BYTES, (piece + 1) * PIECE_BYTES),
-      });
-      const [sent] = await txn.send({
-        topic: this.topic,
-        acks: -1,
-        messages: [{ key: `${group}/${partition}/${piece}`, value, partition: 0 }],
-      });
-      offsets.push(Number(sent?.baseOffset ?? Number.NaN));
-    }
-    const [from, to] = [offsets[0] as number, offsets.at(-1) as number];
-    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to))
-      throw new Error(`snapshot of partition ${partition}: the broker returned no offset for a piece`);
-    return { id: snapshot.id, from, to, pieces };
+    return this.send(txn, group, partition, snapshot.id, snapshot.runsFrom, body, `${group}/${partition}`);
   }
 
   /** Puts an ended run aside in `txn`, as a snapshot of that run alone; where it is. */
@@ -140,24 +116,57 @@ export class PartitionSnapshots {
     run: HeldRun,
   ): Promise<EndedRun> {
     const body: SnapshotBody = { runs: [run], ended: [] };
-    const value = this.codec.encode({
+    const at = await this.send(
+      txn,
       group,
       partition,
-      snapshot_id: id,
-      piece: 0,
-      pieces: 1,
-      runs_from: -1,
-      data: Buffer.from(JSON.stringify(body)),
-    });
-    const [sent] = await txn.send({
-      topic: this.topic,
-      acks: -1,
-      messages: [{ key: `${group}/${partition}/ended/${run.runId}`, value, partition: 0 }],
-    });
-    const offset = Number(sent?.baseOffset ?? Number.NaN);
-    if (!Number.isSafeInteger(offset))
-      throw new Error(`ended run ${run.runId}: the broker returned no offset for its record`);
-    return { runId: run.runId, seq: run.seq, batch: run.batch, id, offset };
+      id,
+      -1,
+      body,
+      `${group}/${partition}/ended/${run.runId}`,
+    );
+    return { runId: run.runId, seq: run.seq, batch: run.batch, at };
+  }
+
+  /**
+   * `body` cut into pieces, every piece encoded before the first is sent (a value the codec
+   * refuses must not leave a transaction half written), each piece in a send of its own.
+   */
+  private async send(
+    txn: Transaction,
+    group: string,
+    partition: number,
+    id: string,
+    runsFrom: number,
+    body: SnapshotBody,
+    key: string,
+  ): Promise<SnapshotPointer> {
+    const data = Buffer.from(JSON.stringify(body));
+    const pieces = Math.max(1, Math.ceil(data.length / PIECE_BYTES));
+    const values = Array.from({ length: pieces }, (_, piece) =>
+      this.codec.encode({
+        group,
+        partition,
+        snapshot_id: id,
+        piece,
+        pieces,
+        runs_from: runsFrom,
+        data: data.subarray(piece * PIECE_BYTES, (piece + 1) * PIECE_BYTES),
+      }),
+    );
+    const offsets: number[] = [];
+    for (const [piece, value] of values.entries()) {
+      const [sent] = await txn.send({
+        topic: this.topic,
+        acks: -1,
+        messages: [{ key: `${key}/${piece}`, value, partition: 0 }],
+      });
+      offsets.push(Number(sent?.baseOffset ?? Number.NaN));
+    }
+    const [from, to] = [offsets[0] as number, offsets.at(-1) as number];
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to))
+      throw new Error(`snapshot ${key}: the broker returned no offset for a piece`);
+    return { id, from, to, pieces };
   }
 
   /** The ended run `ref` points at, or why it cannot be read. */
@@ -166,15 +175,13 @@ export class PartitionSnapshots {
     group: string,
     partition: number,
   ): Promise<HeldRun | { readonly missing: string }> {
-    const read = await this.read(
-      { id: ref.id, from: ref.offset, to: ref.offset, pieces: 1 },
-      group,
-      partition,
-    );
+    const read = await this.read(ref.at, group, partition);
     if ('missing' in read) return read;
     const run = read.runs[0];
     if (read.runs.length !== 1 || run?.runId !== ref.runId || run.seq !== ref.seq)
-      return { missing: `the record at offset ${ref.offset} is not run ${ref.runId} at seq ${ref.seq}` };
+      return {
+        missing: `the record at offsets ${ref.at.from}-${ref.at.to} is not run ${ref.runId} at seq ${ref.seq}`,
+      };
     return run;
   }
 
@@ -227,12 +234,17 @@ function isBody(v: unknown): v is SnapshotBody {
 function isEndedRun(v: unknown): v is EndedRun {
   if (typeof v !== 'object' || v === null) return false;
   const r = v as Record<string, unknown>;
+  const at = r.at as Record<string, unknown> | null | undefined;
   return (
     typeof r.runId === 'string' &&
     Number.isSafeInteger(r.seq) &&
     (r.batch === null || typeof r.batch === 'string') &&
-    typeof r.id === 'string' &&
-    Number.isSafeInteger(r.offset)
+    typeof at === 'object' &&
+    at !== null &&
+    typeof at.id === 'string' &&
+    Number.isSafeInteger(at.from) &&
+    Number.isSafeInteger(at.to) &&
+    Number.isSafeInteger(at.pieces)
   );
 }
 

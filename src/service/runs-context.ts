@@ -2,13 +2,29 @@
  * What loading a partition's runs needs, opened on its own: for tools that load partitions as a
  * takeover does without being a worker (the snapshot tests, the takeover benchmark).
  */
-import { diceSimilarity } from '../domain/index.js';
+import type { Admin } from 'kafkajs';
+import { type DeciderDeps, diceSimilarity } from '../domain/index.js';
+import type { EventStore } from '../log/event-store.js';
+import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import { KafkaRunStream } from '../log/kafka/kafka-run-stream.js';
 import { type Clock, systemClock } from '../machines/index.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import type { ServiceConnection } from './open-service.js';
-import type { RunsContext } from './partition-runs.js';
 import { PartitionSnapshots } from './partition-snapshots.js';
+
+/** What loading a partition's runs needs. */
+export interface RunsContext {
+  readonly log: KafkaLog;
+  readonly admin: Admin;
+  readonly events: EventStore;
+  readonly stream: KafkaRunStream;
+  /** Where ended runs put aside are read back from, with the workers' group. */
+  readonly snapshots: PartitionSnapshots;
+  readonly group: string;
+  readonly deps: DeciderDeps;
+  readonly clock: Clock;
+  readonly timeoutMs: number;
+}
 
 export interface OpenedRunsContext {
   readonly ctx: RunsContext;

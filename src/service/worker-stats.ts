@@ -12,12 +12,14 @@ export class WorkerStats {
   deadLettered = 0;
   assigned: readonly number[] = [];
   snapshots = 0;
+  putAside = 0;
   private readonly decidedTotal: Counter;
   private readonly deadLetteredTotal: Counter;
   private readonly abortedTotal: Counter;
   private readonly rebalancesTotal: Counter;
   private readonly assignedGauge: Gauge;
   private readonly snapshotsTotal: Counter;
+  private readonly putAsideTotal: Counter;
   private readonly takeoverSeconds: Histogram<'from'>;
 
   constructor(readonly metrics: LoopguardMetrics = new LoopguardMetrics()) {
@@ -52,6 +54,11 @@ export class WorkerStats {
       help: 'Partition snapshots this worker committed to loopguard.worker-snapshots.',
       registers,
     });
+    this.putAsideTotal = new Counter({
+      name: 'loopguard_serve_runs_put_aside_total',
+      help: 'Ended runs that left memory and the partition snapshots for a record of their own.',
+      registers,
+    });
     this.takeoverSeconds = new Histogram({
       name: 'loopguard_serve_takeover_seconds',
       help: "From assignment to the partition's runs loaded, by what the load started from.",
@@ -61,9 +68,11 @@ export class WorkerStats {
     });
   }
 
-  snapshotWritten(): void {
+  snapshotWritten(putAside: number): void {
     this.snapshots++;
     this.snapshotsTotal.inc();
+    this.putAside += putAside;
+    this.putAsideTotal.inc(putAside);
   }
 
   tookOver(seconds: number, fromSnapshot: boolean): void {
