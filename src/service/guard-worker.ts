@@ -10,11 +10,8 @@
  * transaction is aborted. Only after that does the new owner read the committed offset (a zombie's
  * commit may have landed after the group handed out the stale one) and load the partition's runs.
  *
- * Snapshots. Folding a runs partition from its start costs what the partition ever recorded, so
- * once a partition's runs have written enough records since the last snapshot, the worker adds a
- * snapshot of every run it holds to the batch's transaction and puts where it is into the offset
- * commit's metadata (snapshot-pointer.ts). A takeover then reads that snapshot and the runs
- * records after it: what it costs follows the runs held and the records since, not the history.
+ * Snapshots. A batch may carry a snapshot of its partition's runs (batch-snapshot.ts), its place
+ * kept in the offset commit's metadata (snapshot-pointer.ts): a takeover reads it and the records since.
  */
 import { randomUUID } from 'node:crypto';
 import type { Admin, Consumer, EachBatchPayload, Producer, RecordMetadata, Transaction } from 'kafkajs';
@@ -29,6 +26,7 @@ import { type Clock, systemClock } from '../machines/index.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
 import type { LoopguardMetrics } from '../telemetry/index.js';
+import { type SnapshotWritten, snapshotInBatch } from './batch-snapshot.js';
 import { loadPartition } from './load-partition.js';
 import type { PartitionRuns } from './partition-runs.js';
 import { PartitionSnapshots } from './partition-snapshots.js';
@@ -64,12 +62,6 @@ export interface GuardWorkerOptions {
   /** Where the worker's metrics go (default: a registry of its own, read through `stats`). */
   readonly metrics?: LoopguardMetrics;
   readonly onLog?: (line: string) => void;
-}
-
-/** A snapshot added to a batch's transaction, and how many ended runs it put aside. */
-interface SnapshotWritten {
-  readonly pointer: SnapshotPointer;
-  readonly putAside: number;
 }
 
 interface Owned {
@@ -263,7 +255,20 @@ export class GuardWorker {
     let snapshot: SnapshotWritten | null = null;
     try {
       const sent = await txn.sendBatch({ topicMessages: out.topicMessages, acks: -1 });
-      snapshot = await this.snapshotIn(txn, owned, batch.partition, sent, out.recorded.length);
+      snapshot = await snapshotInBatch(
+        {
+          snapshots: this.snapshots,
+          group: this.opts.groupId,
+          runsTopic: this.opts.log.physicalName(TOPICS.runs),
+          everyRecords: this.opts.snapshotEveryRecords ?? 1000,
+          endedIdleMs: this.opts.endedRunsIdleMs ?? 600_000,
+        },
+        txn,
+        owned.runs,
+        batch.partition,
+        sent,
+        owned.sinceSnapshot + out.recorded.length,
+      );
       const partitions = [
         {
           partition: batch.partition,
@@ -298,38 +303,6 @@ export class GuardWorker {
     this.stats.batchDone(out.decided, out.deadLettered);
     this.stats.metrics.observe(out.recorded);
     // The stops and ledger copies are derived from the committed runs records by KafkaCopyProjector.
-  }
-
-  /**
-   * Adds a snapshot of the partition's runs to `txn` when enough was written since the last one;
-   * the records of this batch on the runs partition are where a later tail starts (the fold skips
-   * what the states already have). Null when no snapshot is due.
-   */
-  private async snapshotIn(
-    txn: Transaction,
-    owned: Owned,
-    partition: number,
-    sent: readonly RecordMetadata[],
-    written: number,
-  ): Promise<SnapshotWritten | null> {
-    const due = Math.max(this.opts.snapshotEveryRecords ?? 1000, owned.runs.size);
-    if (owned.sinceSnapshot + written < due) return null;
-    const runsTopic = this.opts.log.physicalName(TOPICS.runs);
-    const base = sent.find((m) => m.topicName === runsTopic && m.partition === partition)?.baseOffset;
-    if (base === undefined) return null;
-    const id = randomUUID();
-    // Put aside before the snapshot, so it keeps only where they are. An abort drops `owned`
-    // whole, so changing it before the commit cannot outlive a transaction that failed.
-    const idle = owned.runs.idleEnded(this.opts.endedRunsIdleMs ?? 600_000);
-    for (const run of idle)
-      owned.runs.putAside(await this.snapshots.writeEnded(txn, this.opts.groupId, partition, id, run));
-    const pointer = await this.snapshots.write(txn, this.opts.groupId, partition, {
-      id,
-      runsFrom: Number(base),
-      runs: owned.runs.held(),
-      ended: owned.runs.endedRuns(),
-    });
-    return { pointer, putAside: idle.length };
   }
 }
 

@@ -1,0 +1,54 @@
+/**
+ * When a batch's transaction carries a snapshot of its partition's runs, and what goes in it.
+ * Folding a runs partition from its start costs what the partition ever recorded, so once the
+ * partition has written enough runs records since its last snapshot (at least as many as the runs
+ * it holds, so a snapshot's cost is paid back by the tail it saves), the batch adds one. The
+ * records of this batch on the runs partition are where a later tail starts: the fold skips what
+ * the states already have.
+ */
+import { randomUUID } from 'node:crypto';
+import type { RecordMetadata, Transaction } from 'kafkajs';
+import type { PartitionRuns } from './partition-runs.js';
+import type { PartitionSnapshots } from './partition-snapshots.js';
+import type { SnapshotPointer } from './snapshot-pointer.js';
+
+/** A snapshot added to a batch's transaction, and how many ended runs it put aside. */
+export interface SnapshotWritten {
+  readonly pointer: SnapshotPointer;
+  readonly putAside: number;
+}
+
+export interface BatchSnapshotContext {
+  readonly snapshots: PartitionSnapshots;
+  readonly group: string;
+  /** The physical runs topic, to find this batch's offset on it. */
+  readonly runsTopic: string;
+  readonly everyRecords: number;
+  readonly endedIdleMs: number;
+}
+
+/** Adds the snapshot to `txn` when one is due; null when not (or the batch wrote no runs record). */
+export async function snapshotInBatch(
+  ctx: BatchSnapshotContext,
+  txn: Transaction,
+  runs: PartitionRuns,
+  partition: number,
+  sent: readonly RecordMetadata[],
+  sinceSnapshot: number,
+): Promise<SnapshotWritten | null> {
+  if (sinceSnapshot < Math.max(ctx.everyRecords, runs.size)) return null;
+  const base = sent.find((m) => m.topicName === ctx.runsTopic && m.partition === partition)?.baseOffset;
+  if (base === undefined) return null;
+  const id = randomUUID();
+  // Put aside before the snapshot, so it keeps only where they are. An abort drops the worker's
+  // PartitionRuns whole, so changing it before the commit cannot outlive a failed transaction.
+  const idle = runs.idleEnded(ctx.endedIdleMs);
+  for (const run of idle) runs.putAside(await ctx.snapshots.writeEnded(txn, ctx.group, partition, id, run));
+  const pointer = await ctx.snapshots.write(txn, ctx.group, partition, {
+    id,
+    runsFrom: Number(base),
+    runs: runs.held(),
+    ended: runs.endedRuns(),
+  });
+  return { pointer, putAside: idle.length };
+}
