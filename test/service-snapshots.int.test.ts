@@ -47,6 +47,18 @@ describe('loopguard serve: partition snapshots', () => {
           await run.call({ tool: 'list', args: { page } }, () => ({ page, items: [`${runId}-${page}`] }));
       }),
     );
+    // Names where user keys meet plain objects: as run ids, tool names and argument keys.
+    const hostile = ['__proto__', 'constructor', 'toString', 'run/with/slashes', 'ünï €', 'x'.repeat(1000)];
+    for (const runId of hostile) {
+      const run = await guard.startRun({ runId });
+      for (let n = 0; n < 2; n++)
+        await run.call(
+          { tool: runId.slice(0, 40), args: JSON.parse(`{"__proto__":${n},"constructor":"c"}`) },
+          () => ({
+            ['__proto__']: n,
+          }),
+        );
+    }
     const looper = await guard.startRun({ runId: 'looper' });
     for (let i = 0; i < 2; i++)
       expect((await looper.call({ tool: 'search', args: { q: 'x' } }, () => ({ hits: [] }))).status).toBe(
@@ -86,11 +98,13 @@ describe('loopguard serve: partition snapshots', () => {
     });
     let compared = 0;
     let multiPiece = false;
+    const snapshotted: string[] = [];
     for (let p = 0; p < PARTITIONS; p++) {
       const at = committed[0]?.partitions.find((x) => x.partition === p);
       const full = await PartitionRuns.load(ctx, p);
       const { runs: fromSnap, pointer } = await loadPartition(ctx, p, at?.metadata);
       if (pointer === null) continue;
+      snapshotted.push(...fromSnap.held().map((r) => r.runId));
       multiPiece ||= pointer.pieces > 1;
       expect(fromSnap.held()).toEqual(full.held());
       expect(fromSnap.loaded.snapshot).toBe(pointer.id);
@@ -99,6 +113,7 @@ describe('loopguard serve: partition snapshots', () => {
     }
     expect(compared).toBeGreaterThan(2);
     expect(multiPiece).toBe(true);
+    expect(snapshotted.filter((id) => hostile.includes(id)).length).toBeGreaterThan(2);
 
     // Another worker takes every partition over from the snapshots.
     const next = await GuardWorker.start({
