@@ -78,6 +78,26 @@ export function ledgerContract(name: string, make: () => Promise<LedgerPair>, ti
       expect(await a.get('k-own')).toMatchObject({ status: 'claimed', owner: own('c1') });
     });
 
+    it('lets exactly one of concurrent reissues onto one new key through', { timeout }, async () => {
+      const { a, b } = await pair();
+      await a.claim('k-paid', own('c1'));
+      await a.complete('k-paid', own('c1'), '"p-1"');
+      const notes = Array.from({ length: 6 }, (_, i) => ({
+        oldKey: 'k-paid',
+        newKey: 'k-again',
+        reason: `operator ${i}`,
+        approvedBy: `ops-${i}`,
+        by: own(`reissue-${i}`, `run-${i}`),
+      }));
+      const got = await Promise.allSettled(notes.map((n, i) => (i % 2 ? a : b).reissue(n)));
+      const won = notes.filter((_, i) => got[i]?.status === 'fulfilled');
+      expect(won).toHaveLength(1);
+      for (const g of got.filter((x) => x.status === 'rejected'))
+        expect((g as PromiseRejectedResult).reason).toMatchObject({ code: 'reissue_refused' });
+      expect(await a.reissuedFrom('k-again')).toEqual(won[0]);
+      expect(await b.reissuedFrom('k-again')).toEqual(won[0]);
+    });
+
     it('records a reissue with its reason and keeps the old entry', { timeout }, async () => {
       const { a, b } = await pair();
       const note = {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -18,6 +18,12 @@ interface ClaimFile {
   readonly pid: number;
   readonly state: LedgerState;
 }
+
+/**
+ * Two writes of one file at once (ledgers of one data dir in one process, or in two) must not
+ * share a temporary file: random for identity only, never for a decision.
+ */
+const tempName = (): string => `${process.pid}.${randomUUID()}`;
 
 const alive = (pid: number): boolean => {
   try {
@@ -57,7 +63,7 @@ export class FileLedger implements Ledger {
   }
 
   private async replace(key: string, file: ClaimFile): Promise<void> {
-    const tmp = `${this.path(key)}.${process.pid}.tmp`;
+    const tmp = `${this.path(key)}.${tempName()}.tmp`;
     await writeFile(tmp, JSON.stringify(file));
     await rename(tmp, this.path(key));
   }
@@ -135,7 +141,7 @@ export class FileLedger implements Ledger {
     );
     if (refused !== null) throw new LoopguardError('reissue_refused', `reissue: ${refused}`);
     // Linked into place like a claim, so two operators cannot both reissue onto one key.
-    const tmp = `${this.notePath(note.newKey)}.${process.pid}.tmp`;
+    const tmp = `${this.notePath(note.newKey)}.${tempName()}.tmp`;
     await writeFile(tmp, JSON.stringify(note), { flush: true });
     try {
       await link(tmp, this.notePath(note.newKey));

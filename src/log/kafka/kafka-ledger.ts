@@ -182,13 +182,27 @@ export class KafkaLedger implements Ledger {
       (await this.get(note.newKey)) ?? this.notes.get(note.newKey),
     );
     if (refused !== null) throw new LoopguardError('reissue_refused', `reissue: ${refused}`);
+    // The check above and the write below are not one step: notes onto one new key share a
+    // partition, the fold keeps the first, and whoever finds another's note first has lost.
+    await this.writeNote(note);
+    const first = this.notes.get(note.newKey);
+    if (first === undefined || sameOwner(first.by, note.by)) return;
+    // Compaction keeps a key's last record: the winner's note goes back on top of this one.
+    await this.writeNote(first).catch(() => undefined);
+    throw new LoopguardError(
+      'reissue_refused',
+      `reissue: operation key ${note.newKey} was reissued onto by ${first.by.runId}/${first.by.callId} at the same moment`,
+    );
+  }
+
+  private writeNote(note: ReissueNote): Promise<void> {
     const event: DomainEvent = {
       type: 'OperationReleased',
       operationKey: note.newKey,
       callId: note.by.callId,
       reason: `reissue of ${note.oldKey}: ${note.reason}`,
     };
-    await this.write(`reissue:${note.newKey}`, note.by, event, { [NOTE_HEADER]: JSON.stringify(note) });
+    return this.write(`reissue:${note.newKey}`, note.by, event, { [NOTE_HEADER]: JSON.stringify(note) });
   }
 
   async reissuedFrom(newKey: string): Promise<ReissueNote | undefined> {
@@ -283,7 +297,8 @@ export class KafkaLedger implements Ledger {
     const note = m.headers[NOTE_HEADER];
     if (note !== undefined) {
       const parsed = JSON.parse(note) as ReissueNote;
-      this.notes.set(parsed.newKey, parsed);
+      // The first note onto a key is the reissue; a later one lost a race (see reissue).
+      if (!this.notes.has(parsed.newKey)) this.notes.set(parsed.newKey, parsed);
       return;
     }
     const key = operationKeyOf(rec);
