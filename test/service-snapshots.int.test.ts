@@ -26,6 +26,27 @@ afterEach(async () => {
 
 const PARTITIONS = 6;
 
+/** A worker that snapshots every batch and puts ended runs aside after a minute of its clock. */
+async function puttingAside(label: string) {
+  let now = Date.now();
+  const clock = {
+    now: () => now,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
+  const svc = await inProcessService(label, cleanups, {
+    snapshotEveryRecords: 1,
+    endedRunsIdleMs: 60_000,
+    clock,
+  });
+  const req = (runId: string, type: WireRequest['type'], fields: Partial<WireRequest> = {}) => ({
+    ...emptyRequest(svc.guard.newRequestId(), runId, type, svc.guard.now()),
+    ...fields,
+  });
+  return { svc, clock, req };
+}
+
 describe('loopguard serve: partition snapshots', () => {
   it('a takeover loads snapshot + tail, equal to the fold of the whole partition, and decides on from it', async () => {
     const log: string[] = [];
@@ -139,19 +160,9 @@ describe('loopguard serve: partition snapshots', () => {
   }, 180_000);
 
   it('puts ended runs aside after a while idle and reads them back when asked again, also after a takeover', async () => {
-    let now = Date.now();
-    const clock = { now: () => now };
-    const svc = await inProcessService('aside', cleanups, {
-      snapshotEveryRecords: 1,
-      endedRunsIdleMs: 60_000,
-      clock,
-    });
+    const { svc, clock, req } = await puttingAside('aside');
     const { guard, conn } = svc;
     const group = `g-${svc.topicPrefix}`;
-    const req = (runId: string, type: WireRequest['type'], fields: Partial<WireRequest> = {}) => ({
-      ...emptyRequest(guard.newRequestId(), runId, type, guard.now()),
-      ...fields,
-    });
     const search = (runId: string) => req(runId, 'TOOL_CALL', { tool: 'search', args_json: '{"q":"same"}' });
 
     // looper ends stopped by the guard, done ends completed, live goes on.
@@ -184,7 +195,7 @@ describe('loopguard serve: partition snapshots', () => {
     }
 
     // Idle past the limit: the next snapshot (the live runs' next calls write it) puts the ended two aside.
-    now += 61_000;
+    clock.advance(61_000);
     for (const id of live) {
       const call = await guard.request(req(id, 'TOOL_CALL', { tool: 'list', args_json: '{"page":1}' }));
       expect(call.decision).toBe('execute');
@@ -259,25 +270,15 @@ describe('loopguard serve: partition snapshots', () => {
   }, 180_000);
 
   it('loads an ended run from its stream when its own record is gone', async () => {
-    let now = Date.now();
-    const clock = { now: () => now };
-    const svc = await inProcessService('gone', cleanups, {
-      snapshotEveryRecords: 1,
-      endedRunsIdleMs: 60_000,
-      clock,
-    });
+    const { svc, clock, req } = await puttingAside('gone');
     const { guard, conn } = svc;
-    const req = (runId: string, type: WireRequest['type'], fields: Partial<WireRequest> = {}) => ({
-      ...emptyRequest(guard.newRequestId(), runId, type, guard.now()),
-      ...fields,
-    });
     await guard.request(req('done', 'START_RUN'));
     const finished = await guard.request(req('done', 'FINISH', { verified: true }));
     let i = 0;
     const partitionOf = (id: string) => conn.log.partitionOfKey(TOPICS.runs, id);
     while ((await partitionOf(`live-${i}`)) !== (await partitionOf('done'))) i++;
     await guard.request(req(`live-${i}`, 'START_RUN'));
-    now += 61_000;
+    clock.advance(61_000);
     await guard.request(req(`live-${i}`, 'TOOL_CALL', { tool: 'list', args_json: '{"page":1}' }));
 
     expect(svc.worker.stats.putAside).toBe(1);
