@@ -267,6 +267,15 @@ describe('loopguard serve: partition snapshots', () => {
     await takeOver('w-third');
     expect(await guard.request(finishing)).toEqual(finished);
     expect(await guard.request(stopping)).toEqual(stopped);
+    // A resume needs the whole state (the report, the rule that stopped it): it moved with the run.
+    expect(
+      await guard.request(
+        req('looper', 'RESUME', { precondition_change: 'a new index', approved_by: 'ops' }),
+      ),
+    ).toMatchObject({ decision: 'recorded', status: 'RUNNING' });
+    expect(
+      await guard.request(req('looper', 'TOOL_CALL', { tool: 'search', args_json: '{"q":"other"}' })),
+    ).toMatchObject({ decision: 'execute' });
   }, 180_000);
 
   it('loads an ended run from its stream when its own record is gone', async () => {
