@@ -14,7 +14,7 @@
  * kept in the offset commit's metadata (snapshot-pointer.ts): a takeover reads it and the records since.
  */
 import { randomUUID } from 'node:crypto';
-import type { Admin, Consumer, EachBatchPayload, Producer, RecordMetadata, Transaction } from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, Producer, Transaction } from 'kafkajs';
 import { DEFAULT_POLICY, type DeciderDeps, diceSimilarity, type Policy } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
@@ -202,6 +202,7 @@ export class GuardWorker {
           deps: this.deps,
           clock: this.opts.clock ?? systemClock,
           timeoutMs: 60_000,
+          note: (line) => this.opts.onLog?.(`${this.workerId}: ${line}`),
         },
         partition,
         at?.metadata,

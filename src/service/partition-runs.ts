@@ -11,7 +11,7 @@
  * with each run's latest answers (the decisions its tagged batches were given), so a repeated
  * request is answered alike after a takeover.
  */
-import { isTerminal, type RunState } from '../domain/index.js';
+import { isTerminal } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import { RunActor } from '../machines/index.js';
 import { foldPartition, fromStream, readEnded } from './partition-fold.js';
@@ -84,8 +84,12 @@ export class PartitionRuns {
     }
     const ref = this.ended.get(runId);
     if (ref !== undefined) return this.revive(ref);
-    if ((await this.ctx.log.partitionOfKey(TOPICS.runs, runId)) === this.partition)
-      return new RunActor(runId, this.ctx.deps, this.ctx.clock);
+    const runsPartition = await this.ctx.log.partitionOfKey(TOPICS.runs, runId);
+    if (runsPartition === this.partition) return new RunActor(runId, this.ctx.deps, this.ctx.clock);
+    if (this.foreign.size === 0)
+      this.ctx.note?.(
+        `partition ${this.partition}: run ${runId} has its requests here but its events in runs partition ${runsPartition}: its client does not partition by murmur2 (librdkafka: partitioner=murmur2_random) or the two topics have different partition counts, so such runs are loaded from their own streams, left out of snapshots, and their repeated requests are decided again`,
+      );
     this.foreign.add(runId);
     return fromStream(this.ctx, runId);
   }

@@ -24,6 +24,8 @@ export interface RunsContext {
   readonly deps: DeciderDeps;
   readonly clock: Clock;
   readonly timeoutMs: number;
+  /** Where something an operator should fix is said (the worker's log). */
+  readonly note?: (line: string) => void;
 }
 
 export interface OpenedRunsContext {
