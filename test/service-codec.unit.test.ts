@@ -128,23 +128,7 @@ describe('service wire format', () => {
   it('reads a request written with an older, smaller schema: the fields it lacks take their defaults', async () => {
     const store = new MemorySchemaStore();
     // The old writer: only the three required fields.
-    const oldSchema = JSON.stringify({
-      type: 'record',
-      name: 'Request',
-      namespace: 'io.loopguard.service',
-      fields: [
-        { name: 'request_id', type: 'string' },
-        { name: 'run_id', type: 'string' },
-        { name: 'type', type: { type: 'enum', name: 'RequestType', symbols: ['START_RUN', 'TOOL_CALL'] } },
-      ],
-    });
-    const oldId = await store.register('loopguard.requests-value', oldSchema);
-    const body = avsc.Type.forSchema(JSON.parse(oldSchema)).toBuffer({
-      request_id: 'r',
-      run_id: 'x',
-      type: 'START_RUN',
-    });
-    const framed = Buffer.concat([Buffer.from([0, 0, 0, 0, oldId]), body]);
+    const framed = await writtenBy(store, ['START_RUN', 'TOOL_CALL'], 'START_RUN');
     const current = await ServiceCodec.create<WireRequest>(
       store,
       'loopguard.requests-value',
@@ -209,28 +193,12 @@ describe('service wire format', () => {
 
   it('reads a request type from a newer writer as UNKNOWN (the enum default), for the worker to refuse', async () => {
     const store = new MemorySchemaStore();
-    const newer = JSON.stringify({
-      type: 'record',
-      name: 'Request',
-      namespace: 'io.loopguard.service',
-      fields: [
-        { name: 'request_id', type: 'string' },
-        { name: 'run_id', type: 'string' },
-        { name: 'type', type: { type: 'enum', name: 'RequestType', symbols: ['START_RUN', 'TELEPORT'] } },
-      ],
-    });
-    const id = await store.register('loopguard.requests-value', newer);
-    const body = avsc.Type.forSchema(JSON.parse(newer)).toBuffer({
-      request_id: 'r',
-      run_id: 'x',
-      type: 'TELEPORT',
-    });
+    const framed = await writtenBy(store, ['START_RUN', 'TELEPORT'], 'TELEPORT');
     const current = await ServiceCodec.create<WireRequest>(
       store,
       'loopguard.requests-value',
       SERVICE_SCHEMAS.request,
     );
-    const framed = Buffer.concat([Buffer.from([0, 0, 0, 0, id]), body]);
     expect((await current.decode(framed)).type).toBe('UNKNOWN');
   });
 
@@ -257,3 +225,20 @@ describe('service wire format', () => {
     });
   });
 });
+
+/** A request from a writer whose schema has only the three required fields and these types, framed. */
+async function writtenBy(store: MemorySchemaStore, symbols: string[], type: string): Promise<Buffer> {
+  const schema = JSON.stringify({
+    type: 'record',
+    name: 'Request',
+    namespace: 'io.loopguard.service',
+    fields: [
+      { name: 'request_id', type: 'string' },
+      { name: 'run_id', type: 'string' },
+      { name: 'type', type: { type: 'enum', name: 'RequestType', symbols } },
+    ],
+  });
+  const id = await store.register('loopguard.requests-value', schema);
+  const body = avsc.Type.forSchema(JSON.parse(schema)).toBuffer({ request_id: 'r', run_id: 'x', type });
+  return Buffer.concat([Buffer.from([0, 0, 0, 0, id]), body]);
+}
