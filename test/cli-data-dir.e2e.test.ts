@@ -4,12 +4,10 @@
  * is the stream's conditional append, made under the writer lock).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { main } from '../src/cli/main.js';
+import { describe, expect, it } from 'vitest';
 import { type OpenStore, openEmbeddedStore } from '../src/cli/open-store.js';
 import { replayCommand, type WithSink } from '../src/cli/replay-command.js';
 import { FileSchemaStore } from '../src/events/file-schema-store.js';
@@ -17,25 +15,14 @@ import { EmbeddedLog } from '../src/log/embedded/embedded-log.js';
 import { EventStore } from '../src/log/event-store.js';
 import { runStreamOf } from '../src/log/run-stream-of.js';
 import { captureIo } from './support/capture-io.js';
+import { runCli, tempDirs } from './support/cli-run.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RUNS = join(ROOT, 'examples', 'runs.jsonl');
 const POLICY = join(ROOT, 'examples', 'policy.json');
-const dirs: string[] = [];
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), 'lg-datadir-'));
-  dirs.push(d);
-  return d;
-};
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const tmp = tempDirs('lg-datadir-');
 
-async function run(args: string[]) {
-  const io = captureIo();
-  const code = await main(args, io);
-  return { code, out: io.stdout(), err: io.stderr() };
-}
+const run = (args: string[]) => runCli(args);
 
 /** Every file and directory under `dir` with its size and modification time. */
 function tree(dir: string): string[] {

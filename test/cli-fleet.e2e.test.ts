@@ -6,19 +6,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../src/cli/main.js';
 import { openEmbeddedStore } from '../src/cli/open-store.js';
-import { captureIo } from './support/capture-io.js';
+import { runCli } from './support/cli-run.js';
 import { FLEET_T0, writeLoopingFleet } from './support/looping-fleet.js';
 
 let dir: string;
 let data: string;
 
-async function run(args: string[]) {
-  const io = captureIo();
-  const code = await main(args, io, { env: {} });
-  return { code, out: io.stdout(), err: io.stderr() };
-}
+const run = (args: string[]) => runCli(args, {});
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'lg-fleet-'));

@@ -2,37 +2,14 @@
  * The CLI fed hostile input: every bad input is a clear error naming file:line:field, the other
  * runs and files go on, the exit code is 1, and nothing half-written or secret lands in the data dir.
  */
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { main } from '../src/cli/main.js';
-import { captureIo } from './support/capture-io.js';
+import { describe, expect, it } from 'vitest';
+import { runCli, tempDirs } from './support/cli-run.js';
 
-const dirs: string[] = [];
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), 'lg-hostile-'));
-  dirs.push(d);
-  return d;
-};
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const tmp = tempDirs('lg-hostile-');
 
-async function run(args: string[], env: Record<string, string> = {}) {
-  const io = captureIo();
-  const code = await main(args, io, { env });
-  return { code, out: io.stdout(), err: io.stderr() };
-}
+const run = (args: string[], env: Record<string, string> = {}) => runCli(args, env);
 
 const call = (step: number, tool: string, args: unknown, extra: Record<string, unknown> = {}) => ({
   step,

@@ -1,26 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { main } from '../src/cli/main.js';
-import { captureIo } from './support/capture-io.js';
+import { describe, expect, it } from 'vitest';
+import { runCli, tempDirs } from './support/cli-run.js';
 
 const fixture = (name: string) => join(import.meta.dirname, 'fixtures', name);
-const dirs: string[] = [];
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), 'lg-cli-'));
-  dirs.push(d);
-  return d;
-};
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const tmp = tempDirs('lg-cli-');
 
-async function run(args: string[]) {
-  const io = captureIo();
-  const code = await main(args, io);
-  return { code, out: io.stdout(), err: io.stderr() };
-}
+const run = (args: string[]) => runCli(args);
 
 describe('loopguard replay', () => {
   it('prints one JSON line per run with exactly the documented keys', async () => {

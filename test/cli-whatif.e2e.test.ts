@@ -5,16 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { createGuard } from '../src/runtime/index.js';
 import { captureIo } from './support/capture-io.js';
+import { runCli } from './support/cli-run.js';
 
 const examples = join(import.meta.dirname, '..', 'examples');
 let dir: string;
 let data: string;
 
-async function run(args: string[]) {
-  const io = captureIo();
-  const code = await main(args, io, { env: {} });
-  return { code, out: io.stdout(), err: io.stderr() };
-}
+const run = (args: string[]) => runCli(args, {});
 
 const policyFile = (name: string, policy: unknown) => {
   const p = join(dir, name);

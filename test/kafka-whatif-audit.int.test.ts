@@ -10,16 +10,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { kafkaEnv } from './setup/kafka-env.js';
 import { captureIo } from './support/capture-io.js';
+import { runCli } from './support/cli-run.js';
 
 const examples = join(import.meta.dirname, '..', 'examples');
 const dir = mkdtempSync(join(tmpdir(), 'lg-kwhatif-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function run(args: string[]) {
-  const io = captureIo();
-  const code = await main(args, io, { env: ENV });
-  return { code, out: io.stdout(), err: io.stderr() };
-}
+const run = (args: string[]) => runCli(args, ENV);
 
 /** rebuild --json output without its one timing-dependent figure. */
 const withoutRate = (out: string) =>
