@@ -279,3 +279,30 @@ describe('guardTools and toModelMessage', () => {
     );
   });
 });
+
+describe('an operation key declares a side effect', () => {
+  it('gates a keyed call by the ledger with no sideEffect option or policy (the README snippet)', async () => {
+    const run = await (await guardWith()).startRun({ runId: 'key-only' });
+    const charge = counter();
+    const tools = guardTools(
+      run,
+      { charge_card: charge.fn({ receipt: 'r-1' }) },
+      { operationKey: (tool, args) => (tool === 'charge_card' ? `acme:charge:${String(args.order)}` : undefined) },
+    );
+    expect(await tools.charge_card({ order: 'A1' })).toMatchObject({ status: 'executed' });
+    expect(await tools.charge_card({ order: 'A1' })).toMatchObject({
+      status: 'cached',
+      value: { receipt: 'r-1' },
+    });
+    expect(charge.n).toBe(1);
+  });
+
+  it('refuses sideEffect: false beside an operation key, before anything is claimed or run', async () => {
+    const run = await (await guardWith()).startRun({ runId: 'key-false' });
+    const charge = counter();
+    await expect(
+      run.call({ tool: 'charge_card', args: {}, operationKey: 'k1', sideEffect: false }, charge.fn()),
+    ).rejects.toMatchObject({ code: 'invalid_call', message: expect.stringContaining('req.sideEffect') });
+    expect(charge.n).toBe(0);
+  });
+});

@@ -113,7 +113,12 @@ export class RemoteRun {
         return { status: 'stopped', rule, message: before.message, report: this.last.report };
     }
     // Only an execute decision, durable in the log before it reached us, runs the tool.
-    const ran = await executeTool(fn, this.guard.stepTimeoutMs, req.sideEffect ?? false, this.guard.hashing);
+    const ran = await executeTool(
+      fn,
+      this.guard.stepTimeoutMs,
+      req.sideEffect ?? req.operationKey !== undefined,
+      this.guard.hashing,
+    );
     const after = await this.send('TOOL_RESULT', {
       call_id: callId,
       result_kind: ran.kind,

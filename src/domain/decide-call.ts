@@ -6,7 +6,7 @@ import type { ChildState } from './family.js';
 import { canonicalCall } from './fingerprint.js';
 import { answersAsk, isInformative } from './informative.js';
 import { CALL_FIELDS, fieldsProblem, inputError, OUTCOME_FIELDS } from './input-check.js';
-import { type RunPolicy, toolPolicy } from './policy.js';
+import { callIsSideEffect, KEY_WITHOUT_SIDE_EFFECT, type RunPolicy, toolPolicy } from './policy.js';
 import { type Hashing, redactText } from './redact.js';
 import { checkAfter } from './rules-after.js';
 import { checkBefore } from './rules-before.js';
@@ -102,10 +102,12 @@ export function decideRequest(
     );
   const bad = fieldsProblem(cmd, CALL_FIELDS, '');
   if (bad !== null) return err(inputError('invalid_call', bad.path, bad.problem));
+  if (cmd.sideEffect === false && cmd.operationKey !== undefined)
+    return err(inputError('invalid_call', 'sideEffect', KEY_WITHOUT_SIDE_EFFECT));
   const canon = canonicalCall(cmd.tool, cmd.args, deps.hashing, toolPolicy(p, cmd.tool).volatileArgs);
   if (!canon.ok) return canon;
   const call = canon.value;
-  const sideEffect = cmd.sideEffect ?? toolPolicy(p, call.tool).sideEffect;
+  const sideEffect = callIsSideEffect(p, call.tool, cmd.sideEffect, cmd.operationKey);
   // An operation key is a name the caller builds, sometimes from a token: it is recorded redacted.
   const operationKey = cmd.operationKey === undefined ? null : redactText(cmd.operationKey, deps.hashing);
   const check = checkBefore(

@@ -107,3 +107,22 @@ export function resolvePolicy(policy: Policy, taskType?: string): RunPolicy {
 export function toolPolicy(policy: RunPolicy, tool: string): ToolPolicy {
   return own(policy.tools, tool) ?? DEFAULT_TOOL;
 }
+
+/**
+ * Whether a call is a side effect, gated by the ledger. An operation key names a business
+ * operation, so it declares one: a caller who passes a key and forgets `sideEffect` must not get
+ * a payment run twice. An explicit `sideEffect: false` beside a key is refused by the decider.
+ */
+export function callIsSideEffect(
+  policy: RunPolicy,
+  tool: string,
+  declared: boolean | undefined | null,
+  operationKey: string | undefined | null,
+): boolean {
+  if (declared !== undefined && declared !== null) return declared;
+  return (operationKey !== undefined && operationKey !== null) || toolPolicy(policy, tool).sideEffect;
+}
+
+/** The problem with a call that names an operation key yet says it has no side effect. */
+export const KEY_WITHOUT_SIDE_EFFECT =
+  'sideEffect: false contradicts operationKey: an operation key declares a side effect (drop sideEffect, or drop the key for a call that changes nothing)';

@@ -4,6 +4,7 @@ import {
   fieldsProblem,
   type Hashing,
   inputError,
+  KEY_WITHOUT_SIDE_EFFECT,
   LoopguardError,
   nameProblem,
   resultJsonOf,
@@ -32,7 +33,10 @@ export function requestProblem(req: CallRequest): LoopguardError | null {
   const tool = nameProblem(req.tool);
   if (tool !== null) return inputError('invalid_call', 'req.tool', tool);
   const bad = fieldsProblem(req, CALL_FIELDS, 'req');
-  return bad === null ? null : inputError('invalid_call', bad.path, bad.problem);
+  if (bad !== null) return inputError('invalid_call', bad.path, bad.problem);
+  if (req.sideEffect === false && req.operationKey !== undefined)
+    return inputError('invalid_call', 'req.sideEffect', KEY_WITHOUT_SIDE_EFFECT);
+  return null;
 }
 
 /** The first argument that is not a name, by its path. */

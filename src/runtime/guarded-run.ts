@@ -1,4 +1,5 @@
 import {
+  callIsSideEffect,
   canonicalCall,
   type Hashing,
   inputError,
@@ -10,7 +11,6 @@ import {
   redactText,
   type TerminalState,
   textProblem,
-  toolPolicy,
 } from '../domain/index.js';
 import type { RunStream } from '../log/index.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
@@ -118,7 +118,7 @@ export class GuardedRun {
       throw new LoopguardError('run_not_started', `run ${this.runId} has not been started`);
     const callId = `call-${this.actor.state.seq + 1}-${++this.calls}`;
     obs.named(callId);
-    const sideEffect = req.sideEffect ?? toolPolicy(policy, req.tool).sideEffect;
+    const sideEffect = callIsSideEffect(policy, req.tool, req.sideEffect, req.operationKey);
     const asked = sideEffect && !isTerminal(this.actor.state.status) ? req.operationKey : undefined;
     const key = asked === undefined ? undefined : this.ledgerKey(asked);
     // Arguments that can never be recorded must not take a shared claim first (the decider refuses them too).

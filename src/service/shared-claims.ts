@@ -6,6 +6,7 @@
  * never recorded, which claimOperation withdraws when the request is decided again.
  */
 import {
+  callIsSideEffect,
   canonicalCall,
   type Hashing,
   isTerminal,
@@ -14,7 +15,6 @@ import {
   nameProblem,
   type RecordedEvent,
   redactText,
-  toolPolicy,
 } from '../domain/index.js';
 import type { RunActor } from '../machines/index.js';
 import { recordedResult } from '../runtime/call-request.js';
@@ -45,7 +45,7 @@ export async function claimBefore(
     return null;
   if (isTerminal(actor.state.status)) return null;
   if (nameProblem(req.operation_key) !== null || nameProblem(req.tool) !== null) return null;
-  if (!(req.side_effect ?? toolPolicy(policy, req.tool).sideEffect)) return null;
+  if (!callIsSideEffect(policy, req.tool, req.side_effect, req.operation_key)) return null;
   let args: unknown;
   try {
     args = JSON.parse(req.args_json ?? '{}');
