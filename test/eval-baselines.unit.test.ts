@@ -160,9 +160,13 @@ describe('looksLikeErrorResult', () => {
 });
 
 describe('defaultBaselines', () => {
-  it('has six uniquely named detectors that leave a short, varied run alone', () => {
+  it('has eight uniquely named detectors, the one-line rules first, that leave a short, varied run alone', () => {
     const detectors = defaultBaselines();
-    expect(new Set(detectors.map((d) => d.name)).size).toBe(6);
+    expect(new Set(detectors.map((d) => d.name)).size).toBe(8);
+    expect(detectors.slice(0, 2).map((d) => d.name)).toEqual([
+      '3 identical in a row',
+      '5 identical in a row',
+    ]);
     for (const detector of detectors) expect(detector.judge(run(distinct(5))).stopIndex).toBeNull();
   });
 });

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, diceSimilarity } from '../src/domain/index.js';
-import { defaultBaselines, evaluate, labelRun, loopguardDetector } from '../src/eval/index.js';
+import {
+  defaultBaselines,
+  evaluate,
+  identicalInARow,
+  labelRun,
+  loopguardDetector,
+} from '../src/eval/index.js';
 import { syntheticCodingFiles, syntheticCodingRuns } from '../src/eval/synthetic/coding-runs.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
 
@@ -32,12 +38,19 @@ describe('the synthetic coding-agent run set', () => {
     expect(Math.max(...lengths)).toBeGreaterThan(100);
   });
 
-  it('loopguard under the default policy: no working run stopped, every stuck run caught with 0 wasted', () => {
-    const stoppedWorking = runs
-      .filter((r) => r.outcome.success)
-      .filter((r) => loopguard.judge(r).stopIndex !== null)
-      .map((r) => `${r.run_id}: ${loopguard.judge(r).rule}`);
-    expect(stoppedWorking).toEqual([]);
+  it('loopguard under the default policy: only working runs the 3-identical rule stops too, every stuck run caught with 0 wasted', () => {
+    // A network install retried as is: "Connection reset (attempt 1)", "(attempt 2)" are one
+    // failure with a counter in it, so the third identical install is refused, as the one-line
+    // rule refuses it. No other working run is stopped.
+    const three = identicalInARow(3);
+    const stoppedWorking: string[] = [];
+    for (const r of runs.filter((run) => run.outcome.success)) {
+      const v = loopguard.judge(r);
+      if (v.stopIndex !== null)
+        stoppedWorking.push(`${r.run_id}: ${v.rule} (3 identical: ${three.judge(r).stopIndex !== null})`);
+    }
+    expect(stoppedWorking.filter((r) => !r.includes('/install-retry/'))).toEqual([]);
+    expect(stoppedWorking.every((r) => r.endsWith('exact_repeat (3 identical: true)'))).toBe(true);
     const totals = evaluate(syntheticCodingFiles(), [loopguard]).totals.rows[0];
     expect(totals?.stuckCaught).toBe(totals?.stuckRuns);
     expect(totals?.wastedMedian).toBe(0);

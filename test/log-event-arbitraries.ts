@@ -134,6 +134,7 @@ export const domainEventArb: fc.Arbitrary<DomainEvent> = fc.oneof(
       durationMs: long,
       informative: fc.boolean(),
       answersAsk: fc.boolean(),
+      resultClass: fc.option(fc.string(), { nil: null }),
     }),
   ),
   ev('ModelUsageRecorded', fc.record({ tokensIn: long, tokensOut: long, costUsd: dbl })),

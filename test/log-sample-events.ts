@@ -77,6 +77,7 @@ export const SAMPLE_EVENTS: readonly DomainEvent[] = [
     durationMs: 830,
     informative: true,
     answersAsk: true,
+    resultClass: null,
   },
   { type: 'ModelUsageRecorded', tokensIn: 1000, tokensOut: 250, costUsd: 0.0125 },
   {

@@ -56,7 +56,12 @@ export type Command =
        * The judgement of the result recorded when it first came (a re-decision from the log, which
        * keeps results as hashes, not text); else judged from `resultJson`.
        */
-      readonly judgement?: { readonly informative: boolean; readonly answersAsk: boolean };
+      readonly judgement?: {
+        readonly informative: boolean;
+        readonly answersAsk: boolean;
+        /** The recorded result class (see ToolCallCompleted.resultClass); absent on older records. */
+        readonly resultClass?: string | null;
+      };
       readonly family?: FamilyView;
       readonly atMs: number;
     }

@@ -6,6 +6,7 @@ import type { ChildState } from './family.js';
 import { canonicalCall } from './fingerprint.js';
 import { answersAsk, isInformative } from './informative.js';
 import { CALL_FIELDS, fieldsProblem, inputError, OUTCOME_FIELDS } from './input-check.js';
+import { resultClassOf } from './normalised-result.js';
 import { callIsSideEffect, KEY_WITHOUT_SIDE_EFFECT, type RunPolicy, toolPolicy } from './policy.js';
 import { type Hashing, redactText } from './redact.js';
 import { checkAfter } from './rules-after.js';
@@ -181,6 +182,12 @@ export function decideResult(
     answersAsk:
       cmd.judgement?.answersAsk ??
       (cmd.resultJson === undefined || answersAsk(cmd.resultJson, call.argsJson)),
+    resultClass:
+      cmd.judgement?.resultClass !== undefined
+        ? cmd.judgement.resultClass
+        : cmd.resultJson === undefined
+          ? null
+          : resultClassOf(cmd.kind, cmd.code ?? null, cmd.resultJson, deps.hashing),
   };
   const events: DomainEvent[] = [done];
   const inDoubt = (cmd.inDoubt ?? false) && call.operationKey !== null;

@@ -138,6 +138,13 @@ export type DomainEvent =
        * show that a rephrasing got nowhere.
        */
       readonly answersAsk: boolean;
+      /**
+       * The class the guard judges the result by: a digest of the result with its volatile parts
+       * masked (numbers in text, timestamps, durations, hex ids, UUIDs, temporary paths; see
+       * normalised-result.ts), or null when masking changed nothing and `resultHash` is the class.
+       * `resultHash` stays the raw result's hash, for audit.
+       */
+      readonly resultClass: string | null;
     }
   | {
       readonly type: 'ModelUsageRecorded';

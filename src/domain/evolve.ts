@@ -43,18 +43,25 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   const tracksProgress = s.tracksProgress || call.progressVersion !== null || e.progressVersion !== null;
   const intent = intentOf(call.argsJson);
   const prior = outsideNews ? [] : (own(s.asked, call.tool) ?? []);
-  const pair = seenPair(fp, e.resultHash);
+  // News is judged on the result's class (volatile parts masked); the raw hash is only recorded.
+  const result = e.resultClass ?? e.resultHash;
+  const pair = seenPair(fp, result);
   const known = s.seen.includes(pair);
+  const previous = prior.find((a) => a.intent === intent);
   const news = newsOf(s, {
     pair,
     resultHash: e.resultHash,
+    resultClass: result,
     says: e.informative,
     answersAsk: e.answersAsk,
     known,
     rephrased: call.similarTo !== null,
-    previousHash: prior.find((a) => a.intent === intent)?.resultHash,
+    previousClass: previous === undefined ? undefined : (previous.result ?? previous.resultHash),
   });
-  const askedNow = [...prior.filter((a) => a.intent !== intent), { intent, resultHash: e.resultHash }];
+  const askedNow = [
+    ...prior.filter((a) => a.intent !== intent),
+    { intent, resultHash: e.resultHash, result },
+  ];
   const asked =
     e.kind === 'RETRYABLE'
       ? outsideNews
@@ -73,7 +80,7 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   n.tokens = s.tokens + e.tokens;
   n.costUsd = s.costUsd + e.costUsd;
   n.asked = asked;
-  n.nearDuplicates = nearDuplicatesAfter(s, call, e, prior, news, outsideNews, known);
+  n.nearDuplicates = nearDuplicatesAfter(s, call, e.kind, e.resultHash, prior, news, outsideNews, known);
   n.blocked = blocked;
   if (e.kind === 'RETRYABLE') {
     const entry: WindowEntry = {
@@ -82,6 +89,7 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
       tool: call.tool,
       kind: e.kind,
       progressed: false,
+      result,
     };
     n.retries = { ...s.retries, [fp]: (s.retries[fp] ?? 0) + 1 };
     n.window = capped(s.window, entry, WINDOW_CAP);
@@ -97,7 +105,14 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   n.answers = news.answers;
   n.sinceChange = news.sinceChange;
   n.revisits = fresh ? 0 : news.flipBack || news.recheck ? s.revisits + 1 : s.revisits;
-  const entry: WindowEntry = { callId: e.callId, fingerprint: fp, tool: call.tool, kind: e.kind, progressed };
+  const entry: WindowEntry = {
+    callId: e.callId,
+    fingerprint: fp,
+    tool: call.tool,
+    kind: e.kind,
+    progressed,
+    result,
+  };
   // Polls are bounded by maxPolls and retries by maxRetries: neither counts as spinning here.
   const counts = e.kind !== 'PENDING';
   n.seen = known ? s.seen : capped(s.seen, pair, SEEN_CAP);

@@ -1,4 +1,4 @@
-import type { EventOf } from './events.js';
+import type { ResultKind } from './events.js';
 import { own } from './input-check.js';
 import type { AnswerCount, AskedEntry, InFlightCall, RunState } from './run-state.js';
 
@@ -45,7 +45,13 @@ export function counted(answers: readonly AnswerCount[], resultHash: string): re
 export interface Answered {
   /** The (call, result) pair as run-state.ts `seenPair` numbers it. */
   readonly pair: number;
+  /**
+   * The raw result hash: what unrelated calls are compared by, since between different calls a
+   * number that differs may be the answer itself.
+   */
   readonly resultHash: string;
+  /** The result class (volatile parts masked, see normalised-result.ts): what the same question is compared by. */
+  readonly resultClass: string;
   /** The result says something (see informative.ts `isInformative`). */
   readonly says: boolean;
   /** The result is about the call's arguments (see informative.ts `answersAsk`). */
@@ -54,8 +60,8 @@ export interface Answered {
   readonly known: boolean;
   /** The call resembled an earlier ask of its tool (a near-duplicate). */
   readonly rephrased: boolean;
-  /** What this same question answered last time, if it was asked since the last outside news. */
-  readonly previousHash: string | undefined;
+  /** The class of what this same question answered last time, if asked since the last outside news. */
+  readonly previousClass: string | undefined;
 }
 
 export interface News {
@@ -77,7 +83,7 @@ export interface News {
 export function newsOf(s: RunState, a: Answered): News {
   const answers = a.known || a.rephrased ? s.answers : counted(s.answers, a.resultHash);
   const informative = a.says && a.answersAsk && callersOf(answers, a.resultHash) < ACK_CALLERS;
-  const flipped = a.previousHash !== undefined && a.previousHash !== a.resultHash;
+  const flipped = a.previousClass !== undefined && a.previousClass !== a.resultClass;
   const checkedSince = s.sinceChange.includes(a.pair);
   const budget = a.known && a.says && s.revisits < REVISIT_LIMIT;
   const flipBack = budget && flipped;
@@ -103,17 +109,19 @@ export function newsOf(s: RunState, a: Answered): News {
 export function nearDuplicatesAfter(
   s: RunState,
   call: InFlightCall,
-  e: EventOf<'ToolCallCompleted'>,
+  kind: ResultKind,
+  /** The raw result hash: a rephrasing is compared with what the ask it resembles got, as it came. */
+  result: string,
   prior: readonly AskedEntry[],
   news: News,
   outsideNews: boolean,
   known: boolean,
 ): RunState['nearDuplicates'] {
-  if (e.kind === 'RETRYABLE') return outsideNews ? {} : s.nearDuplicates;
+  if (kind === 'RETRYABLE') return outsideNews ? {} : s.nearDuplicates;
   const fresh = outsideNews || (!known && news.informative);
   const resembled = call.similarTo === null ? undefined : prior.find((a) => a.intent === call.similarTo);
-  const sameAnswer = resembled !== undefined && resembled.resultHash === e.resultHash && news.informative;
-  const explored = resembled !== undefined && resembled.resultHash !== e.resultHash;
+  const sameAnswer = resembled !== undefined && resembled.resultHash === result && news.informative;
+  const explored = resembled !== undefined && resembled.resultHash !== result;
   if (!sameAnswer && (fresh || news.flipped || explored))
     return Object.keys(s.nearDuplicates).length === 0 ? s.nearDuplicates : {};
   const chain = sameAnswer ? (own(s.nearDuplicates, call.tool) ?? 0) + 1 : 0;

@@ -1,12 +1,13 @@
 import { budgets } from './budget-rules.js';
 import type { LedgerView } from './commands.js';
+import { compared } from './compared-calls.js';
 import { type Evidence, isTerminal } from './events.js';
 import { ancestorVerdict, type FamilyView, treeSpend } from './family.js';
 import type { CanonicalCall } from './fingerprint.js';
 import { own } from './input-check.js';
 import { intentOf } from './intent.js';
 import { type LoopRule, type RunPolicy, toolPolicy } from './policy.js';
-import { patch, type RunState } from './run-state.js';
+import { patch, type RunState, type WindowEntry } from './run-state.js';
 import type { Similarity } from './similarity.js';
 import { evidence, stopVerdict, type Verdict } from './verdict.js';
 
@@ -107,9 +108,10 @@ function perCall(s: RunState, p: RunPolicy, r: CallRequest): Verdict | null {
 }
 
 function exactRepeat(s: RunState, p: RunPolicy, call: CanonicalCall): Verdict | null {
-  let n = 0;
-  for (const w of s.window)
-    if (w.fingerprint === call.fingerprint && w.kind !== 'PENDING' && w.kind !== 'RETRYABLE') n++;
+  const repeats = s.window.filter(
+    (w) => w.fingerprint === call.fingerprint && w.kind !== 'PENDING' && w.kind !== 'RETRYABLE',
+  );
+  const n = repeats.length;
   if (n < p.sameCallLimit) return null;
   return loopRule(
     s,
@@ -118,7 +120,7 @@ function exactRepeat(s: RunState, p: RunPolicy, call: CanonicalCall): Verdict | 
     stopVerdict(
       'before',
       'exact_repeat',
-      `Stopped: ${short(call)} was already called ${n} times with no new result since the last progress. Repeating it will not help: change the approach or give your final answer.`,
+      `Stopped: ${short(call)} was already called ${n} times with no new result since the last progress (${compared(repeats)}). Repeating it will not help: change the approach or give your final answer.`,
       evidence([call.fingerprint], { repeats: n }, { sameCallLimit: p.sameCallLimit }),
     ),
   );
@@ -142,7 +144,7 @@ function shortCycle(s: RunState, p: RunPolicy, call: CanonicalCall): Verdict | n
     const stop = stopVerdict(
       'before',
       'short_cycle',
-      `Stopped: the calls are going round in a cycle of ${period} (${first.length} distinct calls repeating with the same results). Break the cycle: try something different or give your final answer.`,
+      `Stopped: the calls are going round in a cycle of ${period} (${first.length} distinct calls repeating with the same results: ${compared(tail.slice(0, -1) as WindowEntry[])}). Break the cycle: try something different or give your final answer.`,
       evidence(first, { period, cycles: 2 }, {}),
     );
     return loopRule(s, p, 'short_cycle', stop);

@@ -8,6 +8,11 @@ export interface WindowEntry {
   readonly tool: string;
   readonly kind: ResultKind | null;
   readonly progressed: boolean;
+  /**
+   * The class of the result it got (see normalised-result.ts), named in a stop's message so a
+   * person sees what was compared. Absent in states snapshotted before it was kept.
+   */
+  readonly result?: string;
 }
 
 export interface InFlightCall {
@@ -27,7 +32,10 @@ export interface InFlightCall {
 
 export interface AskedEntry {
   readonly intent: string;
+  /** The raw result hash: what a rephrasing is compared with (its numbers may be its answer). */
   readonly resultHash: string;
+  /** The result class (volatile parts masked): whether the same question was answered differently. */
+  readonly result?: string;
 }
 
 /** How many unrelated calls of the run returned one answer (see news.ts). */

@@ -6,6 +6,8 @@ export {
   defaultBaselines,
   GEMINI_CLI_TOOL_CALL_LOOP_THRESHOLD,
   geminiCliToolLoop,
+  IDENTICAL_IN_A_ROW,
+  identicalInARow,
   looksLikeErrorResult,
   OPENAI_AGENTS_DEFAULT_MAX_TURNS,
   openaiAgentsMaxTurns,

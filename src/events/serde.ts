@@ -173,6 +173,7 @@ const MAPPERS: { readonly [T in EventType]: Mapper<T> } = {
       durationMs: w.durationMs,
       informative: w.informative,
       answersAsk: w.answersAsk,
+      resultClass: w.resultClass,
     }),
   },
   ModelUsageRecorded: {

@@ -25,7 +25,11 @@ export interface TraceCall {
    * How the guard judged the result when it was recorded, for a run read back from the log (which
    * keeps a result's hash, not its text); not part of the trace file format.
    */
-  readonly judgement?: { readonly informative: boolean; readonly answersAsk: boolean };
+  readonly judgement?: {
+    readonly informative: boolean;
+    readonly answersAsk: boolean;
+    readonly resultClass?: string | null;
+  };
 }
 
 export interface TraceOutcome {

@@ -105,7 +105,13 @@ export class RecordedRunFold {
         ...(done !== undefined && done.costUsd > 0 ? { cost_usd: done.costUsd } : {}),
         ...(done !== undefined && done.tokens > 0 ? { tokens: done.tokens } : {}),
         ...(done !== undefined
-          ? { judgement: { informative: done.informative, answersAsk: done.answersAsk } }
+          ? {
+              judgement: {
+                informative: done.informative,
+                answersAsk: done.answersAsk,
+                resultClass: done.resultClass,
+              },
+            }
           : {}),
       };
     });

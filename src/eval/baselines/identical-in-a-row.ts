@@ -1,0 +1,33 @@
+import type { TraceRun } from '../../trace/trace-run.js';
+import { type Detector, NO_STOP, startsNewUserTurn, type Verdict } from '../detector.js';
+import { callIdentity } from '../identity.js';
+
+/**
+ * The one-line rule users ship themselves: "refuse the Nth identical call in a row". Identity is
+ * the eval's (tool, arguments with keys sorted at every depth); results are not looked at, so it
+ * cannot tell a loop from paging or polling. The Nth consecutive identical call does not run
+ * (stopIndex = onset + N - 1); a user turn between calls breaks the row, as it does for every
+ * framework rule modelled here. N = 3 is the simplest rule the guard must beat; N = 5 is the
+ * patient variant (Gemini CLI's threshold, without its argument-order sensitivity).
+ */
+export const IDENTICAL_IN_A_ROW = [3, 5] as const;
+
+export function identicalInARow(n: number): Detector {
+  if (!Number.isInteger(n) || n < 2) throw new RangeError(`n must be an integer >= 2, got ${n}`);
+  return {
+    name: `${n} identical in a row`,
+    judge(run: TraceRun): Verdict {
+      let previous: string | null = null;
+      let count = 0;
+      for (let i = 0; i < run.calls.length; i++) {
+        const call = run.calls[i];
+        if (call === undefined) continue;
+        const id = callIdentity(call);
+        count = id === previous && !startsNewUserTurn(run, i) ? count + 1 : 1;
+        previous = id;
+        if (count >= n) return { stopIndex: i, rule: 'identical_in_a_row' };
+      }
+      return NO_STOP;
+    },
+  };
+}
