@@ -74,8 +74,15 @@ describe('eval --synthetic', () => {
   it('scores the synthetic coding-agent runs per harness, apart from any recorded files', async () => {
     const r = await run(['eval', '--synthetic']);
     expect(r.code).toBe(0);
-    for (const h of ['shell-only', 'editor-tools', 'json-exec'])
-      expect(r.out).toContain(`== synthetic-${h}: 100 runs`);
-    expect(r.out).toMatch(/^loopguard .*0\/240 \(0\.0%\), 0 clean/m);
+    for (const family of ['shell-only', 'editor-tools', 'json-exec', 'assistant'])
+      expect(r.out).toContain(`== synthetic-${family}: 100 runs`);
+    // Always beside the one-line rule; on every family no more false stops than it.
+    const falseStops = (detector: string) =>
+      [...r.out.matchAll(new RegExp(`^${detector} .* (\\d+)/80 \\(`, 'gm'))].map((m) => Number(m[1]));
+    const ours = falseStops('loopguard');
+    const three = falseStops('3 identical in a row');
+    expect(ours).toHaveLength(4);
+    expect(three).toHaveLength(4);
+    ours.forEach((n, i) => expect(n).toBeLessThanOrEqual(three[i] ?? 0));
   });
 });

@@ -41,8 +41,9 @@ const GOLDEN: Record<EventType, string> = {
     '4554525941424c450218726174655f6c696d69746564046831000208f001fca9f1d24d62603f02b817fc0c01' +
     // answersAsk (true, the trailing 01) was added later as a field with a default: BACKWARD.
     '01' +
-    // resultClass (a null, the trailing 00) was added later as a field with a default: BACKWARD.
-    '00',
+    // resultClass (a null, the 00) and failed (false, the trailing 00) were added later as fields
+    // with defaults: BACKWARD.
+    '0000',
   ModelUsageRecorded:
     '00000000010a6576742d350a72756e2d310a88a0abfef962244d6f64656c55736167655265636f7264656408d00ff403' +
     '9a9999999999893f',

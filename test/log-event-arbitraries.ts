@@ -135,6 +135,7 @@ export const domainEventArb: fc.Arbitrary<DomainEvent> = fc.oneof(
       informative: fc.boolean(),
       answersAsk: fc.boolean(),
       resultClass: fc.option(fc.string(), { nil: null }),
+      failed: fc.boolean(),
     }),
   ),
   ev('ModelUsageRecorded', fc.record({ tokensIn: long, tokensOut: long, costUsd: dbl })),

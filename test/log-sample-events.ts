@@ -78,6 +78,7 @@ export const SAMPLE_EVENTS: readonly DomainEvent[] = [
     informative: true,
     answersAsk: true,
     resultClass: null,
+    failed: false,
   },
   { type: 'ModelUsageRecorded', tokensIn: 1000, tokensOut: 250, costUsd: 0.0125 },
   {

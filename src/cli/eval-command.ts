@@ -1,6 +1,6 @@
 import { diceSimilarity } from '../domain/index.js';
 import { defaultBaselines, evaluate, formatTable, loopguardDetector } from '../eval/index.js';
-import { SYNTHETIC_SEED, syntheticCodingFiles } from '../eval/synthetic/coding-runs.js';
+import { SYNTHETIC_SEEDS, syntheticFiles } from '../eval/synthetic/synthetic-files.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import type { Io } from './io.js';
 import { loadPolicy } from './policy-file.js';
@@ -15,7 +15,7 @@ const EVAL_KEY = 'loopguard-eval-records-nothing';
 /**
  * `loopguard eval FILE.jsonl... [--synthetic] [--policy P.json] [--json]`: loopguard and the
  * baselines side by side on recorded runs, and with `--synthetic` separately on the seeded
- * synthetic coding-agent runs (never pooled with the recordings: they are ours, not a sample).
+ * synthetic families (never pooled with the recordings: they are ours, not a sample).
  */
 export function evalCommand(
   paths: readonly string[],
@@ -41,8 +41,10 @@ export function evalCommand(
   }
   if (opts.synthetic) {
     if (!opts.json)
-      io.out(`\nSynthetic coding-agent runs (seed ${SYNTHETIC_SEED}; src/eval/synthetic), scored apart:\n\n`);
-    print(evaluate(syntheticCodingFiles(), detectors));
+      io.out(
+        `\nSynthetic runs (coding agent seed ${SYNTHETIC_SEEDS.coding}, assistant seed ${SYNTHETIC_SEEDS.assistant}; src/eval/synthetic), scored apart:\n\n`,
+      );
+    print(evaluate(syntheticFiles(), detectors));
   }
   return errors.length > 0 ? 1 : 0;
 }

@@ -61,6 +61,7 @@ export type Command =
         readonly answersAsk: boolean;
         /** The recorded result class (see ToolCallCompleted.resultClass); absent on older records. */
         readonly resultClass?: string | null;
+        readonly failed?: boolean;
       };
       readonly family?: FamilyView;
       readonly atMs: number;

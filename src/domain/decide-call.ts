@@ -2,6 +2,7 @@ import type { Command } from './commands.js';
 import { err, LoopguardError, ok, type Result } from './errors.js';
 import { type DomainEvent, type EventOf, isTerminal, type RecordedEvent } from './events.js';
 import { evolve } from './evolve.js';
+import { isFailedResult } from './failed-result.js';
 import type { ChildState } from './family.js';
 import { canonicalCall } from './fingerprint.js';
 import { answersAsk, isInformative } from './informative.js';
@@ -188,6 +189,11 @@ export function decideResult(
         : cmd.resultJson === undefined
           ? null
           : resultClassOf(cmd.kind, cmd.code ?? null, cmd.resultJson, deps.hashing),
+    failed:
+      cmd.judgement?.failed ??
+      (cmd.resultJson === undefined
+        ? cmd.kind !== 'SUCCESS' && cmd.kind !== 'PENDING'
+        : isFailedResult(cmd.kind, cmd.resultJson)),
   };
   const events: DomainEvent[] = [done];
   const inDoubt = (cmd.inDoubt ?? false) && call.operationKey !== null;

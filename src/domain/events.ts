@@ -145,6 +145,8 @@ export type DomainEvent =
        * `resultHash` stays the raw result's hash, for audit.
        */
       readonly resultClass: string | null;
+      /** The result reports a failure (see failed-result.ts); old records read false. */
+      readonly failed: boolean;
     }
   | {
       readonly type: 'ModelUsageRecorded';

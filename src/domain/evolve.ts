@@ -3,6 +3,7 @@ import { own } from './input-check.js';
 import { intentOf } from './intent.js';
 import { applyLedgerFact, type KeyEntry, type LedgerFact } from './ledger-rules.js';
 import { nearDuplicatesAfter, newsOf } from './news.js';
+import { failuresAfter } from './repeated-failure.js';
 import {
   ASKED_CAP,
   copyState,
@@ -54,6 +55,7 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
     resultClass: result,
     says: e.informative,
     answersAsk: e.answersAsk,
+    failed: e.failed === true,
     known,
     rephrased: call.similarTo !== null,
     previousClass: previous === undefined ? undefined : (previous.result ?? previous.resultHash),
@@ -103,6 +105,7 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   const fresh = outsideNews || !known;
   const progressed = fresh || news.flipBack;
   n.answers = news.answers;
+  n.failures = failuresAfter(s.failures, e.callId, result, e.failed === true, outsideNews || news.changed);
   n.sinceChange = news.sinceChange;
   n.revisits = fresh ? 0 : news.flipBack || news.recheck ? s.revisits + 1 : s.revisits;
   const entry: WindowEntry = {
@@ -224,6 +227,7 @@ function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
         ruleWarned: [],
         noProgress: 0,
         revisits: 0,
+        failures: [],
         asked: {},
         nearDuplicates: {},
         retries: {},

@@ -58,6 +58,8 @@ export interface Answered {
   readonly answersAsk: boolean;
   /** This exact (call, result) pair was seen before in the run. */
   readonly known: boolean;
+  /** The result reports a failure: a failed call changed nothing in the world. */
+  readonly failed: boolean;
   /** The call resembled an earlier ask of its tool (a near-duplicate). */
   readonly rephrased: boolean;
   /** The class of what this same question answered last time, if asked since the last outside news. */
@@ -78,6 +80,8 @@ export interface News {
   readonly recheck: boolean;
   readonly answers: readonly AnswerCount[];
   readonly sinceChange: readonly number[];
+  /** The call may have changed the world: a new call that said nothing about it and did not fail. */
+  readonly changed: boolean;
 }
 
 export function newsOf(s: RunState, a: Answered): News {
@@ -91,13 +95,13 @@ export function newsOf(s: RunState, a: Answered): News {
   // A new call that said nothing about the world (nothing at all, nothing about its ask, or what
   // unrelated calls get too) may have changed it: checks start over. A read that happens to share
   // no word with its ask counts too; the re-checks it allows are bounded.
-  const change = !a.known && !informative;
+  const change = !a.known && !informative && !a.failed;
   const sinceChange = change
     ? [a.pair]
     : checkedSince
       ? s.sinceChange
       : [...s.sinceChange.slice(s.sinceChange.length >= SINCE_CHANGE_CAP ? 1 : 0), a.pair];
-  return { informative, flipped, flipBack, recheck, answers, sinceChange };
+  return { informative, flipped, flipBack, recheck, answers, sinceChange, changed: change };
 }
 
 /**

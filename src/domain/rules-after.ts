@@ -1,6 +1,7 @@
 import { compared } from './compared-calls.js';
 import type { EventOf } from './events.js';
 import type { RunPolicy } from './policy.js';
+import { repeatedFailureVerdict } from './repeated-failure.js';
 import type { InFlightCall, RunState } from './run-state.js';
 import { evidence, stopVerdict, type Verdict } from './verdict.js';
 
@@ -105,7 +106,7 @@ export function checkAfter(
         };
       }
   }
-  const noProgress = noProgressVerdict(s, p);
+  const noProgress = noProgressVerdict(s, p) ?? repeatedFailureVerdict(s, p, call.callId);
   if (noProgress !== null) return noProgress;
   if (e.kind === 'PRECONDITION') {
     return {

@@ -38,6 +38,12 @@ export interface AskedEntry {
   readonly result?: string;
 }
 
+/** One failure (by result class) and the calls that returned it since the world last changed. */
+export interface FailureSeen {
+  readonly result: string;
+  readonly callIds: readonly string[];
+}
+
 /** How many unrelated calls of the run returned one answer (see news.ts). */
 export interface AnswerCount {
   readonly resultHash: string;
@@ -89,6 +95,8 @@ export interface RunState {
   readonly sinceChange: readonly number[];
   /** Flips back to a known result counted as progress since something new last arrived. */
   readonly revisits: number;
+  /** Failures returned since the last change of the world or outside news (repeated-failure.ts). */
+  readonly failures: readonly FailureSeen[];
   /** Per tool, the intents (args without paging and id fields) asked since the last outside news, with the answer each got. */
   readonly asked: Readonly<Record<string, readonly AskedEntry[]>>;
   /** Per tool, near-duplicate asks in a row that got the very answer of the ask they resemble. */
@@ -142,6 +150,7 @@ export function initialState(runId: string): RunState {
     answers: [],
     sinceChange: [],
     revisits: 0,
+    failures: [],
     asked: {},
     nearDuplicates: {},
     retries: {},
@@ -210,6 +219,7 @@ export function copyState(s: RunState): RunState {
     answers: s.answers,
     sinceChange: s.sinceChange,
     revisits: s.revisits,
+    failures: s.failures,
     asked: s.asked,
     nearDuplicates: s.nearDuplicates,
     retries: s.retries,

@@ -80,7 +80,8 @@ export function labelRun(run: TraceRun): RunLabels {
   return { stuck: findStuckStreak(run), pingPong: findPingPong(run) };
 }
 
-export function countLabels(runs: readonly TraceRun[]): LabelCounts {
+/** Label counts of the runs; `given` labels (one per run) instead of computing them, when a source has its own. */
+export function countLabels(runs: readonly TraceRun[], given?: readonly RunLabels[]): LabelCounts {
   let calls = 0;
   let stuck = 0;
   let pingPong = 0;
@@ -88,9 +89,9 @@ export function countLabels(runs: readonly TraceRun[]): LabelCounts {
   let unsuccessful = 0;
   let unknownOutcome = 0;
   let successfulStuck = 0;
-  for (const run of runs) {
+  for (const [i, run] of runs.entries()) {
     calls += run.calls.length;
-    const labels = labelRun(run);
+    const labels = given?.[i] ?? labelRun(run);
     if (labels.stuck) stuck++;
     if (labels.pingPong) pingPong++;
     if (run.outcome.success === true) {

@@ -13,6 +13,11 @@ import { computeMetrics, type DetectorMetrics, type JudgedRun, judgeRun } from '
 export interface EvalFile {
   readonly name: string;
   readonly runs: readonly TraceRun[];
+  /**
+   * Ground-truth labels, one per run, when the source knows them better than the recorded hashes
+   * do (a synthetic family knows which parts of an answer it made volatile); else from labels.ts.
+   */
+  readonly labels?: readonly RunLabels[];
 }
 
 export interface FileReport {
@@ -47,8 +52,9 @@ export function evaluate(files: readonly EvalFile[], detectors: readonly Detecto
 
   const pooled: JudgedRun[][] = detectors.map(() => []);
   const fileReports: FileReport[] = [];
+  const pooledLabels: RunLabels[] = [];
   for (const file of files) {
-    const labels: RunLabels[] = file.runs.map((run) => labelRun(run));
+    const labels: readonly RunLabels[] = file.labels ?? file.runs.map((run) => labelRun(run));
     const rows = detectors.map((detector, d) => {
       const judged = file.runs.map((run, r) => {
         const verdict = checkedVerdict(detector, run, detector.judge(run));
@@ -57,12 +63,16 @@ export function evaluate(files: readonly EvalFile[], detectors: readonly Detecto
       pooled[d]?.push(...judged);
       return computeMetrics(detector.name, judged);
     });
-    fileReports.push({ name: file.name, labels: countLabels(file.runs), rows });
+    fileReports.push({ name: file.name, labels: countLabels(file.runs, labels), rows });
+    pooledLabels.push(...labels);
   }
 
   const totals: FileReport = {
     name: TOTALS_NAME,
-    labels: countLabels(files.flatMap((file) => file.runs)),
+    labels: countLabels(
+      files.flatMap((file) => file.runs),
+      pooledLabels,
+    ),
     rows: detectors.map((detector, d) => computeMetrics(detector.name, pooled[d] ?? [])),
   };
   return { detectors: names, files: fileReports, totals };

@@ -174,6 +174,7 @@ const MAPPERS: { readonly [T in EventType]: Mapper<T> } = {
       informative: w.informative,
       answersAsk: w.answersAsk,
       resultClass: w.resultClass,
+      failed: w.failed,
     }),
   },
   ModelUsageRecorded: {

@@ -29,6 +29,7 @@ export interface TraceCall {
     readonly informative: boolean;
     readonly answersAsk: boolean;
     readonly resultClass?: string | null;
+    readonly failed?: boolean;
   };
 }
 

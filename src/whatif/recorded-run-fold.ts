@@ -110,6 +110,7 @@ export class RecordedRunFold {
                 informative: done.informative,
                 answersAsk: done.answersAsk,
                 resultClass: done.resultClass,
+                failed: done.failed,
               },
             }
           : {}),

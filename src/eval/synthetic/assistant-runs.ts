@@ -1,0 +1,71 @@
+import type { TraceRun } from '../../trace/trace-run.js';
+import { labelRun, type RunLabels } from '../labels.js';
+import { type AssistantCall, AssistantLog, ERROR_STYLES } from './assistant-log.js';
+import { ASSISTANT_STUCK, ASSISTANT_WORKING } from './assistant-shapes.js';
+import { Prng } from './prng.js';
+
+type Shape = (log: AssistantLog, rng: Prng) => void;
+
+export const ASSISTANT_SEED = 24;
+const WORKING_PER_SHAPE = 20;
+const STUCK_PER_SHAPE = 5;
+export const ASSISTANT_FAMILY = 'synthetic-assistant';
+
+export interface LabelledRuns {
+  readonly runs: TraceRun[];
+  /** Ground truth from the generator: the labels' rules on the answers without their volatile parts. */
+  readonly labels: RunLabels[];
+}
+
+function traceRun(
+  runId: string,
+  calls: readonly AssistantCall[],
+  success: boolean,
+  key: 'raw' | 'stable',
+): TraceRun {
+  return {
+    run_id: runId,
+    source: 'synthetic',
+    outcome: { success, detail: success ? 'task done' : 'gave up' },
+    calls: calls.map((c, step) => ({
+      ...c.call,
+      step,
+      ...(key === 'stable' ? { result_sha256: `stable:${c.stable}` } : {}),
+    })),
+  };
+}
+
+/**
+ * The tool-using assistant family, from one seed: each working shape, and each stuck shape after
+ * an honest prefix (a working run cut short), every run with its own wording of failures. The
+ * labels are the README's rules applied to the answers as the generator made them before adding
+ * their volatile parts: a repeated failure whose counter moves is stuck, as a person would say.
+ */
+export function syntheticAssistantRuns(seed: number = ASSISTANT_SEED): LabelledRuns {
+  const rng = new Prng(seed);
+  const runs: TraceRun[] = [];
+  const labels: RunLabels[] = [];
+  const add = (id: string, log: AssistantLog, success: boolean) => {
+    runs.push(traceRun(id, log.calls, success, 'raw'));
+    labels.push(labelRun(traceRun(id, log.calls, success, 'stable')));
+  };
+  const working = Object.entries(ASSISTANT_WORKING) as [string, Shape][];
+  for (const [name, shape] of working) {
+    for (let i = 0; i < WORKING_PER_SHAPE; i++) {
+      const log = new AssistantLog(rng.pick(ERROR_STYLES));
+      shape(log, rng);
+      add(`synthetic/assistant/${name}/${i}`, log, true);
+    }
+  }
+  for (const [name, shape] of Object.entries(ASSISTANT_STUCK) as [string, Shape][]) {
+    for (let i = 0; i < STUCK_PER_SHAPE; i++) {
+      const log = new AssistantLog(rng.pick(ERROR_STYLES));
+      const [, prefix] = rng.pick(working);
+      prefix(log, rng);
+      log.calls.splice(rng.int(2, log.calls.length - 1));
+      shape(log, rng);
+      add(`synthetic/assistant/stuck-${name}/${i}`, log, false);
+    }
+  }
+  return { runs, labels };
+}
