@@ -83,6 +83,6 @@ describe('eval --synthetic', () => {
     const three = falseStops('3 identical in a row');
     expect(ours).toHaveLength(4);
     expect(three).toHaveLength(4);
-    ours.forEach((n, i) => expect(n).toBeLessThanOrEqual(three[i] ?? 0));
+    for (const [i, n] of ours.entries()) expect(n).toBeLessThanOrEqual(three[i] ?? 0);
   });
 });
