@@ -3,6 +3,7 @@ import {
   crewaiMaxIter,
   defaultBaselines,
   geminiCliToolLoop,
+  identicalInARow,
   looksLikeErrorResult,
   openaiAgentsMaxTurns,
   openhandsStuck,
@@ -168,5 +169,37 @@ describe('defaultBaselines', () => {
       '5 identical in a row',
     ]);
     for (const detector of detectors) expect(detector.judge(run(distinct(5))).stopIndex).toBeNull();
+  });
+});
+
+describe('N identical in a row (the one-line rule)', () => {
+  const three = identicalInARow(3);
+
+  it('refuses the third identical call in a row, whatever the results', () => {
+    expect(three.judge(run(same(2))).stopIndex).toBeNull();
+    expect(three.judge(run([...distinct(2), ...same(3)]))).toEqual({
+      stopIndex: 4,
+      rule: 'identical_in_a_row',
+    });
+    const paging: Spec[] = Array.from({ length: 4 }, (_, i) => ['next_page', {}, `page ${i}`] as const);
+    expect(three.judge(run(paging)).stopIndex).toBe(2);
+  });
+
+  it('compares arguments with keys sorted at every depth, and a user turn breaks the row', () => {
+    const specs: Spec[] = [
+      ['f', { a: { x: 1, y: 2 }, b: 1 }, 'r'],
+      ['f', { b: 1, a: { y: 2, x: 1 } }, 'r'],
+      ['f', { a: { x: 1, y: 2 }, b: 1 }, 'r', true],
+      ['f', { a: { x: 1, y: 2 }, b: 1 }, 'r'],
+    ];
+    expect(three.judge(run(specs)).stopIndex).toBeNull();
+    expect(
+      three.judge(run(specs.slice(0, 2).concat([['f', { b: 1, a: { x: 1, y: 2 } }, 'r']]))).stopIndex,
+    ).toBe(2);
+  });
+
+  it('the patient variant refuses the fifth', () => {
+    expect(identicalInARow(5).judge(run(same(6))).stopIndex).toBe(4);
+    expect(() => identicalInARow(1)).toThrow(RangeError);
   });
 });

@@ -10,7 +10,7 @@ import type { Hashing } from './redact.js';
  * What is kept, because it is what the answer says: numbers that are the whole content (a
  * calculator's `1023.0`), JSON number values (`{"balance": 120.5}`), numbers in a status element
  * (`<returncode>1</returncode>`), progress measures (`42%`, `12/40`), version strings (`1.2.3`),
- * and digits inside names (`test_case_3`, `utf8`).
+ * item numbers (`#1041`) and digits inside names (`test_case_3`, `utf8`).
  */
 
 const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
@@ -25,8 +25,11 @@ const HEX = /\b(?:0x)?(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b/gi;
 const TOKEN_ID =
   /\b(?=[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{12,}\b/g;
 const TEMP_PATH = /(?:\/private)?(?:\/var)?\/(?:tmp|folders)\/[^\s'"`,;)\]}]*/g;
-/** A standalone number: not part of a name, a version, a percentage, a fraction or a status element. */
-const NUMBER = /(?<![\w.%/>-])-?\d+(?:\.\d+)?(?![\w.%/])/g;
+/**
+ * A standalone number: not part of a name, a version, a percentage, a fraction, an item number
+ * (`#1041`) or a status element.
+ */
+const NUMBER = /(?<![\w.%/>#-])-?\d+(?:\.\d+)?(?![\w.%/])/g;
 const LETTERS = /\p{L}{2}/u;
 
 /** Masks the volatile parts of free text; text without letters is all content and is kept. */

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_POLICY, diceSimilarity } from '../src/domain/index.js';
+import { evaluate, identicalInARow, labelRun, loopguardDetector } from '../src/eval/index.js';
+import { ASSISTANT_FAMILY, syntheticAssistantRuns } from '../src/eval/synthetic/assistant-runs.js';
+import { nodeHashing } from '../src/runtime/node-hashing.js';
+
+/**
+ * The synthetic tool-using assistant family: the shapes of issue 24 with seeded variation
+ * (volatile tokens in repeated failures, varied failing calls, piecewise writes, argument-less
+ * paging, polls that say how far they got, look-ups repeated a few times), scored as one source.
+ */
+const family = syntheticAssistantRuns();
+const loopguard = loopguardDetector(DEFAULT_POLICY, {
+  hashing: nodeHashing('t'),
+  similarity: diceSimilarity,
+});
+const three = identicalInARow(3);
+
+describe('the synthetic assistant family', () => {
+  it('is the same for the same seed and differs for another', () => {
+    expect(JSON.stringify(syntheticAssistantRuns())).toBe(JSON.stringify(family));
+    expect(JSON.stringify(syntheticAssistantRuns(25).runs)).not.toBe(JSON.stringify(family.runs));
+  });
+
+  it('labels from the generator: a repeated failure whose volatile part moves is stuck, though its raw hashes all differ', () => {
+    const volatile = family.runs
+      .map((run, i) => ({ run, label: family.labels[i] }))
+      .filter(({ run }) => run.run_id.includes('/stuck-volatile-failure/'));
+    expect(volatile).toHaveLength(5);
+    for (const { run, label } of volatile) {
+      expect(label?.stuck, run.run_id).not.toBeNull();
+      expect(labelRun(run).stuck, run.run_id).toBeNull();
+    }
+    // Working runs hold no stuck streak except a look-up asked three times in a row.
+    family.runs.forEach((run, i) => {
+      if (run.outcome.success && !run.run_id.includes('/repeat-few-times/'))
+        expect(family.labels[i]?.stuck, run.run_id).toBeNull();
+    });
+  });
+
+  it('loopguard stops no piecewise write, no page-through and no poll; only look-ups repeated three times, which the one-line rule stops too', () => {
+    for (const run of family.runs.filter((r) => r.outcome.success)) {
+      const v = loopguard.judge(run);
+      if (v.stopIndex === null) continue;
+      expect(run.run_id).toContain('/repeat-few-times/');
+      expect(three.judge(run).stopIndex, run.run_id).toBe(v.stopIndex);
+    }
+  });
+
+  it('meets the targets beside the 3-identical rule: every stuck run caught, median 0 wasted, no more false stops, >= 1.2x the calls saved', () => {
+    const report = evaluate(
+      [{ name: ASSISTANT_FAMILY, runs: family.runs, labels: family.labels }],
+      [loopguard, three],
+    );
+    const [ours, baseline] = report.files[0]?.rows ?? [];
+    expect(ours?.stuckCaught).toBe(ours?.stuckRuns);
+    expect(ours?.stuckRuns).toBeGreaterThan(0);
+    expect(ours?.wastedMedian).toBe(0);
+    expect(ours?.falseStops).toBeLessThanOrEqual(baseline?.falseStops ?? 0);
+    expect(ours?.callsSavedUnsuccessful ?? 0).toBeGreaterThanOrEqual(
+      1.2 * (baseline?.callsSavedUnsuccessful ?? 0),
+    );
+    expect(ours?.stopsByRule.repeated_failure).toBe(5);
+  });
+});
