@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, diceSimilarity } from '../src/domain/index.js';
-import { evaluate, identicalInARow, labelRun, loopguardDetector } from '../src/eval/index.js';
+import { evaluate, formatSummary, identicalInARow, labelRun, loopguardDetector } from '../src/eval/index.js';
 import { ASSISTANT_FAMILY, syntheticAssistantRuns } from '../src/eval/synthetic/assistant-runs.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
 
@@ -61,5 +61,18 @@ describe('the synthetic assistant family', () => {
       1.2 * (baseline?.callsSavedUnsuccessful ?? 0),
     );
     expect(ours?.stopsByRule.repeated_failure).toBe(5);
+  });
+
+  it('the per-source summary puts loopguard beside the one-line rules, marks the family synthetic and gives the saving as a multiple', () => {
+    const report = evaluate(
+      [{ name: ASSISTANT_FAMILY, runs: family.runs, labels: family.labels }],
+      [loopguard, three, identicalInARow(5)],
+    );
+    const [ours, baseline, five] = report.files[0]?.rows ?? [];
+    const text = formatSummary(report, true);
+    const line = text.split('\n').find((l) => l.startsWith(`${ASSISTANT_FAMILY} (synthetic)`)) ?? '';
+    expect(line).toContain(`${ours?.falseStops} / ${baseline?.falseStops} / ${five?.falseStops}`);
+    const ratio = (ours?.callsSavedUnsuccessful ?? 0) / (baseline?.callsSavedUnsuccessful ?? 1);
+    expect(line).toMatch(new RegExp(`${ratio.toFixed(2)}x$`));
   });
 });

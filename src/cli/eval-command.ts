@@ -1,5 +1,5 @@
 import { diceSimilarity } from '../domain/index.js';
-import { defaultBaselines, evaluate, formatTable, loopguardDetector } from '../eval/index.js';
+import { defaultBaselines, evaluate, formatSummary, formatTable, loopguardDetector } from '../eval/index.js';
 import { SYNTHETIC_SEEDS, syntheticFiles } from '../eval/synthetic/synthetic-files.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import type { Io } from './io.js';
@@ -29,14 +29,19 @@ export function evalCommand(
     loopguardDetector(policy, { hashing: nodeHashing(EVAL_KEY), similarity: diceSimilarity }),
     ...defaultBaselines(),
   ];
-  const print = (report: ReturnType<typeof evaluate>) =>
-    io.out(opts.json ? `${JSON.stringify(report)}\n` : formatTable(report));
+  const print = (report: ReturnType<typeof evaluate>, synthetic: boolean) =>
+    io.out(
+      opts.json
+        ? `${JSON.stringify(report)}\n`
+        : `${formatTable(report)}\nPer source, beside the one-line rules and the step caps:\n\n${formatSummary(report, synthetic)}`,
+    );
   if (files.length > 0) {
     print(
       evaluate(
         files.map((f) => ({ name: f.name, runs: f.runs })),
         detectors,
       ),
+      false,
     );
   }
   if (opts.synthetic) {
@@ -44,7 +49,7 @@ export function evalCommand(
       io.out(
         `\nSynthetic runs (coding agent seed ${SYNTHETIC_SEEDS.coding}, assistant seed ${SYNTHETIC_SEEDS.assistant}; src/eval/synthetic), scored apart:\n\n`,
       );
-    print(evaluate(syntheticFiles(), detectors));
+    print(evaluate(syntheticFiles(), detectors), true);
   }
   return errors.length > 0 ? 1 : 0;
 }

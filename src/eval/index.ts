@@ -28,3 +28,4 @@ export type { DetectorMetrics, JudgedRun } from './metrics.js';
 export { computeMetrics, judgeRun, nearestRank, percent, wastedCalls } from './metrics.js';
 export type { EvalFile, EvalReport, FileReport } from './report.js';
 export { evaluate, formatTable, TOTALS_NAME } from './report.js';
+export { formatSummary } from './summary.js';
