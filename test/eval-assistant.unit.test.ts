@@ -15,6 +15,8 @@ const loopguard = loopguardDetector(DEFAULT_POLICY, {
   similarity: diceSimilarity,
 });
 const three = identicalInARow(3);
+/** Replaying a hundred runs through the guard is quick alone, slower on a shared machine. */
+const EVAL_TIMEOUT_MS = 60_000;
 
 describe('the synthetic assistant family', () => {
   it('is the same for the same seed and differs for another', () => {
@@ -38,41 +40,53 @@ describe('the synthetic assistant family', () => {
     });
   });
 
-  it('loopguard stops no piecewise write, no page-through and no poll; only look-ups repeated three times, which the one-line rule stops too', () => {
-    for (const run of family.runs.filter((r) => r.outcome.success)) {
-      const v = loopguard.judge(run);
-      if (v.stopIndex === null) continue;
-      expect(run.run_id).toContain('/repeat-few-times/');
-      expect(three.judge(run).stopIndex, run.run_id).toBe(v.stopIndex);
-    }
-  });
+  it(
+    'loopguard stops no piecewise write, no page-through and no poll; only look-ups repeated three times, which the one-line rule stops too',
+    () => {
+      for (const run of family.runs.filter((r) => r.outcome.success)) {
+        const v = loopguard.judge(run);
+        if (v.stopIndex === null) continue;
+        expect(run.run_id).toContain('/repeat-few-times/');
+        expect(three.judge(run).stopIndex, run.run_id).toBe(v.stopIndex);
+      }
+    },
+    EVAL_TIMEOUT_MS,
+  );
 
-  it('meets the targets beside the 3-identical rule: every stuck run caught, median 0 wasted, no more false stops, >= 1.2x the calls saved', () => {
-    const report = evaluate(
-      [{ name: ASSISTANT_FAMILY, runs: family.runs, labels: family.labels }],
-      [loopguard, three],
-    );
-    const [ours, baseline] = report.files[0]?.rows ?? [];
-    expect(ours?.stuckCaught).toBe(ours?.stuckRuns);
-    expect(ours?.stuckRuns).toBeGreaterThan(0);
-    expect(ours?.wastedMedian).toBe(0);
-    expect(ours?.falseStops).toBeLessThanOrEqual(baseline?.falseStops ?? 0);
-    expect(ours?.callsSavedUnsuccessful ?? 0).toBeGreaterThanOrEqual(
-      1.2 * (baseline?.callsSavedUnsuccessful ?? 0),
-    );
-    expect(ours?.stopsByRule.repeated_failure).toBe(5);
-  });
+  it(
+    'meets the targets beside the 3-identical rule: every stuck run caught, median 0 wasted, no more false stops, >= 1.2x the calls saved',
+    () => {
+      const report = evaluate(
+        [{ name: ASSISTANT_FAMILY, runs: family.runs, labels: family.labels }],
+        [loopguard, three],
+      );
+      const [ours, baseline] = report.files[0]?.rows ?? [];
+      expect(ours?.stuckCaught).toBe(ours?.stuckRuns);
+      expect(ours?.stuckRuns).toBeGreaterThan(0);
+      expect(ours?.wastedMedian).toBe(0);
+      expect(ours?.falseStops).toBeLessThanOrEqual(baseline?.falseStops ?? 0);
+      expect(ours?.callsSavedUnsuccessful ?? 0).toBeGreaterThanOrEqual(
+        1.2 * (baseline?.callsSavedUnsuccessful ?? 0),
+      );
+      expect(ours?.stopsByRule.repeated_failure).toBe(5);
+    },
+    EVAL_TIMEOUT_MS,
+  );
 
-  it('the per-source summary puts loopguard beside the one-line rules, marks the family synthetic and gives the saving as a multiple', () => {
-    const report = evaluate(
-      [{ name: ASSISTANT_FAMILY, runs: family.runs, labels: family.labels }],
-      [loopguard, three, identicalInARow(5)],
-    );
-    const [ours, baseline, five] = report.files[0]?.rows ?? [];
-    const text = formatSummary(report, true);
-    const line = text.split('\n').find((l) => l.startsWith(`${ASSISTANT_FAMILY} (synthetic)`)) ?? '';
-    expect(line).toContain(`${ours?.falseStops} / ${baseline?.falseStops} / ${five?.falseStops}`);
-    const ratio = (ours?.callsSavedUnsuccessful ?? 0) / (baseline?.callsSavedUnsuccessful ?? 1);
-    expect(line).toMatch(new RegExp(`${ratio.toFixed(2)}x$`));
-  });
+  it(
+    'the per-source summary puts loopguard beside the one-line rules, marks the family synthetic and gives the saving as a multiple',
+    () => {
+      const report = evaluate(
+        [{ name: ASSISTANT_FAMILY, runs: family.runs, labels: family.labels }],
+        [loopguard, three, identicalInARow(5)],
+      );
+      const [ours, baseline, five] = report.files[0]?.rows ?? [];
+      const text = formatSummary(report, true);
+      const line = text.split('\n').find((l) => l.startsWith(`${ASSISTANT_FAMILY} (synthetic)`)) ?? '';
+      expect(line).toContain(`${ours?.falseStops} / ${baseline?.falseStops} / ${five?.falseStops}`);
+      const ratio = (ours?.callsSavedUnsuccessful ?? 0) / (baseline?.callsSavedUnsuccessful ?? 1);
+      expect(line).toMatch(new RegExp(`${ratio.toFixed(2)}x$`));
+    },
+    EVAL_TIMEOUT_MS,
+  );
 });

@@ -16,6 +16,8 @@ import { nodeHashing } from '../src/runtime/node-hashing.js';
  * through three harnesses that word the same behaviour differently, and stuck runs after honest work.
  */
 const runs = syntheticCodingRuns();
+/** Replaying hundreds of runs takes a few seconds alone and longer on a shared machine. */
+const EVAL_TIMEOUT_MS = 60_000;
 const loopguard = loopguardDetector(DEFAULT_POLICY, {
   hashing: nodeHashing('t'),
   similarity: diceSimilarity,
@@ -27,41 +29,53 @@ describe('the synthetic coding-agent run set', () => {
     expect(JSON.stringify(syntheticCodingRuns(12))).not.toBe(JSON.stringify(runs));
   });
 
-  it('labels honestly: working runs hold no stuck streak, every stuck run does', () => {
-    for (const run of runs) {
-      const stuck = labelRun(run).stuck;
-      if (run.outcome.success) expect(stuck, run.run_id).toBeNull();
-      else expect(stuck, run.run_id).not.toBeNull();
-    }
-    const lengths = runs.filter((r) => r.run_id.includes('/long-run/')).map((r) => r.calls.length);
-    expect(Math.min(...lengths)).toBeGreaterThanOrEqual(30);
-    expect(Math.max(...lengths)).toBeGreaterThan(100);
-  });
+  it(
+    'labels honestly: working runs hold no stuck streak, every stuck run does',
+    () => {
+      for (const run of runs) {
+        const stuck = labelRun(run).stuck;
+        if (run.outcome.success) expect(stuck, run.run_id).toBeNull();
+        else expect(stuck, run.run_id).not.toBeNull();
+      }
+      const lengths = runs.filter((r) => r.run_id.includes('/long-run/')).map((r) => r.calls.length);
+      expect(Math.min(...lengths)).toBeGreaterThanOrEqual(30);
+      expect(Math.max(...lengths)).toBeGreaterThan(100);
+    },
+    EVAL_TIMEOUT_MS,
+  );
 
-  it('loopguard under the default policy: only working runs the 3-identical rule stops too, every stuck run caught with 0 wasted', () => {
-    // A network install retried as is: "Connection reset (attempt 1)", "(attempt 2)" are one
-    // failure with a counter in it, so the third identical install is refused, as the one-line
-    // rule refuses it. No other working run is stopped.
-    const three = identicalInARow(3);
-    const stoppedWorking: string[] = [];
-    for (const r of runs.filter((run) => run.outcome.success)) {
-      const v = loopguard.judge(r);
-      if (v.stopIndex !== null)
-        stoppedWorking.push(`${r.run_id}: ${v.rule} (3 identical: ${three.judge(r).stopIndex !== null})`);
-    }
-    expect(stoppedWorking.filter((r) => !r.includes('/install-retry/'))).toEqual([]);
-    expect(stoppedWorking.every((r) => r.endsWith('exact_repeat (3 identical: true)'))).toBe(true);
-    const totals = evaluate(syntheticCodingFiles(), [loopguard]).totals.rows[0];
-    expect(totals?.stuckCaught).toBe(totals?.stuckRuns);
-    expect(totals?.wastedMedian).toBe(0);
-    expect(totals?.wastedMax).toBe(0);
-  });
+  it(
+    'loopguard under the default policy: only working runs the 3-identical rule stops too, every stuck run caught with 0 wasted',
+    () => {
+      // A network install retried as is: "Connection reset (attempt 1)", "(attempt 2)" are one
+      // failure with a counter in it, so the third identical install is refused, as the one-line
+      // rule refuses it. No other working run is stopped.
+      const three = identicalInARow(3);
+      const stoppedWorking: string[] = [];
+      for (const r of runs.filter((run) => run.outcome.success)) {
+        const v = loopguard.judge(r);
+        if (v.stopIndex !== null)
+          stoppedWorking.push(`${r.run_id}: ${v.rule} (3 identical: ${three.judge(r).stopIndex !== null})`);
+      }
+      expect(stoppedWorking.filter((r) => !r.includes('/install-retry/'))).toEqual([]);
+      expect(stoppedWorking.every((r) => r.endsWith('exact_repeat (3 identical: true)'))).toBe(true);
+      const totals = evaluate(syntheticCodingFiles(), [loopguard]).totals.rows[0];
+      expect(totals?.stuckCaught).toBe(totals?.stuckRuns);
+      expect(totals?.wastedMedian).toBe(0);
+      expect(totals?.wastedMax).toBe(0);
+    },
+    EVAL_TIMEOUT_MS,
+  );
 
-  it('loopguard saves more calls on the stuck runs than the 3-identical rule, without its false stops', () => {
-    const report = evaluate(syntheticCodingFiles(), [loopguard, ...defaultBaselines()]).totals.rows;
-    const ours = report.find((r) => r.detector === 'loopguard');
-    const roo = report.find((r) => r.detector.startsWith('roo-code'));
-    expect(ours?.callsSavedUnsuccessful).toBeGreaterThan(roo?.callsSavedUnsuccessful ?? 0);
-    expect(ours?.falseStops).toBeLessThan(roo?.falseStops ?? 0);
-  });
+  it(
+    'loopguard saves more calls on the stuck runs than the 3-identical rule, without its false stops',
+    () => {
+      const report = evaluate(syntheticCodingFiles(), [loopguard, ...defaultBaselines()]).totals.rows;
+      const ours = report.find((r) => r.detector === 'loopguard');
+      const roo = report.find((r) => r.detector.startsWith('roo-code'));
+      expect(ours?.callsSavedUnsuccessful).toBeGreaterThan(roo?.callsSavedUnsuccessful ?? 0);
+      expect(ours?.falseStops).toBeLessThan(roo?.falseStops ?? 0);
+    },
+    EVAL_TIMEOUT_MS,
+  );
 });
