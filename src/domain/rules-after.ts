@@ -124,7 +124,7 @@ function noProgressVerdict(s: RunState, p: RunPolicy): Verdict | null {
   if (s.noProgress < p.noProgressLimit) return null;
   const action = p.rules.no_progress;
   const message = s.tracksProgress
-    ? `Stopped: the last ${s.noProgress} calls did not raise the progress version (still ${s.progressVersion}). Change the approach or give your final answer.`
+    ? `Stopped: the last ${s.noProgress} calls did not raise the progress version (still ${s.progressVersion}; ${compared(s.window.slice(-s.noProgress))}). Change the approach or give your final answer.`
     : `Stopped: the last ${s.noProgress} calls brought no new information (identical results for calls already made: ${compared(s.window.slice(-s.noProgress))}). Change the approach or give your final answer.`;
   const ev = evidence(
     s.window.map((w) => w.fingerprint).filter((f, i, a) => a.indexOf(f) === i),
