@@ -15,7 +15,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Admin, Consumer, EachBatchPayload, Producer, Transaction } from 'kafkajs';
-import { DEFAULT_POLICY, type DeciderDeps, diceSimilarity, type Policy } from '../domain/index.js';
+import {
+  DEFAULT_POLICY,
+  type DeciderDeps,
+  diceSimilarity,
+  LoopguardError,
+  type Policy,
+} from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
 import { KafkaLedger } from '../log/kafka/kafka-ledger.js';
@@ -35,6 +41,10 @@ import type { ServiceCodec } from './service-codec.js';
 import { SERVICE_TOPICS, type WireDecision, type WireRequest } from './service-topics.js';
 import { pointerMetadata, type SnapshotPointer } from './snapshot-pointer.js';
 import { WorkerStats } from './worker-stats.js';
+
+/** Backoff of a batch whose dependency did not answer: doubling from the base, capped. */
+const BACKOFF_BASE_MS = 250;
+const BACKOFF_MAX_MS = 15_000;
 
 export interface GuardWorkerOptions {
   readonly log: KafkaLog;
@@ -81,6 +91,8 @@ export class GuardWorker {
   /** Bumped on every rebalance: a batch fetched before it must not take a partition over after it. */
   private generation = 0;
   private readonly deps: DeciderDeps;
+  /** Failed attempts in a row at each partition's current batch (for its backoff). */
+  private readonly retries = new Map<number, number>();
 
   private constructor(
     private readonly opts: GuardWorkerOptions,
@@ -149,6 +161,33 @@ export class GuardWorker {
     await this.consumer.disconnect().catch(() => undefined);
     await this.dropAll();
     await Promise.allSettled([this.admin.disconnect(), this.stream.close(), this.ledger.close()]);
+  }
+
+  /**
+   * A dependency that does not answer (the schema registry, the runs topic): the batch waits,
+   * longer after each failure in a row (with jitter, so workers do not retry in step), heartbeating
+   * so the worker stays in its group, and is then fetched again. The log says why; the metric counts it.
+   */
+  private async backOff(
+    partition: number,
+    offset: string,
+    e: LoopguardError,
+    { heartbeat, isRunning, isStale }: EachBatchPayload,
+  ): Promise<void> {
+    const n = (this.retries.get(partition) ?? 0) + 1;
+    this.retries.set(partition, n);
+    const ms = Math.round(
+      Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (n - 1)) * (0.5 + Math.random() / 2),
+    );
+    this.stats.dependencyRetried(e.code);
+    this.opts.onLog?.(
+      `${this.workerId}: partition ${partition}: batch from offset ${offset} waits ${ms} ms and is decided again (attempt ${n}): ${e.code}: ${e.message}`,
+    );
+    const until = Date.now() + ms;
+    while (Date.now() < until && isRunning() && !isStale()) {
+      await new Promise((r) => setTimeout(r, Math.min(500, Math.max(0, until - Date.now()))));
+      await heartbeat().catch(() => undefined);
+    }
   }
 
   /** Every rebalance drops every partition's state: what this worker held may have moved meanwhile. */
@@ -225,7 +264,8 @@ export class GuardWorker {
     }
   }
 
-  private async onBatch({ batch, isRunning, isStale, resolveOffset }: EachBatchPayload): Promise<void> {
+  private async onBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch, isRunning, isStale, resolveOffset } = payload;
     if (!isRunning() || isStale()) return;
     const generation = this.generation;
     const owning = this.own(batch.partition);
@@ -239,22 +279,33 @@ export class GuardWorker {
       return;
     }
     const next = Number(batch.lastOffset()) + 1;
-    const out: BatchOutput = await processBatch(messages, owned.runs, {
-      requests: this.opts.requests,
-      decisions: this.opts.decisions,
-      events: this.opts.events,
-      log: this.opts.log,
-      policy: this.opts.policy ?? DEFAULT_POLICY,
-      hashing: this.deps.hashing,
-      ledger: this.ledger,
-      clock: this.opts.clock ?? systemClock,
-      workerId: this.workerId,
-      topic: this.topic,
-      partition: batch.partition,
-    });
+    let out: BatchOutput;
+    try {
+      out = await processBatch(messages, owned.runs, {
+        requests: this.opts.requests,
+        decisions: this.opts.decisions,
+        events: this.opts.events,
+        log: this.opts.log,
+        policy: this.opts.policy ?? DEFAULT_POLICY,
+        hashing: this.deps.hashing,
+        ledger: this.ledger,
+        clock: this.opts.clock ?? systemClock,
+        workerId: this.workerId,
+        topic: this.topic,
+        partition: batch.partition,
+      });
+    } catch (e) {
+      // Nothing of the batch was kept (batch-runs.ts): the same offsets are fetched again.
+      if (!(e instanceof LoopguardError && e.retriable)) throw e;
+      await this.backOff(batch.partition, messages[0]?.offset ?? batch.firstOffset() ?? '?', e, payload);
+      return;
+    }
+    this.retries.delete(batch.partition);
     const txn = await owned.producer.transaction();
     let snapshot: SnapshotWritten | null = null;
     try {
+      // The partition's from here: a transaction that fails below drops the partition whole.
+      out.apply();
       const sent = await txn.sendBatch({ topicMessages: out.topicMessages, acks: -1 });
       snapshot = await snapshotInBatch(
         {

@@ -94,6 +94,11 @@ export class PartitionRuns {
     return fromStream(this.ctx, runId);
   }
 
+  /** A copy of `actor` at its state, for a batch to move without moving the partition's (batch-runs.ts). */
+  fork(actor: RunActor): RunActor {
+    return new RunActor(actor.runId, this.ctx.deps, this.ctx.clock, [], actor.state);
+  }
+
   /**
    * Keeps a decision that recorded no run event (a REISSUE's: its note is in the ledger) for a
    * repeat. No batch of the log names it, so after a takeover its repeat is answered from the

@@ -15,6 +15,7 @@ import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import { AFTER_HEADER, BATCH_HEADER } from '../log/kafka/run-batch-fold.js';
 import type { Clock } from '../machines/index.js';
 import type { Ledger } from '../runtime/ledger.js';
+import { BatchRuns } from './batch-runs.js';
 import { decideReissue } from './decide-reissue.js';
 import { decideRequest, refusal } from './decide-request.js';
 import type { PartitionRuns } from './partition-runs.js';
@@ -57,6 +58,8 @@ export interface BatchOutput {
   readonly recorded: RecordedEvent[];
   readonly decided: number;
   readonly deadLettered: number;
+  /** Makes the batch's actors and answers the partition's: only with its transaction. */
+  readonly apply: () => void;
 }
 
 /**
@@ -68,9 +71,11 @@ let appends = 0;
 
 export async function processBatch(
   messages: readonly KafkaMessage[],
-  runs: PartitionRuns,
+  partitionRuns: PartitionRuns,
   ctx: BatchContext,
 ): Promise<BatchOutput> {
+  // Decided on copies: nothing of this batch is the partition's until `runs.apply()`.
+  const runs = new BatchRuns(partitionRuns);
   const runsOut: OutMessage[] = [];
   const decisionsOut: OutMessage[] = [];
   const dlqOut: OutMessage[] = [];
@@ -154,7 +159,13 @@ export async function processBatch(
     { topic: ctx.log.physicalName(SERVICE_TOPICS.decisions), messages: decisionsOut },
     { topic: ctx.log.physicalName(TOPICS.dlq), messages: dlqOut },
   ].filter((t) => t.messages.length > 0);
-  return { topicMessages, recorded, decided: decisionsOut.length, deadLettered: dlqOut.length };
+  return {
+    topicMessages,
+    recorded,
+    decided: decisionsOut.length,
+    deadLettered: dlqOut.length,
+    apply: () => runs.apply(),
+  };
 }
 
 function decisionMessage(ctx: BatchContext, d: WireDecision): OutMessage {

@@ -21,6 +21,8 @@ export class WorkerStats {
   private readonly snapshotsTotal: Counter;
   private readonly putAsideTotal: Counter;
   private readonly takeoverSeconds: Histogram<'from'>;
+  private readonly dependencyRetriesTotal: Counter<'code'>;
+  dependencyRetries = 0;
 
   constructor(readonly metrics: LoopguardMetrics = new LoopguardMetrics()) {
     const registers: Registry[] = [metrics.registry];
@@ -66,6 +68,18 @@ export class WorkerStats {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     });
+    this.dependencyRetriesTotal = new Counter({
+      name: 'loopguard_serve_dependency_retries_total',
+      help: 'Batches put back because a dependency did not answer (registry, log), by error code.',
+      labelNames: ['code'],
+      registers,
+    });
+  }
+
+  /** `code` is one of loopguard's retriable error codes: a fixed set. */
+  dependencyRetried(code: string): void {
+    this.dependencyRetries++;
+    this.dependencyRetriesTotal.inc({ code });
   }
 
   snapshotWritten(putAside: number): void {
