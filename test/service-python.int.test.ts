@@ -90,4 +90,16 @@ describe('Python client (confluent-kafka + Avro + schema registry)', () => {
       /^loopguard_stops_total\{terminal_state="STOPPED_LOOP_GUARD",rule="exact_repeat"\} 1$/m,
     );
   }, 120_000);
+
+  it("accepts a decision only when its run id and request id are both the request's", async () => {
+    // The module connects nothing on import: only `answers`, the match every decision goes through.
+    const script = [
+      'import sys; sys.path.insert(0, sys.argv[1])',
+      'from looping_run import answers',
+      'req = {"run_id": "victim", "request_id": "r-1"}',
+      'print(answers({"run_id": "attacker", "request_id": "r-1"}, req), answers({"run_id": "victim", "request_id": "r-1"}, req), answers({"run_id": "victim", "request_id": "r-2"}, req))',
+    ].join('\n');
+    const { stdout } = await run(python, ['-c', script, join(EXAMPLE, '..')], { timeout: 30_000 });
+    expect(stdout.trim()).toBe('False True False');
+  });
 });

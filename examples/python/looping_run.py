@@ -1,7 +1,7 @@
 """A Python agent loop guarded by the loopguard service, with confluent-kafka and the schema
 registry: it starts a run, keeps asking for the same search (a looping agent), and stops as soon
 as the guard says so. Each step is an Avro request on loopguard.requests keyed by run id; the
-answer is the decision with the same request_id on loopguard.decisions.
+answer is the decision with the same run_id and request_id on loopguard.decisions.
 
     pip install -r examples/python/requirements.txt
     KAFKA_BROKERS=localhost:9092 SCHEMA_REGISTRY_URL=http://localhost:8081 python examples/python/looping_run.py
@@ -32,60 +32,81 @@ def schema(name):
         return f.read()
 
 
-registry = SchemaRegistryClient({"url": os.environ["SCHEMA_REGISTRY_URL"]})
-# The workers register the schemas; a client writes with the latest registered version.
-serialize = AvroSerializer(
-    registry, schema("request.avsc"), conf={"auto.register.schemas": False, "use.latest.version": True}
-)
-deserialize = AvroDeserializer(registry, schema("decision.avsc"))
-
-brokers = os.environ["KAFKA_BROKERS"]
-# murmur2 is the partitioner of Kafka's Java client and of loopguard: a run's requests then
-# share the partition number of its events, so the owning worker loads it with its partition.
-producer = Producer({"bootstrap.servers": brokers, "enable.idempotence": True, "partitioner": "murmur2_random"})
-consumer = Consumer(
-    {
-        "bootstrap.servers": brokers,
-        "group.id": "loopguard-python-" + uuid.uuid4().hex,
-        "enable.auto.commit": False,
-        "isolation.level": "read_committed",
-    }
-)
-
-# Follow every decisions partition from its current end, fixed before the first request goes out.
-partitions = consumer.list_topics(DECISIONS, timeout=10).topics[DECISIONS].partitions
-consumer.assign(
-    [TopicPartition(DECISIONS, p, consumer.get_watermark_offsets(TopicPartition(DECISIONS, p), timeout=10)[1]) for p in partitions]
-)
-
 FIELDS = [f["name"] for f in json.loads(schema("request.avsc"))["fields"]]
 
 
-def request(run_id, kind, **fields):
-    """Publishes one request and waits for its decision; no decision in time fails closed."""
-    req = {name: None for name in FIELDS}
-    req.update(request_id=str(uuid.uuid4()), run_id=run_id, type=kind, sent_at_ms=int(time.time() * 1000), **fields)
-    value = serialize(req, SerializationContext(REQUESTS, MessageField.VALUE))
-    producer.produce(REQUESTS, key=run_id.encode(), value=value, headers={"loopguard.request_id": req["request_id"]})
-    producer.flush(10)
-    deadline = time.time() + TIMEOUT_S
-    while time.time() < deadline:
-        msg = consumer.poll(0.2)
-        if msg is None or msg.error():
-            continue
-        d = deserialize(msg.value(), SerializationContext(DECISIONS, MessageField.VALUE))
-        if d["request_id"] == req["request_id"]:
-            if d["decision"] == "error":
-                raise RuntimeError(f"{d['error_code']} ({d['error_field']}): {d['message']}")
-            return req, d
-    raise TimeoutError(f"no decision for {kind} within {TIMEOUT_S}s: do not run the tool")
+def answers(decision, req):
+    """A decision answers a request only when its run id AND its request id are the request's:
+    request ids travel in the clear on loopguard.requests, so another client can publish one of
+    ours on its own run, and its answer (an execute on a live run) must never run our tool."""
+    return decision["run_id"] == req["run_id"] and decision["request_id"] == req["request_id"]
+
+
+class Guard:
+    """The connection to the loopguard service: a producer of requests, a follower of decisions."""
+
+    def __init__(self):
+        registry = SchemaRegistryClient({"url": os.environ["SCHEMA_REGISTRY_URL"]})
+        # The workers register the schemas; a client writes with the latest registered version.
+        self.serialize = AvroSerializer(
+            registry, schema("request.avsc"), conf={"auto.register.schemas": False, "use.latest.version": True}
+        )
+        self.deserialize = AvroDeserializer(registry, schema("decision.avsc"))
+        brokers = os.environ["KAFKA_BROKERS"]
+        # murmur2 is the partitioner of Kafka's Java client and of loopguard: a run's requests then
+        # share the partition number of its events, so the owning worker loads it with its partition.
+        self.producer = Producer(
+            {"bootstrap.servers": brokers, "enable.idempotence": True, "partitioner": "murmur2_random"}
+        )
+        self.consumer = Consumer(
+            {
+                "bootstrap.servers": brokers,
+                "group.id": "loopguard-python-" + uuid.uuid4().hex,
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed",
+            }
+        )
+        # Follow every decisions partition from its current end, fixed before the first request goes out.
+        partitions = self.consumer.list_topics(DECISIONS, timeout=10).topics[DECISIONS].partitions
+        self.consumer.assign(
+            [
+                TopicPartition(DECISIONS, p, self.consumer.get_watermark_offsets(TopicPartition(DECISIONS, p), timeout=10)[1])
+                for p in partitions
+            ]
+        )
+
+    def request(self, run_id, kind, request_id=None, **fields):
+        """Publishes one request and waits for its decision; no decision in time fails closed.
+        After a timeout, send the same request_id again: the worker answers it once."""
+        req = {name: None for name in FIELDS}
+        req.update(
+            request_id=request_id or str(uuid.uuid4()), run_id=run_id, type=kind, sent_at_ms=int(time.time() * 1000), **fields
+        )
+        value = self.serialize(req, SerializationContext(REQUESTS, MessageField.VALUE))
+        self.producer.produce(REQUESTS, key=run_id.encode(), value=value, headers={"loopguard.request_id": req["request_id"]})
+        self.producer.flush(10)
+        deadline = time.time() + TIMEOUT_S
+        while time.time() < deadline:
+            msg = self.consumer.poll(0.2)
+            if msg is None or msg.error():
+                continue
+            d = self.deserialize(msg.value(), SerializationContext(DECISIONS, MessageField.VALUE))
+            if answers(d, req):
+                if d["decision"] == "error":
+                    raise RuntimeError(f"{d['error_code']} ({d['error_field']}): {d['message']}")
+                return req, d
+        raise TimeoutError(f"no decision for {kind} within {TIMEOUT_S}s: do not run the tool")
+
+    def close(self):
+        self.consumer.close()
 
 
 def search(query):
     return {"results": [], "query": query}
 
 
-def main():
+def main(guard):
+    request = guard.request
     run_id = os.environ.get("LOOPGUARD_RUN_ID", "python-" + uuid.uuid4().hex[:8])
     request(run_id, "START_RUN", task_type="research")
     for step in range(1, 11):
@@ -109,7 +130,8 @@ def main():
 
 
 if __name__ == "__main__":
+    guard = Guard()
     try:
-        sys.exit(main())
+        sys.exit(main(guard))
     finally:
-        consumer.close()
+        guard.close()

@@ -90,7 +90,7 @@ export class RemoteGuard {
     // A value the schema cannot carry (a reason that is no string) is the caller's mistake, refused
     // with bad_request naming the field, not a guard that could not be reached.
     const value = this.conn.requests.encode(req);
-    const decided = this.waiters.wait(req.request_id, this.opts.timeoutMs ?? 10_000);
+    const decided = this.waiters.wait(req.run_id, req.request_id, this.opts.timeoutMs ?? 10_000);
     try {
       await this.conn.log.append(SERVICE_TOPICS.requests, [
         {
