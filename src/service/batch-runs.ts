@@ -8,12 +8,17 @@
  */
 import type { RunActor } from '../machines/index.js';
 import type { PartitionRuns } from './partition-runs.js';
-import { RecentAnswers } from './recent-answers.js';
+import { type Answer, RecentAnswers } from './recent-answers.js';
 import type { WireDecision } from './service-topics.js';
 
 type Kept =
-  | { readonly actor: RunActor; readonly decision: WireDecision; readonly batch: string }
-  | { readonly actor: null; readonly decision: WireDecision };
+  | {
+      readonly actor: RunActor;
+      readonly decision: WireDecision;
+      readonly batch: string;
+      readonly body: string;
+    }
+  | { readonly actor: null; readonly decision: WireDecision; readonly body: string };
 
 export class BatchRuns {
   private readonly actors = new Map<string, RunActor>();
@@ -23,7 +28,7 @@ export class BatchRuns {
   constructor(private readonly runs: PartitionRuns) {}
 
   /** The decision this request already got: in this batch, else as the partition remembers it. */
-  async answered(runId: string, requestId: string): Promise<WireDecision | undefined> {
+  async answered(runId: string, requestId: string): Promise<Answer | undefined> {
     return this.answers.get(runId, requestId) ?? (await this.runs.answered(runId, requestId));
   }
 
@@ -38,22 +43,22 @@ export class BatchRuns {
   }
 
   /** As PartitionRuns.keep, once the batch commits. */
-  keep(actor: RunActor, decision: WireDecision, batch: string): void {
-    this.answers.add(decision);
-    this.kept.push({ actor, decision, batch });
+  keep(actor: RunActor, decision: WireDecision, batch: string, body: string): void {
+    this.answers.add(decision, body);
+    this.kept.push({ actor, decision, batch, body });
   }
 
   /** As PartitionRuns.remember, once the batch commits. */
-  remember(decision: WireDecision): void {
-    this.answers.add(decision);
-    this.kept.push({ actor: null, decision });
+  remember(decision: WireDecision, body: string): void {
+    this.answers.add(decision, body);
+    this.kept.push({ actor: null, decision, body });
   }
 
   /** The batch's actors and answers become the partition's, in the order they were decided. */
   apply(): void {
     for (const k of this.kept) {
-      if (k.actor === null) this.runs.remember(k.decision);
-      else this.runs.keep(k.actor, k.decision, k.batch);
+      if (k.actor === null) this.runs.remember(k.decision, k.body);
+      else this.runs.keep(k.actor, k.decision, k.batch, k.body);
     }
     this.kept.length = 0;
   }

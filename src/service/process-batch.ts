@@ -20,6 +20,7 @@ import { decideReissue } from './decide-reissue.js';
 import { decideRequest, refusal } from './decide-request.js';
 import type { PartitionRuns } from './partition-runs.js';
 import { ANSWER_HEADERS } from './recent-answers.js';
+import { requestBodyHash } from './request-body.js';
 import type { ServiceCodec } from './service-codec.js';
 import type { WireDecision, WireRequest } from './service-topics.js';
 import { REQUEST_ID_HEADER, SERVICE_TOPICS } from './service-topics.js';
@@ -108,17 +109,23 @@ export async function processBatch(
       );
       continue;
     }
+    const body = requestBodyHash(req);
     const prior = await runs.answered(req.run_id, req.request_id);
-    if (prior !== undefined) {
+    if (prior !== undefined && (prior.body === null || prior.body === body)) {
       // Published again (a client that timed out re-sends): the decision it got, nothing recorded.
-      decisionsOut.push(decisionMessage(ctx, prior));
+      decisionsOut.push(decisionMessage(ctx, prior.decision));
       continue;
     }
     const actor = await runs.actor(req.run_id);
+    if (prior !== undefined) {
+      // The same id with another body is a second request, not a repeat: never the first one's answer.
+      decisionsOut.push(decisionMessage(ctx, refusal(actor, req, ctx, ctx.clock.now(), duplicateId(req))));
+      continue;
+    }
     if (req.type === 'REISSUE') {
       // Decided by the ledger alone, recording no run event: nothing joins the transaction but its answer.
       const decision = await decideReissue(ctx.ledger, actor, req, ctx, ctx.clock.now());
-      if (decision.decision !== 'error') runs.remember(decision);
+      if (decision.decision !== 'error') runs.remember(decision, body);
       decisionsOut.push(decisionMessage(ctx, decision));
       continue;
     }
@@ -138,13 +145,14 @@ export async function processBatch(
     await reportOutcome(ctx.ledger, req, records);
     if (records.length > 0) {
       const batch = `${ctx.workerId}/${INCARNATION}/${++appends}`;
-      runs.keep(actor, decision, batch);
+      runs.keep(actor, decision, batch, body);
       const tag = { [AFTER_HEADER]: String(at), [BATCH_HEADER]: batch };
       // The first record names the request it answers, so a later fold knows the decision too.
       const answer = {
         [ANSWER_HEADERS.requestId]: req.request_id,
         [ANSWER_HEADERS.requestType]: req.type,
         [ANSWER_HEADERS.worker]: ctx.workerId,
+        [ANSWER_HEADERS.body]: body,
       };
       records.forEach((r, i) => {
         const rec = ctx.events.runRecord(r, i === 0 ? { ...tag, ...answer } : tag);
@@ -167,6 +175,13 @@ export async function processBatch(
     apply: () => runs.apply(),
   };
 }
+
+const duplicateId = (req: WireRequest): LoopguardError =>
+  new LoopguardError(
+    'duplicate_request_id',
+    `request_id ${req.request_id} of run ${req.run_id} was already used for another request; a repeat must be the same request (a new request needs a new id)`,
+    { details: { field: 'request_id' } },
+  );
 
 function decisionMessage(ctx: BatchContext, d: WireDecision): OutMessage {
   return { key: d.run_id, value: ctx.decisions.encode(d), headers: { [REQUEST_ID_HEADER]: d.request_id } };
