@@ -15,6 +15,7 @@ export interface ServeFlags {
   readonly policy?: string;
   readonly 'snapshot-every'?: string;
   readonly 'ended-idle-ms'?: string;
+  readonly 'from-beginning'?: boolean;
 }
 
 export const DEFAULT_SERVE_GROUP = 'loopguard-serve';
@@ -58,6 +59,7 @@ export async function serveCommand(
       ...(sessionTimeoutMs ? { sessionTimeoutMs } : {}),
       ...(snapshotEveryRecords !== undefined ? { snapshotEveryRecords } : {}),
       ...(endedRunsIdleMs !== undefined ? { endedRunsIdleMs } : {}),
+      fromBeginning: flags['from-beginning'] === true,
       onLog: (line) => io.err(`serve: ${line}`),
     });
     // All interfaces, as before: a worker in a container is scraped from outside it.

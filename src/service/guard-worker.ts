@@ -33,6 +33,7 @@ import { nodeHashing } from '../runtime/node-hashing.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
 import type { LoopguardMetrics } from '../telemetry/index.js';
 import { type SnapshotWritten, snapshotInBatch } from './batch-snapshot.js';
+import { startNewPartitions } from './group-start.js';
 import { loadPartition } from './load-partition.js';
 import type { PartitionRuns } from './partition-runs.js';
 import { PartitionSnapshots } from './partition-snapshots.js';
@@ -72,6 +73,11 @@ export interface GuardWorkerOptions {
   /** Where the worker's metrics go (default: a registry of its own, read through `stats`). */
   readonly metrics?: LoopguardMetrics;
   readonly onLog?: (line: string) => void;
+  /**
+   * A group with no committed offset on a requests partition decides the requests already there
+   * (else it starts at the partition's end when the worker starts: group-start.ts).
+   */
+  readonly fromBeginning?: boolean;
 }
 
 interface Owned {
@@ -123,6 +129,14 @@ export class GuardWorker {
     const snapshots = await PartitionSnapshots.open(log, opts.events.schemas, opts.events.subjectFor, 60_000);
     const admin = log.kafka.admin();
     await admin.connect();
+    const fromBeginning = opts.fromBeginning ?? false;
+    const { started } = await startNewPartitions(admin, opts.groupId, topic, fromBeginning);
+    if (started.length > 0)
+      opts.onLog?.(
+        fromBeginning
+          ? `group ${opts.groupId} has decided nothing on partitions [${started.map((s) => s.partition).join(',')}] of ${topic}: deciding every request already there (--from-beginning)`
+          : `group ${opts.groupId} has decided nothing on partitions [${started.map((s) => s.partition).join(',')}] of ${topic}: starting at their end (${started.map((s) => `${s.partition}@${s.offset}`).join(', ')}); requests published before are not decided (--from-beginning decides them)`,
+      );
     const consumer = log.consumer({
       groupId: opts.groupId,
       sessionTimeout: opts.sessionTimeoutMs ?? 10_000,
