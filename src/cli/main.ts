@@ -40,6 +40,7 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
   loopguard project --kafka [--once]
   loopguard serve --kafka [--group G] [--metrics-port P] [--policy P.json] [--partitions N]
                 [--snapshot-every N] [--ended-idle-ms MS] [--from-beginning]
+                [--tenant-keys KEYS.json]
   loopguard eval FILE.jsonl... [--synthetic] [--policy P.json] [--json]
   loopguard mcp [--policy P.json] [--data-dir D | --kafka] [--run-id ID] [--metrics-port P] -- COMMAND [ARGS...]
   loopguard repair [--data-dir D]
@@ -52,6 +53,7 @@ SCHEMA_REGISTRY_URL (with both set, Kafka is the default unless --data-dir is gi
 serve: --snapshot-every N runs records between a partition's snapshots (default 1000);
 --ended-idle-ms MS before an ended run leaves memory at the next snapshot (default 600000).
 A new --group starts at the end of loopguard.requests; --from-beginning decides what is there.
+--tenant-keys: per-tenant keys; only requests signed with one are decided, on their tenant's runs.
 On Kafka the stops and ledger copies are derived from the runs topic by the copy projector, which
 \`alert\` runs beside its subscriber and \`project\` runs on its own (--once: until what was
 recorded when it started is copied).
@@ -84,6 +86,7 @@ const OPTIONS = {
   'snapshot-every': { type: 'string' },
   'ended-idle-ms': { type: 'string' },
   'from-beginning': { type: 'boolean' },
+  'tenant-keys': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 

@@ -41,6 +41,7 @@ import { type BatchOutput, processBatch } from './process-batch.js';
 import type { ServiceCodec } from './service-codec.js';
 import { SERVICE_TOPICS, type WireDecision, type WireRequest } from './service-topics.js';
 import { pointerMetadata, type SnapshotPointer } from './snapshot-pointer.js';
+import type { TenantKey } from './tenant-keys.js';
 import { WorkerStats } from './worker-stats.js';
 
 /** Backoff of a batch whose dependency did not answer: doubling from the base, capped. */
@@ -78,6 +79,11 @@ export interface GuardWorkerOptions {
    * (else it starts at the partition's end when the worker starts: group-start.ts).
    */
   readonly fromBeginning?: boolean;
+  /**
+   * Per-tenant credentials (tenant-keys.ts): every request must be signed with one, and acts only
+   * on its tenant's runs and operations. Without them every client may act on every run.
+   */
+  readonly tenantKeys?: ReadonlyMap<string, TenantKey>;
 }
 
 interface Owned {
@@ -129,6 +135,11 @@ export class GuardWorker {
     const snapshots = await PartitionSnapshots.open(log, opts.events.schemas, opts.events.subjectFor, 60_000);
     const admin = log.kafka.admin();
     await admin.connect();
+    opts.onLog?.(
+      opts.tenantKeys === undefined
+        ? 'no tenant keys: requests are not authenticated, every client may act on every run (serve --tenant-keys)'
+        : `${opts.tenantKeys.size} tenant keys: only signed requests are decided, each on its own tenant's runs`,
+    );
     const fromBeginning = opts.fromBeginning ?? false;
     const { started } = await startNewPartitions(admin, opts.groupId, topic, fromBeginning);
     if (started.length > 0)
@@ -307,6 +318,7 @@ export class GuardWorker {
         workerId: this.workerId,
         topic: this.topic,
         partition: batch.partition,
+        ...(this.opts.tenantKeys ? { tenantKeys: this.opts.tenantKeys } : {}),
       });
     } catch (e) {
       // Nothing of the batch was kept (batch-runs.ts): the same offsets are fetched again.
@@ -367,6 +379,7 @@ export class GuardWorker {
     } else owned.sinceSnapshot += out.recorded.length;
     resolveOffset(batch.lastOffset());
     this.stats.batchDone(out.decided, out.deadLettered);
+    for (const reason of out.refused) this.stats.refused(reason);
     this.stats.metrics.observe(out.recorded);
     // The stops and ledger copies are derived from the committed runs records by KafkaCopyProjector.
   }

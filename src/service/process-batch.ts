@@ -31,6 +31,8 @@ import {
   reportOutcome,
   type SharedClaim,
 } from './shared-claims.js';
+import { authenticate, authorize, type Checked, type RefusedFor } from './tenant-guard.js';
+import type { TenantKey } from './tenant-keys.js';
 
 export interface BatchContext {
   readonly requests: ServiceCodec<WireRequest>;
@@ -45,6 +47,8 @@ export interface BatchContext {
   readonly workerId: string;
   readonly topic: string;
   readonly partition: number;
+  /** Per-tenant credentials: every request must be signed with one (tenant-guard.ts). */
+  readonly tenantKeys?: ReadonlyMap<string, TenantKey>;
 }
 
 interface OutMessage {
@@ -59,6 +63,8 @@ export interface BatchOutput {
   readonly recorded: RecordedEvent[];
   readonly decided: number;
   readonly deadLettered: number;
+  /** Why each request refused before it was decided was refused (tenant-guard.ts). */
+  readonly refused: readonly RefusedFor[];
   /** Makes the batch's actors and answers the partition's: only with its transaction. */
   readonly apply: () => void;
 }
@@ -81,13 +87,14 @@ export async function processBatch(
   const decisionsOut: OutMessage[] = [];
   const dlqOut: OutMessage[] = [];
   const recorded: RecordedEvent[] = [];
+  const refused: RefusedFor[] = [];
   for (const m of messages) {
     const key = m.key?.toString() ?? '';
     const headers = headersToStrings(m.headers) ?? {};
     const value = m.value ?? Buffer.alloc(0);
-    let req: WireRequest;
+    let decoded: WireRequest;
     try {
-      req = await ctx.requests.decode(value);
+      decoded = await ctx.requests.decode(value);
     } catch (e) {
       // A registry that is down is a reason to retry the batch, not to dead-letter the request.
       if (e instanceof LoopguardError && e.retriable) throw e;
@@ -104,12 +111,32 @@ export async function processBatch(
           [DLQ_HEADERS.offset]: m.offset,
         },
       });
+      const message = `the request could not be decoded (${reason}); it is on the dead-letter topic`;
       decisionsOut.push(
-        decisionMessage(ctx, undecodable(ctx, key, headers[REQUEST_ID_HEADER] ?? '', code, reason)),
+        decisionMessage(
+          ctx,
+          unanswered(ctx, key, headers[REQUEST_ID_HEADER] ?? '', { code, field: 'value', message }),
+        ),
       );
       continue;
     }
-    const body = requestBodyHash(req);
+    // What the client asked: a repeat must match it, whatever the credential adds below.
+    const body = requestBodyHash(decoded);
+    let req = decoded;
+    if (ctx.tenantKeys !== undefined) {
+      const checked = await admitted(ctx.tenantKeys, decoded, runs);
+      if (!checked.ok) {
+        // Nothing of the run is told (no status, no seq): it may be another tenant's.
+        refused.push(checked.reason);
+        const { code, message } = checked.error;
+        const field = (checked.error.details.field as string | undefined) ?? null;
+        decisionsOut.push(
+          decisionMessage(ctx, unanswered(ctx, decoded.run_id, decoded.request_id, { code, field, message })),
+        );
+        continue;
+      }
+      req = checked.req;
+    }
     const prior = await runs.answered(req.run_id, req.request_id);
     if (prior !== undefined && (prior.body === null || prior.body === body)) {
       // Published again (a client that timed out re-sends): the decision it got, nothing recorded.
@@ -172,6 +199,7 @@ export async function processBatch(
     recorded,
     decided: decisionsOut.length,
     deadLettered: dlqOut.length,
+    refused,
     apply: () => runs.apply(),
   };
 }
@@ -187,12 +215,24 @@ function decisionMessage(ctx: BatchContext, d: WireDecision): OutMessage {
   return { key: d.run_id, value: ctx.decisions.encode(d), headers: { [REQUEST_ID_HEADER]: d.request_id } };
 }
 
-function undecodable(
+/** Who signed `req` and what it may do on its run, as the request the worker decides. */
+async function admitted(
+  keys: ReadonlyMap<string, TenantKey>,
+  req: WireRequest,
+  runs: BatchRuns,
+): Promise<Checked> {
+  const auth = authenticate(keys, req);
+  if (!auth.ok) return auth;
+  const { state } = await runs.actor(req.run_id);
+  return authorize(auth.key, req, { started: state.seq > 0, tenant: state.tenant });
+}
+
+/** An error decision that says nothing of the run: the request was not decided at all. */
+function unanswered(
   ctx: BatchContext,
   runId: string,
   requestId: string,
-  code: string,
-  reason: string,
+  e: { readonly code: string; readonly field: string | null; readonly message: string },
 ): WireDecision {
   return {
     request_id: requestId,
@@ -201,14 +241,14 @@ function undecodable(
     status: 'UNKNOWN',
     seq: 0,
     rule: null,
-    message: `the request could not be decoded (${reason}); it is on the dead-letter topic`,
+    message: e.message,
     warning: null,
     wait_until_ms: null,
     evidence_json: null,
     result_json: null,
     report_json: null,
-    error_code: code,
-    error_field: 'value',
+    error_code: e.code,
+    error_field: e.field,
     worker: ctx.workerId,
     decided_at_ms: ctx.clock.now(),
     checkpoint_id: null,

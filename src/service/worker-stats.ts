@@ -23,6 +23,8 @@ export class WorkerStats {
   private readonly takeoverSeconds: Histogram<'from'>;
   private readonly dependencyRetriesTotal: Counter<'code'>;
   dependencyRetries = 0;
+  private readonly refusedTotal: Counter<'reason'>;
+  readonly refusals = new Map<string, number>();
 
   constructor(readonly metrics: LoopguardMetrics = new LoopguardMetrics()) {
     const registers: Registry[] = [metrics.registry];
@@ -74,6 +76,18 @@ export class WorkerStats {
       labelNames: ['code'],
       registers,
     });
+    this.refusedTotal = new Counter({
+      name: 'loopguard_serve_requests_refused_total',
+      help: "Requests refused before they were decided: unauthenticated, cross_tenant (another tenant's run), not_approver.",
+      labelNames: ['reason'],
+      registers,
+    });
+  }
+
+  /** `reason` is one of tenant-guard.ts's RefusedFor: a fixed set. */
+  refused(reason: string): void {
+    this.refusals.set(reason, (this.refusals.get(reason) ?? 0) + 1);
+    this.refusedTotal.inc({ reason });
   }
 
   /** `code` is one of loopguard's retriable error codes: a fixed set. */
