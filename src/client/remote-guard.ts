@@ -45,6 +45,12 @@ export interface RemoteGuardOptions {
    * only signed requests, each on its tenant's runs; an approver's key resumes, reissues, settles).
    */
   readonly credentials?: { readonly keyId: string; readonly secret: string };
+  /**
+   * How many times a step publishes the same request again (same request id: the worker answers
+   * it once) after a `decision_timeout` before it rejects. Default 2. A run whose step still got
+   * no decision sends that request again before its next one (see RemoteRun).
+   */
+  readonly resends?: number;
 }
 
 export class RemoteGuard {
@@ -81,6 +87,10 @@ export class RemoteGuard {
       await conn.close();
       throw e;
     }
+  }
+
+  get resends(): number {
+    return this.opts.resends ?? 2;
   }
 
   get stepTimeoutMs(): number {

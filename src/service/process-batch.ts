@@ -16,6 +16,7 @@ import { AFTER_HEADER, BATCH_HEADER } from '../log/kafka/run-batch-fold.js';
 import type { Clock } from '../machines/index.js';
 import type { Ledger } from '../runtime/ledger.js';
 import { BatchRuns } from './batch-runs.js';
+import { closingResult, decideCancel } from './cancel-in-flight.js';
 import { decideReissue } from './decide-reissue.js';
 import { decideRequest, refusal } from './decide-request.js';
 import type { PartitionRuns } from './partition-runs.js';
@@ -167,9 +168,18 @@ export async function processBatch(
       );
       continue;
     }
-    const { records, decision } = decideRequest(actor, req, ctx, ctx.clock.now(), claim?.view);
-    await releaseUnused(ctx.ledger, claim, decision.decision).catch(() => undefined);
-    await reportOutcome(ctx.ledger, req, records);
+    const close = closingResult(actor, req);
+    let records: readonly RecordedEvent[];
+    let decision: WireDecision;
+    if (close === null) {
+      ({ records, decision } = decideRequest(actor, req, ctx, ctx.clock.now(), claim?.view));
+      await releaseUnused(ctx.ledger, claim, decision.decision).catch(() => undefined);
+      await reportOutcome(ctx.ledger, req, records);
+    } else {
+      const cancelled = decideCancel(actor, req, close, ctx, ctx.clock.now());
+      ({ records, decision } = cancelled);
+      await reportOutcome(ctx.ledger, close, cancelled.closed);
+    }
     if (records.length > 0) {
       const batch = `${ctx.workerId}/${INCARNATION}/${++appends}`;
       runs.keep(actor, decision, batch, body);
