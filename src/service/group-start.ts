@@ -8,28 +8,29 @@
  */
 import type { Admin } from 'kafkajs';
 
-export interface GroupStart {
-  /** Partitions without a committed offset, and the offset each starts at. */
-  readonly started: ReadonlyArray<{ readonly partition: number; readonly offset: number }>;
-}
-
+/**
+ * Commits the start of every partition the group never committed on (unless `fromBeginning`), and
+ * returns what the worker's log says of it: null when every partition has its group's offset.
+ */
 export async function startNewPartitions(
   admin: Admin,
   groupId: string,
   topic: string,
   fromBeginning: boolean,
-): Promise<GroupStart> {
+): Promise<string | null> {
   const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
   const fresh = new Set(
     (committed?.partitions ?? []).filter((p) => Number(p.offset) < 0).map((p) => p.partition),
   );
-  if (fresh.size === 0) return { started: [] };
+  if (fresh.size === 0) return null;
   const ends = await admin.fetchTopicOffsets(topic);
   const started = ends
     .filter((e) => fresh.has(e.partition))
     .map((e) => ({ partition: e.partition, offset: Number(fromBeginning ? e.low : e.high) }))
     .sort((a, b) => a.partition - b.partition);
-  if (fromBeginning || started.every((s) => s.offset === 0)) return { started };
+  const which = `group ${groupId} has decided nothing on partitions [${started.map((s) => s.partition).join(',')}] of ${topic}`;
+  if (fromBeginning) return `${which}: deciding every request already there (--from-beginning)`;
+  if (started.every((s) => s.offset === 0)) return null;
   try {
     await admin.setOffsets({
       groupId,
@@ -38,7 +39,7 @@ export async function startNewPartitions(
     });
   } catch {
     // The group has members already: the first of them committed the start when it began.
-    return { started: [] };
+    return null;
   }
-  return { started };
+  return `${which}: starting at their end (${started.map((s) => `${s.partition}@${s.offset}`).join(', ')}); requests published before are not decided (--from-beginning decides them)`;
 }

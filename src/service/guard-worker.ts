@@ -32,6 +32,7 @@ import { type Clock, systemClock } from '../machines/index.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
 import type { LoopguardMetrics } from '../telemetry/index.js';
+import { BatchBackoff } from './batch-backoff.js';
 import { type SnapshotWritten, snapshotInBatch } from './batch-snapshot.js';
 import { startNewPartitions } from './group-start.js';
 import { loadPartition } from './load-partition.js';
@@ -41,12 +42,8 @@ import { type BatchOutput, processBatch } from './process-batch.js';
 import type { ServiceCodec } from './service-codec.js';
 import { SERVICE_TOPICS, type WireDecision, type WireRequest } from './service-topics.js';
 import { pointerMetadata, type SnapshotPointer } from './snapshot-pointer.js';
-import type { TenantKey } from './tenant-keys.js';
+import { type TenantKey, tenancyNote } from './tenant-keys.js';
 import { WorkerStats } from './worker-stats.js';
-
-/** Backoff of a batch whose dependency did not answer: doubling from the base, capped. */
-const BACKOFF_BASE_MS = 250;
-const BACKOFF_MAX_MS = 15_000;
 
 export interface GuardWorkerOptions {
   readonly log: KafkaLog;
@@ -103,8 +100,7 @@ export class GuardWorker {
   /** Bumped on every rebalance: a batch fetched before it must not take a partition over after it. */
   private generation = 0;
   private readonly deps: DeciderDeps;
-  /** Failed attempts in a row at each partition's current batch (for its backoff). */
-  private readonly retries = new Map<number, number>();
+  private readonly backoff: BatchBackoff;
 
   private constructor(
     private readonly opts: GuardWorkerOptions,
@@ -119,6 +115,7 @@ export class GuardWorker {
     this.workerId = opts.workerId ?? `worker-${randomUUID().slice(0, 8)}`;
     this.stats = new WorkerStats(opts.metrics);
     this.deps = { hashing: nodeHashing(secretKey), similarity: diceSimilarity };
+    this.backoff = new BatchBackoff(this.stats, (line) => opts.onLog?.(`${this.workerId}: ${line}`));
   }
 
   static async start(opts: GuardWorkerOptions): Promise<GuardWorker> {
@@ -135,19 +132,9 @@ export class GuardWorker {
     const snapshots = await PartitionSnapshots.open(log, opts.events.schemas, opts.events.subjectFor, 60_000);
     const admin = log.kafka.admin();
     await admin.connect();
-    opts.onLog?.(
-      opts.tenantKeys === undefined
-        ? 'no tenant keys: requests are not authenticated, every client may act on every run (serve --tenant-keys)'
-        : `${opts.tenantKeys.size} tenant keys: only signed requests are decided, each on its own tenant's runs`,
-    );
-    const fromBeginning = opts.fromBeginning ?? false;
-    const { started } = await startNewPartitions(admin, opts.groupId, topic, fromBeginning);
-    if (started.length > 0)
-      opts.onLog?.(
-        fromBeginning
-          ? `group ${opts.groupId} has decided nothing on partitions [${started.map((s) => s.partition).join(',')}] of ${topic}: deciding every request already there (--from-beginning)`
-          : `group ${opts.groupId} has decided nothing on partitions [${started.map((s) => s.partition).join(',')}] of ${topic}: starting at their end (${started.map((s) => `${s.partition}@${s.offset}`).join(', ')}); requests published before are not decided (--from-beginning decides them)`,
-      );
+    opts.onLog?.(tenancyNote(opts.tenantKeys));
+    const note = await startNewPartitions(admin, opts.groupId, topic, opts.fromBeginning ?? false);
+    if (note !== null) opts.onLog?.(note);
     const consumer = log.consumer({
       groupId: opts.groupId,
       sessionTimeout: opts.sessionTimeoutMs ?? 10_000,
@@ -186,33 +173,6 @@ export class GuardWorker {
     await this.consumer.disconnect().catch(() => undefined);
     await this.dropAll();
     await Promise.allSettled([this.admin.disconnect(), this.stream.close(), this.ledger.close()]);
-  }
-
-  /**
-   * A dependency that does not answer (the schema registry, the runs topic): the batch waits,
-   * longer after each failure in a row (with jitter, so workers do not retry in step), heartbeating
-   * so the worker stays in its group, and is then fetched again. The log says why; the metric counts it.
-   */
-  private async backOff(
-    partition: number,
-    offset: string,
-    e: LoopguardError,
-    { heartbeat, isRunning, isStale }: EachBatchPayload,
-  ): Promise<void> {
-    const n = (this.retries.get(partition) ?? 0) + 1;
-    this.retries.set(partition, n);
-    const ms = Math.round(
-      Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (n - 1)) * (0.5 + Math.random() / 2),
-    );
-    this.stats.dependencyRetried(e.code);
-    this.opts.onLog?.(
-      `${this.workerId}: partition ${partition}: batch from offset ${offset} waits ${ms} ms and is decided again (attempt ${n}): ${e.code}: ${e.message}`,
-    );
-    const until = Date.now() + ms;
-    while (Date.now() < until && isRunning() && !isStale()) {
-      await new Promise((r) => setTimeout(r, Math.min(500, Math.max(0, until - Date.now()))));
-      await heartbeat().catch(() => undefined);
-    }
   }
 
   /** Every rebalance drops every partition's state: what this worker held may have moved meanwhile. */
@@ -323,10 +283,10 @@ export class GuardWorker {
     } catch (e) {
       // Nothing of the batch was kept (batch-runs.ts): the same offsets are fetched again.
       if (!(e instanceof LoopguardError && e.retriable)) throw e;
-      await this.backOff(batch.partition, messages[0]?.offset ?? batch.firstOffset() ?? '?', e, payload);
+      await this.backoff.wait(batch.partition, messages[0]?.offset ?? batch.firstOffset() ?? '?', e, payload);
       return;
     }
-    this.retries.delete(batch.partition);
+    this.backoff.reset(batch.partition);
     const txn = await owned.producer.transaction();
     let snapshot: SnapshotWritten | null = null;
     try {

@@ -65,3 +65,10 @@ export function readTenantKeys(path: string): Map<string, TenantKey> {
   }
   return parseTenantKeys(json, path);
 }
+
+/** What a worker's log says of its tenancy when it starts. */
+export function tenancyNote(keys: ReadonlyMap<string, TenantKey> | undefined): string {
+  return keys === undefined
+    ? 'no tenant keys: requests are not authenticated, every client may act on every run (serve --tenant-keys)'
+    : `${keys.size} tenant keys: only signed requests are decided, each on its own tenant's runs`;
+}
