@@ -36,7 +36,7 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
   loopguard ui [--port P] [--metrics-port P] [--data-dir D | --kafka]
   loopguard fleet [--follow] [--threshold N] [--window-ms W] [--data-dir D | --kafka [--group G]] [--json]
   loopguard stops [--follow] [--data-dir D | --kafka] [--json]
-  loopguard alert --kafka [--webhook URL] [--group G] [--metrics-port P]
+  loopguard alert --kafka [--webhook URL [--webhook-header 'Name: value']...] [--group G] [--metrics-port P]
   loopguard project --kafka [--once]
   loopguard serve --kafka [--group G] [--metrics-port P] [--policy P.json] [--partitions N]
                 [--snapshot-every N] [--ended-idle-ms MS] [--from-beginning]
@@ -49,7 +49,8 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
 The data dir defaults to ./.loopguard (the embedded, file-backed log). --kafka uses Kafka and a
 schema registry: --brokers host:port[,...] and --registry URL, or KAFKA_BROKERS and
 SCHEMA_REGISTRY_URL (with both set, Kafka is the default unless --data-dir is given);
---topic-prefix P prefixes every topic. alert: --retry-base-ms, --retry-max-ms, --session-timeout-ms.
+--topic-prefix P prefixes every topic. alert: --retry-base-ms, --retry-max-ms, --session-timeout-ms,
+--dead-letter-after N attempts (default 20) before an alert goes to loopguard.dlq.
 serve: --snapshot-every N runs records between a partition's snapshots (default 1000);
 --ended-idle-ms MS before an ended run leaves memory at the next snapshot (default 600000).
 A new --group starts at the end of loopguard.requests; --from-beginning decides what is there.
@@ -74,6 +75,8 @@ const OPTIONS = {
   registry: { type: 'string' },
   'topic-prefix': { type: 'string' },
   webhook: { type: 'string' },
+  'webhook-header': { type: 'string', multiple: true },
+  'dead-letter-after': { type: 'string' },
   group: { type: 'string' },
   'retry-base-ms': { type: 'string' },
   'retry-max-ms': { type: 'string' },
