@@ -100,3 +100,21 @@ describe('deliverWithRetry: jitter and a dead letter', () => {
     expect(hook.seen).toHaveLength(4);
   });
 });
+
+describe('alert --webhook with credentials in the URL', () => {
+  it('stops before anything starts, and prints none of them', async () => {
+    const { runCli } = await import('./support/cli-run.js');
+    const run = runCli([
+      'alert',
+      '--kafka',
+      '--brokers',
+      '127.0.0.1:1',
+      '--registry',
+      'http://127.0.0.1:1',
+      '--webhook',
+      'https://ops:hunter2@hooks.example.com/alert',
+    ]);
+    await expect(run).rejects.toMatchObject({ code: 'webhook_credentials' });
+    await expect(run).rejects.toSatisfy((e: Error) => !e.message.includes('hunter2'));
+  }, 30_000);
+});
