@@ -9,6 +9,8 @@ answer is the decision with the same run_id and request_id on loopguard.decision
 Exit code 0 when the guard stopped the loop, 1 otherwise.
 """
 
+import hashlib
+import hmac
 import json
 import os
 import sys
@@ -40,6 +42,52 @@ def answers(decision, req):
     request ids travel in the clear on loopguard.requests, so another client can publish one of
     ours on its own run, and its answer (an execute on a live run) must never run our tool."""
     return decision["run_id"] == req["run_id"] and decision["request_id"] == req["request_id"]
+
+
+def js_number(x):
+    """A number as JavaScript's JSON.stringify writes it (what the worker signs over)."""
+    if isinstance(x, bool) or isinstance(x, int):
+        return str(x).lower() if isinstance(x, bool) else str(x)
+    if x == int(x) and abs(x) < 1e21:
+        return str(int(x))
+    digits, _, exp = repr(x).lstrip("-").partition("e")
+    whole, _, frac = digits.partition(".")
+    shift = int(exp or 0) + len(whole.lstrip("0") or "0")
+    mantissa = (whole + frac).lstrip("0").rstrip("0") or "0"
+    if whole.strip("0") == "":
+        shift = int(exp or 0) - (len(frac) - len(frac.lstrip("0")))
+    sign = "-" if x < 0 else ""
+    k, n = len(mantissa), shift
+    if k <= n <= 21:
+        return sign + mantissa + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + mantissa[:n] + "." + mantissa[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * -n + mantissa
+    e = n - 1
+    m = mantissa[0] + ("." + mantissa[1:] if k > 1 else "")
+    return f"{sign}{m}e{'+' if e > 0 else '-'}{abs(e)}"
+
+
+def js_json(v):
+    """JSON as JavaScript's JSON.stringify writes it: no spaces, numbers as JavaScript prints them."""
+    if v is None or isinstance(v, (bool, int, float)):
+        return "null" if v is None else js_number(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(js_json(x) for x in v) + "]"
+    raise TypeError(f"cannot sign a {type(v).__name__}")
+
+
+def signed(req, key_id, secret):
+    """The request signed with a tenant key (what a worker with --tenant-keys requires): HMAC-SHA256
+    of every field but the signature, as JSON of the [name, value] pairs sorted by name."""
+    req = dict(req, key_id=key_id, signature=None)
+    pairs = sorted((k, v) for k, v in req.items() if k != "signature")
+    text = "loopguard-request-v1\n" + js_json([[k, v] for k, v in pairs])
+    req["signature"] = hmac.new(secret.encode(), text.encode(), hashlib.sha256).hexdigest()
+    return req
 
 
 class Guard:
@@ -82,6 +130,8 @@ class Guard:
         req.update(
             request_id=request_id or str(uuid.uuid4()), run_id=run_id, type=kind, sent_at_ms=int(time.time() * 1000), **fields
         )
+        if os.environ.get("LOOPGUARD_KEY_ID"):
+            req = signed(req, os.environ["LOOPGUARD_KEY_ID"], os.environ["LOOPGUARD_KEY_SECRET"])
         value = self.serialize(req, SerializationContext(REQUESTS, MessageField.VALUE))
         self.producer.produce(REQUESTS, key=run_id.encode(), value=value, headers={"loopguard.request_id": req["request_id"]})
         self.producer.flush(10)
