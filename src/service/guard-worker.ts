@@ -14,7 +14,7 @@
  * kept in the offset commit's metadata (snapshot-pointer.ts): a takeover reads it and the records since.
  */
 import { randomUUID } from 'node:crypto';
-import type { Admin, Consumer, EachBatchPayload, Producer, Transaction } from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import {
   DEFAULT_POLICY,
   type DeciderDeps,
@@ -33,15 +33,16 @@ import { nodeHashing } from '../runtime/node-hashing.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
 import type { LoopguardMetrics } from '../telemetry/index.js';
 import { BatchBackoff } from './batch-backoff.js';
-import { type SnapshotWritten, snapshotInBatch } from './batch-snapshot.js';
+import type { SnapshotWritten } from './batch-snapshot.js';
+import { type BatchTransactionContext, writeBatch } from './batch-transaction.js';
 import { startNewPartitions } from './group-start.js';
 import { loadPartition } from './load-partition.js';
 import type { PartitionRuns } from './partition-runs.js';
 import { PartitionSnapshots } from './partition-snapshots.js';
-import { type BatchOutput, processBatch } from './process-batch.js';
+import { type BatchContext, type BatchOutput, processBatch } from './process-batch.js';
 import type { ServiceCodec } from './service-codec.js';
 import { SERVICE_TOPICS, type WireDecision, type WireRequest } from './service-topics.js';
-import { pointerMetadata, type SnapshotPointer } from './snapshot-pointer.js';
+import type { SnapshotPointer } from './snapshot-pointer.js';
 import { type TenantKey, tenancyNote } from './tenant-keys.js';
 import { WorkerStats } from './worker-stats.js';
 
@@ -175,6 +176,37 @@ export class GuardWorker {
     await Promise.allSettled([this.admin.disconnect(), this.stream.close(), this.ledger.close()]);
   }
 
+  /** What deciding a batch needs, but its partition. */
+  private batchContext(): Omit<BatchContext, 'partition'> {
+    return {
+      requests: this.opts.requests,
+      decisions: this.opts.decisions,
+      events: this.opts.events,
+      log: this.opts.log,
+      policy: this.opts.policy ?? DEFAULT_POLICY,
+      hashing: this.deps.hashing,
+      ledger: this.ledger,
+      clock: this.opts.clock ?? systemClock,
+      workerId: this.workerId,
+      topic: this.topic,
+      ...(this.opts.tenantKeys ? { tenantKeys: this.opts.tenantKeys } : {}),
+    };
+  }
+
+  private transactionContext(): BatchTransactionContext {
+    return {
+      snapshot: {
+        snapshots: this.snapshots,
+        group: this.opts.groupId,
+        runsTopic: this.opts.log.physicalName(TOPICS.runs),
+        everyRecords: this.opts.snapshotEveryRecords ?? 1000,
+        endedIdleMs: this.opts.endedRunsIdleMs ?? 600_000,
+      },
+      groupId: this.opts.groupId,
+      topic: this.topic,
+    };
+  }
+
   /** Every rebalance drops every partition's state: what this worker held may have moved meanwhile. */
   private rebalanced(assigned: readonly number[]): void {
     this.stats.rebalanced([...assigned].sort((a, b) => a - b));
@@ -266,20 +298,7 @@ export class GuardWorker {
     const next = Number(batch.lastOffset()) + 1;
     let out: BatchOutput;
     try {
-      out = await processBatch(messages, owned.runs, {
-        requests: this.opts.requests,
-        decisions: this.opts.decisions,
-        events: this.opts.events,
-        log: this.opts.log,
-        policy: this.opts.policy ?? DEFAULT_POLICY,
-        hashing: this.deps.hashing,
-        ledger: this.ledger,
-        clock: this.opts.clock ?? systemClock,
-        workerId: this.workerId,
-        topic: this.topic,
-        partition: batch.partition,
-        ...(this.opts.tenantKeys ? { tenantKeys: this.opts.tenantKeys } : {}),
-      });
+      out = await processBatch(messages, owned.runs, { ...this.batchContext(), partition: batch.partition });
     } catch (e) {
       // Nothing of the batch was kept (batch-runs.ts): the same offsets are fetched again.
       if (!(e instanceof LoopguardError && e.retriable)) throw e;
@@ -292,33 +311,7 @@ export class GuardWorker {
     try {
       // The partition's from here: a transaction that fails below drops the partition whole.
       out.apply();
-      const sent = await txn.sendBatch({ topicMessages: out.topicMessages, acks: -1 });
-      snapshot = await snapshotInBatch(
-        {
-          snapshots: this.snapshots,
-          group: this.opts.groupId,
-          runsTopic: this.opts.log.physicalName(TOPICS.runs),
-          everyRecords: this.opts.snapshotEveryRecords ?? 1000,
-          endedIdleMs: this.opts.endedRunsIdleMs ?? 600_000,
-        },
-        txn,
-        owned.runs,
-        batch.partition,
-        sent,
-        owned.sinceSnapshot + out.recorded.length,
-      );
-      const partitions = [
-        {
-          partition: batch.partition,
-          offset: String(next),
-          metadata: pointerMetadata(snapshot?.pointer ?? owned.pointer),
-        },
-      ];
-      // kafkajs's types omit the metadata its TxnOffsetCommit request writes for each partition.
-      await txn.sendOffsets({
-        consumerGroupId: this.opts.groupId,
-        topics: [{ topic: this.topic, partitions }],
-      } as Parameters<Transaction['sendOffsets']>[0]);
+      snapshot = await writeBatch(this.transactionContext(), txn, owned, batch.partition, next, out);
       await txn.commit();
     } catch (e) {
       await txn.abort().catch(() => undefined);
