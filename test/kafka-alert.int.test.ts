@@ -195,4 +195,77 @@ describe('loopguard alert --kafka --webhook', () => {
     );
     expect(io.stderr()).toMatch(/group loopguard-alert on alert-.*loopguard\.stops/);
   });
+
+  it('takes a 302 as a failure, never follows it, and dead-letters the stop after --dead-letter-after attempts', async () => {
+    const { brokers, registryUrl } = kafkaEnv();
+    const prefix = `alert-${randomUUID()}.`;
+    const log = await KafkaLog.connect({ brokers, topicPrefix: prefix });
+    cleanups.push(() => log.close());
+    const events = await EventStore.create(log, new RegistrySchemaStore({ url: registryUrl }), {
+      subjectFor: (t) => `${log.physicalName(t)}-value`,
+    });
+    const seen: string[] = [];
+    const server: Server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        seen.push(`${req.method} ${req.url}`);
+        if (req.url === '/hook') res.writeHead(302, { location: '/moved' }).end();
+        else res.writeHead(200).end('ok');
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    await events.append([stop(1), stop(2)]);
+
+    const kafka = [
+      '--kafka',
+      '--brokers',
+      brokers.join(','),
+      '--registry',
+      registryUrl,
+      '--topic-prefix',
+      prefix,
+    ];
+    const io = captureIo();
+    const ctl = new AbortController();
+    const running = main(
+      [
+        'alert',
+        ...kafka,
+        '--webhook',
+        url,
+        '--retry-base-ms',
+        '10',
+        '--retry-max-ms',
+        '20',
+        '--dead-letter-after',
+        '3',
+      ],
+      io,
+      { env: {}, signal: ctl.signal },
+    );
+    const dlq = async () => (await log.readAll('loopguard.dlq').catch(() => [])).length;
+    const end = Date.now() + 60_000;
+    while ((await dlq()) < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+    ctl.abort();
+    expect(await running).toBe(0);
+    const dead = await log.readAll('loopguard.dlq');
+    expect(dead.map((r) => JSON.parse(r.value.toString()).event_id)).toEqual(['run-1/9', 'run-2/9']);
+    expect(dead[0]?.headers).toMatchObject({ code: 'alert_undeliverable' });
+    expect(seen).toEqual(Array.from({ length: 6 }, () => 'POST /hook'));
+    expect(io.stderr()).toMatch(
+      /run-1\/9: given up after 3 attempts; the last: webhook_redirected.*put on loopguard\.dlq/,
+    );
+
+    // Committed past: the group's next subscriber starts after them.
+    const next = captureIo();
+    const ctl2 = new AbortController();
+    const again = main(['alert', ...kafka], next, { env: {}, signal: ctl2.signal });
+    await events.append([stop(3)]);
+    await until('the next stop', () => next.stdout().includes('run-3/9'), 30_000, next.stderr);
+    ctl2.abort();
+    expect(await again).toBe(0);
+    expect(next.stdout()).not.toContain('run-1/9');
+  });
 });

@@ -46,7 +46,9 @@ const GOLDEN = {
     // CHECKPOINT and SETTLE): null each.
     '0000000000' +
     // new_operation_key (added for REISSUE): null.
-    '00',
+    '00' +
+    // key_id, signature (added for tenant keys): null each.
+    '0000',
   decision:
     '00000000010a7265712d310a72756e2d310e657865637574650e52554e4e494e470600046f6b000002047b7d00000000' +
     '04773182a0abfef962' +
@@ -62,7 +64,7 @@ function schemaBeforeReissue(): string {
   return JSON.stringify({
     ...schema,
     fields: schema.fields
-      .filter((f) => f.name !== 'new_operation_key')
+      .filter((f) => !['new_operation_key', 'key_id', 'signature'].includes(f.name))
       .map((f) =>
         f.name === 'type'
           ? { ...f, type: { ...f.type, symbols: f.type.symbols?.filter((t) => t !== 'REISSUE') } }
@@ -83,6 +85,8 @@ function schemaBeforeRunApi(file: string): string {
     'happened',
     'settled_by',
     'new_operation_key',
+    'key_id',
+    'signature',
   ]);
   return JSON.stringify({
     ...schema,
@@ -139,7 +143,7 @@ describe('service wire format', () => {
 
   it('reads the bytes pinned before MODEL_USAGE, CHECKPOINT and SETTLE: the new fields read as null', async () => {
     for (const [file, subject, hex, value] of [
-      [SERVICE_SCHEMAS.request, 'loopguard.requests-value', GOLDEN.request.slice(0, -12), REQUEST],
+      [SERVICE_SCHEMAS.request, 'loopguard.requests-value', GOLDEN.request.slice(0, -16), REQUEST],
       [SERVICE_SCHEMAS.decision, 'loopguard.decisions-value', GOLDEN.decision.slice(0, -2), DECISION],
     ] as const) {
       const store = new MemorySchemaStore();
@@ -156,7 +160,7 @@ describe('service wire format', () => {
     expect(await store.register(subject, schemaBeforeReissue())).toBe(1);
     const current = await ServiceCodec.create<WireRequest>(store, subject, SERVICE_SCHEMAS.request);
     expect(current.schemaId).not.toBe(1);
-    expect(await current.decode(Buffer.from(GOLDEN.request.slice(0, -2), 'hex'))).toEqual(REQUEST);
+    expect(await current.decode(Buffer.from(GOLDEN.request.slice(0, -6), 'hex'))).toEqual(REQUEST);
   });
 
   it('carries a REISSUE, which a reader from before REISSUE reads as UNKNOWN (and its worker refuses)', async () => {

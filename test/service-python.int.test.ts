@@ -4,11 +4,15 @@
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePorts } from '../infra/ports.js';
 import { pythonWithRequirements } from '../infra/python-venv.js';
+import { signRequest } from '../src/service/request-signature.js';
+import { emptyRequest } from '../src/service/service-topics.js';
 import { kafkaEnv } from './setup/kafka-env.js';
 import { spawnServe } from './support/service/serve-process.js';
 import { readServiceTopics } from './support/service/service-topics-read.js';
@@ -90,4 +94,82 @@ describe('Python client (confluent-kafka + Avro + schema registry)', () => {
       /^loopguard_stops_total\{terminal_state="STOPPED_LOOP_GUARD",rule="exact_repeat"\} 1$/m,
     );
   }, 120_000);
+
+  it("accepts a decision only when its run id and request id are both the request's", async () => {
+    // The module connects nothing on import: only `answers`, the match every decision goes through.
+    const script = [
+      'import sys; sys.path.insert(0, sys.argv[1])',
+      'from looping_run import answers',
+      'req = {"run_id": "victim", "request_id": "r-1"}',
+      'print(answers({"run_id": "attacker", "request_id": "r-1"}, req), answers({"run_id": "victim", "request_id": "r-1"}, req), answers({"run_id": "victim", "request_id": "r-2"}, req))',
+    ].join('\n');
+    const { stdout } = await run(python, ['-c', script, join(EXAMPLE, '..')], { timeout: 30_000 });
+    expect(stdout.trim()).toBe('False True False');
+  });
+
+  it('signs its requests with a tenant key for a worker with --tenant-keys; unsigned, it is refused', async () => {
+    const { brokers, registryUrl } = kafkaEnv();
+    const prefix = `pyt-${randomUUID().slice(0, 8)}.`;
+    const dir = mkdtempSync(join(tmpdir(), 'lg-py-keys-'));
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const keys = join(dir, 'keys.json');
+    const secret = 'python-agent-secret-0123456789abcdef';
+    writeFileSync(keys, JSON.stringify({ keys: [{ id: 'py-agent', tenant: 'acme', secret }] }));
+    const worker = spawnServe({
+      brokers,
+      registryUrl,
+      topicPrefix: prefix,
+      group: `g-${prefix}`,
+      tenantKeys: keys,
+    });
+    cleanups.push(async () => {
+      worker.child.kill('SIGTERM');
+      await worker.exited;
+    });
+    await worker.waitFor(/ in group /);
+    const env = {
+      ...process.env,
+      KAFKA_BROKERS: brokers.join(','),
+      SCHEMA_REGISTRY_URL: registryUrl,
+      LOOPGUARD_TOPIC_PREFIX: prefix,
+    };
+    const signedRun = await run(python, [EXAMPLE], {
+      env: {
+        ...env,
+        LOOPGUARD_RUN_ID: 'py-signed',
+        LOOPGUARD_KEY_ID: 'py-agent',
+        LOOPGUARD_KEY_SECRET: secret,
+      },
+      timeout: 90_000,
+    });
+    expect(signedRun.stdout).toMatch(/stopped: STOPPED_LOOP_GUARD exact_repeat/);
+    await expect(
+      run(python, [EXAMPLE], { env: { ...env, LOOPGUARD_RUN_ID: 'py-unsigned' }, timeout: 90_000 }),
+    ).rejects.toMatchObject({ stderr: expect.stringContaining('unauthenticated (key_id)') });
+  }, 240_000);
+
+  it('signs byte for byte as the TypeScript client does, numbers and text included', async () => {
+    const fields = {
+      tool: 'charge',
+      args_json: '{"amount":10,"note":"caf\u00e9 \\n"}',
+      cost_estimate_usd: 10,
+      cost_usd: 1e-7,
+      tokens: 1_700_000_000_000,
+      gaps: ['a "gap"', 'ünïcode\ttab'],
+      after_user_turn: false,
+    };
+    const req = { ...emptyRequest('r-1', 'run-1', 'TOOL_CALL', 1_700_000_000_123), ...fields };
+    const want = signRequest(req, 'py-agent', 'k'.repeat(40)).signature;
+    const script = [
+      'import sys, json; sys.path.insert(0, sys.argv[1])',
+      'from looping_run import signed',
+      'req = json.loads(sys.argv[2])',
+      'req["cost_estimate_usd"] = 10.0',
+      'print(signed(req, "py-agent", "k" * 40)["signature"])',
+    ].join('\n');
+    const { stdout } = await run(python, ['-c', script, join(EXAMPLE, '..'), JSON.stringify(req)], {
+      timeout: 30_000,
+    });
+    expect(stdout.trim()).toBe(want);
+  });
 });

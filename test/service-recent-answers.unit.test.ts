@@ -29,9 +29,20 @@ describe('RecentAnswers', () => {
     for (let i = 1; i <= ANSWERS_KEPT + 1; i++) answers.add(decision('a', `r${i}`, i));
     answers.add(decision('b', 'r1', 1));
     expect(answers.get('a', 'r1')).toBeUndefined();
-    expect(answers.get('a', 'r2')?.seq).toBe(2);
-    expect(answers.get('a', `r${ANSWERS_KEPT + 1}`)?.seq).toBe(ANSWERS_KEPT + 1);
-    expect(answers.get('b', 'r1')?.run_id).toBe('b');
+    expect(answers.get('a', 'r2')?.decision.seq).toBe(2);
+    expect(answers.get('a', `r${ANSWERS_KEPT + 1}`)?.decision.seq).toBe(ANSWERS_KEPT + 1);
+    expect(answers.get('b', 'r1')?.decision.run_id).toBe('b');
     expect(answers.get('b', 'r2')).toBeUndefined();
+  });
+});
+
+describe('RecentAnswers: the request each answer was given to', () => {
+  it('keeps its body hash, and hands the hashes on for a snapshot', () => {
+    const answers = new RecentAnswers();
+    answers.add(decision('a', 'r1', 1), 'h1');
+    answers.add(decision('a', 'r2', 2));
+    expect(answers.get('a', 'r1')?.body).toBe('h1');
+    expect(answers.get('a', 'r2')?.body).toBeNull();
+    expect(answers.bodiesOf('a')).toEqual({ r1: 'h1' });
   });
 });

@@ -1,7 +1,7 @@
 """A Python agent loop guarded by the loopguard service, with confluent-kafka and the schema
 registry: it starts a run, keeps asking for the same search (a looping agent), and stops as soon
 as the guard says so. Each step is an Avro request on loopguard.requests keyed by run id; the
-answer is the decision with the same request_id on loopguard.decisions.
+answer is the decision with the same run_id and request_id on loopguard.decisions.
 
     pip install -r examples/python/requirements.txt
     KAFKA_BROKERS=localhost:9092 SCHEMA_REGISTRY_URL=http://localhost:8081 python examples/python/looping_run.py
@@ -9,6 +9,8 @@ answer is the decision with the same request_id on loopguard.decisions.
 Exit code 0 when the guard stopped the loop, 1 otherwise.
 """
 
+import hashlib
+import hmac
 import json
 import os
 import sys
@@ -32,60 +34,129 @@ def schema(name):
         return f.read()
 
 
-registry = SchemaRegistryClient({"url": os.environ["SCHEMA_REGISTRY_URL"]})
-# The workers register the schemas; a client writes with the latest registered version.
-serialize = AvroSerializer(
-    registry, schema("request.avsc"), conf={"auto.register.schemas": False, "use.latest.version": True}
-)
-deserialize = AvroDeserializer(registry, schema("decision.avsc"))
-
-brokers = os.environ["KAFKA_BROKERS"]
-# murmur2 is the partitioner of Kafka's Java client and of loopguard: a run's requests then
-# share the partition number of its events, so the owning worker loads it with its partition.
-producer = Producer({"bootstrap.servers": brokers, "enable.idempotence": True, "partitioner": "murmur2_random"})
-consumer = Consumer(
-    {
-        "bootstrap.servers": brokers,
-        "group.id": "loopguard-python-" + uuid.uuid4().hex,
-        "enable.auto.commit": False,
-        "isolation.level": "read_committed",
-    }
-)
-
-# Follow every decisions partition from its current end, fixed before the first request goes out.
-partitions = consumer.list_topics(DECISIONS, timeout=10).topics[DECISIONS].partitions
-consumer.assign(
-    [TopicPartition(DECISIONS, p, consumer.get_watermark_offsets(TopicPartition(DECISIONS, p), timeout=10)[1]) for p in partitions]
-)
-
 FIELDS = [f["name"] for f in json.loads(schema("request.avsc"))["fields"]]
 
 
-def request(run_id, kind, **fields):
-    """Publishes one request and waits for its decision; no decision in time fails closed."""
-    req = {name: None for name in FIELDS}
-    req.update(request_id=str(uuid.uuid4()), run_id=run_id, type=kind, sent_at_ms=int(time.time() * 1000), **fields)
-    value = serialize(req, SerializationContext(REQUESTS, MessageField.VALUE))
-    producer.produce(REQUESTS, key=run_id.encode(), value=value, headers={"loopguard.request_id": req["request_id"]})
-    producer.flush(10)
-    deadline = time.time() + TIMEOUT_S
-    while time.time() < deadline:
-        msg = consumer.poll(0.2)
-        if msg is None or msg.error():
-            continue
-        d = deserialize(msg.value(), SerializationContext(DECISIONS, MessageField.VALUE))
-        if d["request_id"] == req["request_id"]:
-            if d["decision"] == "error":
-                raise RuntimeError(f"{d['error_code']} ({d['error_field']}): {d['message']}")
-            return req, d
-    raise TimeoutError(f"no decision for {kind} within {TIMEOUT_S}s: do not run the tool")
+def answers(decision, req):
+    """A decision answers a request only when its run id AND its request id are the request's:
+    request ids travel in the clear on loopguard.requests, so another client can publish one of
+    ours on its own run, and its answer (an execute on a live run) must never run our tool."""
+    return decision["run_id"] == req["run_id"] and decision["request_id"] == req["request_id"]
+
+
+def js_number(x):
+    """A number as JavaScript's JSON.stringify writes it (what the worker signs over)."""
+    if isinstance(x, bool) or isinstance(x, int):
+        return str(x).lower() if isinstance(x, bool) else str(x)
+    if x == int(x) and abs(x) < 1e21:
+        return str(int(x))
+    digits, _, exp = repr(x).lstrip("-").partition("e")
+    whole, _, frac = digits.partition(".")
+    shift = int(exp or 0) + len(whole.lstrip("0") or "0")
+    mantissa = (whole + frac).lstrip("0").rstrip("0") or "0"
+    if whole.strip("0") == "":
+        shift = int(exp or 0) - (len(frac) - len(frac.lstrip("0")))
+    sign = "-" if x < 0 else ""
+    k, n = len(mantissa), shift
+    if k <= n <= 21:
+        return sign + mantissa + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + mantissa[:n] + "." + mantissa[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * -n + mantissa
+    e = n - 1
+    m = mantissa[0] + ("." + mantissa[1:] if k > 1 else "")
+    return f"{sign}{m}e{'+' if e > 0 else '-'}{abs(e)}"
+
+
+def js_json(v):
+    """JSON as JavaScript's JSON.stringify writes it: no spaces, numbers as JavaScript prints them."""
+    if v is None or isinstance(v, (bool, int, float)):
+        return "null" if v is None else js_number(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(js_json(x) for x in v) + "]"
+    raise TypeError(f"cannot sign a {type(v).__name__}")
+
+
+def signed(req, key_id, secret):
+    """The request signed with a tenant key (what a worker with --tenant-keys requires): HMAC-SHA256
+    of every field but the signature, as JSON of the [name, value] pairs sorted by name."""
+    req = dict(req, key_id=key_id, signature=None)
+    pairs = sorted((k, v) for k, v in req.items() if k != "signature")
+    text = "loopguard-request-v1\n" + js_json([[k, v] for k, v in pairs])
+    req["signature"] = hmac.new(secret.encode(), text.encode(), hashlib.sha256).hexdigest()
+    return req
+
+
+class Guard:
+    """The connection to the loopguard service: a producer of requests, a follower of decisions."""
+
+    def __init__(self):
+        registry = SchemaRegistryClient({"url": os.environ["SCHEMA_REGISTRY_URL"]})
+        # The workers register the schemas; a client writes with the latest registered version.
+        self.serialize = AvroSerializer(
+            registry, schema("request.avsc"), conf={"auto.register.schemas": False, "use.latest.version": True}
+        )
+        self.deserialize = AvroDeserializer(registry, schema("decision.avsc"))
+        brokers = os.environ["KAFKA_BROKERS"]
+        # murmur2 is the partitioner of Kafka's Java client and of loopguard: a run's requests then
+        # share the partition number of its events, so the owning worker loads it with its partition.
+        self.producer = Producer(
+            {"bootstrap.servers": brokers, "enable.idempotence": True, "partitioner": "murmur2_random"}
+        )
+        self.consumer = Consumer(
+            {
+                "bootstrap.servers": brokers,
+                "group.id": "loopguard-python-" + uuid.uuid4().hex,
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed",
+            }
+        )
+        # Follow every decisions partition from its current end, fixed before the first request goes out.
+        partitions = self.consumer.list_topics(DECISIONS, timeout=10).topics[DECISIONS].partitions
+        self.consumer.assign(
+            [
+                TopicPartition(DECISIONS, p, self.consumer.get_watermark_offsets(TopicPartition(DECISIONS, p), timeout=10)[1])
+                for p in partitions
+            ]
+        )
+
+    def request(self, run_id, kind, request_id=None, **fields):
+        """Publishes one request and waits for its decision; no decision in time fails closed.
+        After a timeout, send the same request_id again: the worker answers it once."""
+        req = {name: None for name in FIELDS}
+        req.update(
+            request_id=request_id or str(uuid.uuid4()), run_id=run_id, type=kind, sent_at_ms=int(time.time() * 1000), **fields
+        )
+        if os.environ.get("LOOPGUARD_KEY_ID"):
+            req = signed(req, os.environ["LOOPGUARD_KEY_ID"], os.environ["LOOPGUARD_KEY_SECRET"])
+        value = self.serialize(req, SerializationContext(REQUESTS, MessageField.VALUE))
+        self.producer.produce(REQUESTS, key=run_id.encode(), value=value, headers={"loopguard.request_id": req["request_id"]})
+        self.producer.flush(10)
+        deadline = time.time() + TIMEOUT_S
+        while time.time() < deadline:
+            msg = self.consumer.poll(0.2)
+            if msg is None or msg.error():
+                continue
+            d = self.deserialize(msg.value(), SerializationContext(DECISIONS, MessageField.VALUE))
+            if answers(d, req):
+                if d["decision"] == "error":
+                    raise RuntimeError(f"{d['error_code']} ({d['error_field']}): {d['message']}")
+                return req, d
+        raise TimeoutError(f"no decision for {kind} within {TIMEOUT_S}s: do not run the tool")
+
+    def close(self):
+        self.consumer.close()
 
 
 def search(query):
     return {"results": [], "query": query}
 
 
-def main():
+def main(guard):
+    request = guard.request
     run_id = os.environ.get("LOOPGUARD_RUN_ID", "python-" + uuid.uuid4().hex[:8])
     request(run_id, "START_RUN", task_type="research")
     for step in range(1, 11):
@@ -109,7 +180,8 @@ def main():
 
 
 if __name__ == "__main__":
+    guard = Guard()
     try:
-        sys.exit(main())
+        sys.exit(main(guard))
     finally:
-        consumer.close()
+        guard.close()

@@ -19,32 +19,60 @@ export interface WebhookOptions {
   /** Upper bound for one request; kept below the consumer's session timeout. */
   readonly timeoutMs?: number;
   readonly fetch?: typeof fetch;
+  /** Sent with every request: where credentials go (never in the URL). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** The URL as logs and errors show it: no user info, no query (either may carry a secret). */
+export function shownUrl(u: URL): string {
+  return `${u.origin}${u.pathname}`;
 }
 
 /**
  * An HTTP POST of the alert as JSON. `Idempotency-Key` is the stop's event id: the sender may
  * deliver again after a crash (at-least-once), and that header lets the receiver drop repeats.
- * Any non-2xx answer is a failed delivery, retried by the caller.
+ * Any non-2xx answer is a failed delivery, retried by the caller; a redirect too: followed, a POST
+ * would become a bodyless GET whose 200 says nothing of the alert. A URL with credentials
+ * (`user:pass@`) is refused here, before anything starts: fetch cannot send it, and it would be
+ * printed; credentials go in `headers`.
  */
 export function webhookSink(url: string, opts: WebhookOptions = {}): AlertSink {
   const doFetch = opts.fetch ?? fetch;
   const timeoutMs = opts.timeoutMs ?? 5000;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new LoopguardError('bad_webhook', 'the webhook is not a URL', { details: { field: 'webhook' } });
+  }
+  if (parsed.username !== '' || parsed.password !== '')
+    throw new LoopguardError(
+      'webhook_credentials',
+      `the webhook URL ${shownUrl(parsed)} carries credentials (user:password@): they would be logged and fetch refuses them; send them as a header instead (alert --webhook-header "Authorization: Basic ...")`,
+      { details: { field: 'webhook' } },
+    );
+  const shown = shownUrl(parsed);
   return {
-    name: `webhook ${url}`,
+    name: `webhook ${shown}`,
     async deliver(alert, signal) {
       const timeout = AbortSignal.timeout(timeoutMs);
       let res: Response;
       try {
         res = await doFetch(url, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'idempotency-key': alert.event_id },
+          headers: {
+            ...opts.headers,
+            'content-type': 'application/json',
+            'idempotency-key': alert.event_id,
+          },
           body: JSON.stringify(alert),
+          redirect: 'manual',
           signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
         });
       } catch (e) {
         throw new LoopguardError(
           'webhook_unreachable',
-          `POST ${url}: ${e instanceof Error ? e.message : String(e)}`,
+          `POST ${shown}: ${e instanceof Error ? e.message : String(e)}`,
           {
             cause: e,
             retriable: true,
@@ -52,11 +80,21 @@ export function webhookSink(url: string, opts: WebhookOptions = {}): AlertSink {
         );
       }
       const text = await res.text().catch(() => '');
+      if (res.status >= 300 && res.status < 400)
+        throw new LoopguardError(
+          'webhook_redirected',
+          `POST ${shown}: HTTP ${res.status} (a redirect is not a delivery: point --webhook at where it leads)`,
+          { retriable: true, details: { status: res.status } },
+        );
       if (!res.ok)
-        throw new LoopguardError('webhook_refused', `POST ${url}: HTTP ${res.status} ${text.slice(0, 200)}`, {
-          retriable: true,
-          details: { status: res.status },
-        });
+        throw new LoopguardError(
+          'webhook_refused',
+          `POST ${shown}: HTTP ${res.status} ${text.slice(0, 200)}`,
+          {
+            retriable: true,
+            details: { status: res.status },
+          },
+        );
     },
   };
 }

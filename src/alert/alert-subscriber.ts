@@ -4,10 +4,10 @@
  * is committed only after its delivery succeeded, one commit per stop, so a crash re-delivers at
  * most the stop in flight) and the receiver dedupes on the event id it gets with every alert.
  */
-import type { LoopguardError } from '../domain/errors.js';
+import { LoopguardError } from '../domain/errors.js';
 import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
-import { DecodingConsumer } from '../log/kafka/decoding-consumer.js';
+import { DecodingConsumer, DLQ_HEADERS } from '../log/kafka/decoding-consumer.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import type { AlertSink } from './alert-sinks.js';
 import { DEFAULT_RETRY, deliverWithRetry, type RetryPolicy, type Sleep } from './deliver-with-retry.js';
@@ -32,6 +32,10 @@ export interface AlertSubscriberOptions {
   readonly onError?: (error: LoopguardError) => void;
   /** Records of a stops partition still to read after each one handled. */
   readonly onLag?: (partition: number, lag: number) => void;
+  /** An alert given up after `retry.maxAttempts`, now on the dead-letter topic. */
+  readonly onDeadLettered?: (eventId: string, error: LoopguardError) => void;
+  /** Jitter of the retry waits (default Math.random: senders that failed together spread out). */
+  readonly random?: () => number;
 }
 
 export interface AlertSubscription {
@@ -51,16 +55,39 @@ export async function startAlertSubscriber(opts: AlertSubscriberOptions): Promis
     sessionTimeoutMs: opts.sessionTimeoutMs ?? 15_000,
     ...(opts.onError ? { onError: opts.onError } : {}),
     ...(opts.onLag ? { onLag: opts.onLag } : {}),
-    handle: async (event, _record, heartbeat) => {
+    handle: async (event, record, heartbeat) => {
       const alert = toStopAlert(event) ?? toFleetLoopAlert(event);
       if (alert === null) return;
-      const attempts = await deliverWithRetry(() => opts.sink.deliver(alert, opts.signal), {
-        retry: opts.retry ?? DEFAULT_RETRY,
-        signal: opts.signal,
-        heartbeat,
-        ...(opts.sleep ? { sleep: opts.sleep } : {}),
-        onRetry: (failures, error, waitMs) => opts.onRetry?.(alert.event_id, failures, error, waitMs),
-      });
+      let attempts: number;
+      try {
+        attempts = await deliverWithRetry(() => opts.sink.deliver(alert, opts.signal), {
+          retry: opts.retry ?? DEFAULT_RETRY,
+          signal: opts.signal,
+          heartbeat,
+          random: opts.random ?? Math.random,
+          ...(opts.sleep ? { sleep: opts.sleep } : {}),
+          onRetry: (failures, error, waitMs) => opts.onRetry?.(alert.event_id, failures, error, waitMs),
+        });
+      } catch (e) {
+        if (!(e instanceof LoopguardError) || e.code !== 'alert_undeliverable') throw e;
+        // Given up: kept on the dead-letter topic (the alert as the receiver would have had it),
+        // and only then committed past, so no alert is dropped without a trace.
+        await opts.log.append(TOPICS.dlq, [
+          {
+            key: alert.event_id,
+            value: Buffer.from(JSON.stringify(alert)),
+            headers: {
+              [DLQ_HEADERS.reason]: e.message,
+              [DLQ_HEADERS.code]: e.code,
+              [DLQ_HEADERS.topic]: opts.log.physicalName(TOPICS.stops),
+              [DLQ_HEADERS.partition]: String(record.partition),
+              [DLQ_HEADERS.offset]: String(record.offset),
+            },
+          },
+        ]);
+        opts.onDeadLettered?.(alert.event_id, e);
+        return;
+      }
       delivered++;
       opts.onDelivered?.(alert.event_id, attempts);
     },

@@ -3,8 +3,13 @@ import { LoopguardError, toLoopguardError } from '../domain/errors.js';
 export interface RetryPolicy {
   /** Wait after the first failure; doubled after each further one. */
   readonly baseMs: number;
-  /** The waits stop growing here; delivery goes on being retried at this pace, never given up. */
+  /** The waits stop growing here. */
   readonly maxMs: number;
+  /**
+   * Failed attempts after which the alert is given up (`alert_undeliverable`: the subscriber puts
+   * it on the dead-letter topic and goes on). Absent: retried forever.
+   */
+  readonly maxAttempts?: number;
 }
 
 export const DEFAULT_RETRY: RetryPolicy = { baseMs: 250, maxMs: 30_000 };
@@ -45,12 +50,18 @@ export interface DeliverOptions {
   /** Longest sleep between two heartbeats. */
   readonly heartbeatEveryMs?: number;
   readonly onRetry?: (failures: number, error: LoopguardError, waitMs: number) => void;
+  /**
+   * Spreads each wait over [half, all] of it, so senders that failed together do not retry in
+   * step (a receiver back from an outage is not hit by all of them at once). Absent: exact waits.
+   */
+  readonly random?: () => number;
 }
 
 /**
- * Runs `attempt` until it succeeds; how many attempts that took. It never gives up on its own: an
- * alert that is skipped is an alert lost, and the caller must not commit past it. Only the
- * signal (shutdown) ends it, with `alert_aborted`, leaving the record uncommitted for the next run.
+ * Runs `attempt` until it succeeds; how many attempts that took. Without `maxAttempts` it never
+ * gives up on its own: an alert that is skipped is an alert lost, and the caller must not commit
+ * past it. With it, the last failure is `alert_undeliverable` (the caller dead-letters the alert).
+ * The signal (shutdown) ends it with `alert_aborted`, leaving the record uncommitted for the next run.
  */
 export async function deliverWithRetry(
   attempt: () => Promise<void>,
@@ -67,8 +78,16 @@ export async function deliverWithRetry(
     } catch (e) {
       if (opts.signal?.aborted) throw aborted();
       failures++;
-      const wait = backoffMs(failures, retry);
-      opts.onRetry?.(failures, toLoopguardError(e, 'alert_delivery_failed', true), wait);
+      const error = toLoopguardError(e, 'alert_delivery_failed', true);
+      if (retry.maxAttempts !== undefined && failures >= retry.maxAttempts)
+        throw new LoopguardError(
+          'alert_undeliverable',
+          `given up after ${failures} attempts; the last: ${error.code}: ${error.message}`,
+          { cause: e, details: { attempts: failures, last: error.code } },
+        );
+      const exact = backoffMs(failures, retry);
+      const wait = opts.random === undefined ? exact : Math.round(exact * (0.5 + opts.random() / 2));
+      opts.onRetry?.(failures, error, wait);
       for (let left = wait; left > 0; left -= slice) {
         await sleep(Math.min(slice, left), opts.signal);
         await opts.heartbeat?.();

@@ -22,6 +22,27 @@ export interface AlertFlags {
   readonly 'retry-max-ms'?: string;
   readonly 'session-timeout-ms'?: string;
   readonly 'metrics-port'?: string;
+  /** `Name: value`, repeatable: where a webhook's credentials go. */
+  readonly 'webhook-header'?: readonly string[];
+  readonly 'dead-letter-after'?: string;
+}
+
+/** Attempts before an alert goes to the dead-letter topic: about 8 minutes at the default pace. */
+const DEFAULT_DEAD_LETTER_AFTER = 20;
+
+function webhookHeaders(lines: readonly string[] = []): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const at = line.indexOf(':');
+    const name = at > 0 ? line.slice(0, at).trim() : '';
+    if (!/^[A-Za-z0-9-]+$/.test(name))
+      throw new LoopguardError(
+        'usage',
+        '--webhook-header must be "Name: value" (its value is not shown here)',
+      );
+    headers[name.toLowerCase()] = line.slice(at + 1).trim();
+  }
+  return headers;
 }
 
 /** The sink, counting each stop it delivered in `loopguard_stops_total`. */
@@ -41,11 +62,12 @@ function sinkFor(flags: AlertFlags, io: Io): AlertSink {
   try {
     url = new URL(flags.webhook);
   } catch {
-    throw new LoopguardError('usage', `--webhook must be an http(s) URL, got ${flags.webhook}`);
+    // Not echoed: a mistyped URL may still hold a token.
+    throw new LoopguardError('usage', '--webhook must be an http(s) URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new LoopguardError('usage', `--webhook must be an http(s) URL, got ${flags.webhook}`);
-  return webhookSink(url.toString());
+    throw new LoopguardError('usage', `--webhook must be an http(s) URL, got ${url.protocol}`);
+  return webhookSink(url.toString(), { headers: webhookHeaders(flags['webhook-header']) });
 }
 
 /**
@@ -61,6 +83,7 @@ export async function alertCommand(
   const retry: RetryPolicy = {
     baseMs: positiveInt('retry-base-ms', flags['retry-base-ms'], DEFAULT_RETRY.baseMs),
     maxMs: positiveInt('retry-max-ms', flags['retry-max-ms'], DEFAULT_RETRY.maxMs),
+    maxAttempts: positiveInt('dead-letter-after', flags['dead-letter-after'], DEFAULT_DEAD_LETTER_AFTER),
   };
   const sessionTimeoutMs = positiveInt('session-timeout-ms', flags['session-timeout-ms'], 15_000);
   const metricsPort = flags['metrics-port'];
@@ -95,6 +118,7 @@ export async function alertCommand(
           io.err(
             `alert: ${id}: attempt ${failures} failed (${e.code}: ${e.message}); retrying in ${waitMs} ms`,
           ),
+        onDeadLettered: (id, e) => io.err(`alert: ${id}: ${e.message}; put on loopguard.dlq`),
         onError: (e) => io.err(`alert: consumer: ${e.code}: ${e.message}`),
         ...(metrics ? { onLag: (p: number, lag: number) => metrics.consumerLag(stopsTopic, p, lag) } : {}),
       });

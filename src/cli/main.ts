@@ -36,10 +36,11 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
   loopguard ui [--port P] [--metrics-port P] [--data-dir D | --kafka]
   loopguard fleet [--follow] [--threshold N] [--window-ms W] [--data-dir D | --kafka [--group G]] [--json]
   loopguard stops [--follow] [--data-dir D | --kafka] [--json]
-  loopguard alert --kafka [--webhook URL] [--group G] [--metrics-port P]
+  loopguard alert --kafka [--webhook URL [--webhook-header 'Name: value']...] [--group G] [--metrics-port P]
   loopguard project --kafka [--once]
   loopguard serve --kafka [--group G] [--metrics-port P] [--policy P.json] [--partitions N]
-                [--snapshot-every N] [--ended-idle-ms MS]
+                [--snapshot-every N] [--ended-idle-ms MS] [--from-beginning]
+                [--tenant-keys KEYS.json]
   loopguard eval FILE.jsonl... [--synthetic] [--policy P.json] [--json]
   loopguard mcp [--policy P.json] [--data-dir D | --kafka] [--run-id ID] [--metrics-port P] -- COMMAND [ARGS...]
   loopguard repair [--data-dir D]
@@ -48,9 +49,12 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
 The data dir defaults to ./.loopguard (the embedded, file-backed log). --kafka uses Kafka and a
 schema registry: --brokers host:port[,...] and --registry URL, or KAFKA_BROKERS and
 SCHEMA_REGISTRY_URL (with both set, Kafka is the default unless --data-dir is given);
---topic-prefix P prefixes every topic. alert: --retry-base-ms, --retry-max-ms, --session-timeout-ms.
+--topic-prefix P prefixes every topic. alert: --retry-base-ms, --retry-max-ms, --session-timeout-ms,
+--dead-letter-after N attempts (default 20) before an alert goes to loopguard.dlq.
 serve: --snapshot-every N runs records between a partition's snapshots (default 1000);
 --ended-idle-ms MS before an ended run leaves memory at the next snapshot (default 600000).
+A new --group starts at the end of loopguard.requests; --from-beginning decides what is there.
+--tenant-keys: per-tenant keys; only requests signed with one are decided, on their tenant's runs.
 On Kafka the stops and ledger copies are derived from the runs topic by the copy projector, which
 \`alert\` runs beside its subscriber and \`project\` runs on its own (--once: until what was
 recorded when it started is copied).
@@ -71,6 +75,8 @@ const OPTIONS = {
   registry: { type: 'string' },
   'topic-prefix': { type: 'string' },
   webhook: { type: 'string' },
+  'webhook-header': { type: 'string', multiple: true },
+  'dead-letter-after': { type: 'string' },
   group: { type: 'string' },
   'retry-base-ms': { type: 'string' },
   'retry-max-ms': { type: 'string' },
@@ -82,6 +88,8 @@ const OPTIONS = {
   partitions: { type: 'string' },
   'snapshot-every': { type: 'string' },
   'ended-idle-ms': { type: 'string' },
+  'from-beginning': { type: 'boolean' },
+  'tenant-keys': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { LoopguardError } from '../domain/index.js';
 import { GuardWorker } from '../service/guard-worker.js';
 import { openService } from '../service/open-service.js';
+import { readTenantKeys } from '../service/tenant-keys.js';
 import type { Io } from './io.js';
 import { type MetricsServer, serviceMetrics, startMetricsServer } from './metrics-server.js';
 import type { KafkaConfig } from './open-kafka-store.js';
@@ -15,6 +16,8 @@ export interface ServeFlags {
   readonly policy?: string;
   readonly 'snapshot-every'?: string;
   readonly 'ended-idle-ms'?: string;
+  readonly 'from-beginning'?: boolean;
+  readonly 'tenant-keys'?: string;
 }
 
 export const DEFAULT_SERVE_GROUP = 'loopguard-serve';
@@ -45,6 +48,8 @@ export async function serveCommand(
   const snapshotEveryRecords = intFlag('snapshot-every', flags['snapshot-every']);
   const endedRunsIdleMs = intFlag('ended-idle-ms', flags['ended-idle-ms']);
   const groupId = flags.group ?? DEFAULT_SERVE_GROUP;
+  // Read before anything starts: a bad key file is a usage error, not a worker that trusts everyone.
+  const tenantKeys = flags['tenant-keys'] === undefined ? undefined : readTenantKeys(flags['tenant-keys']);
   const conn = await openService({ ...cfg, ...(partitions ? { partitions } : {}) });
   let metrics: MetricsServer | undefined;
   try {
@@ -58,6 +63,8 @@ export async function serveCommand(
       ...(sessionTimeoutMs ? { sessionTimeoutMs } : {}),
       ...(snapshotEveryRecords !== undefined ? { snapshotEveryRecords } : {}),
       ...(endedRunsIdleMs !== undefined ? { endedRunsIdleMs } : {}),
+      fromBeginning: flags['from-beginning'] === true,
+      ...(tenantKeys ? { tenantKeys } : {}),
       onLog: (line) => io.err(`serve: ${line}`),
     });
     // All interfaces, as before: a worker in a container is scraped from outside it.

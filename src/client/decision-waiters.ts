@@ -6,18 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Admin, Consumer } from 'kafkajs';
-import { LoopguardError } from '../domain/index.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import type { ServiceCodec } from '../service/service-codec.js';
 import { SERVICE_TOPICS, type WireDecision } from '../service/service-topics.js';
-
-interface Waiter {
-  readonly resolve: (d: WireDecision) => void;
-  readonly timer: NodeJS.Timeout;
-}
+import { PendingDecisions } from './pending-decisions.js';
 
 export class DecisionWaiters {
-  private readonly waiters = new Map<string, Waiter>();
+  private readonly pending = new PendingDecisions();
 
   private constructor(private readonly consumer: Consumer) {}
 
@@ -54,34 +49,17 @@ export class DecisionWaiters {
     return self;
   }
 
-  /** Resolves with the decision for `requestId`; rejects with `decision_timeout` after timeoutMs. */
-  wait(requestId: string, timeoutMs: number): Promise<WireDecision> {
-    return new Promise<WireDecision>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters.delete(requestId);
-        reject(
-          new LoopguardError(
-            'decision_timeout',
-            `no decision for request ${requestId} within ${timeoutMs} ms; nothing was executed`,
-            { retriable: true, details: { requestId } },
-          ),
-        );
-      }, timeoutMs);
-      this.waiters.set(requestId, { resolve, timer });
-    });
+  /** Resolves with the decision for `requestId` of `runId` (both must match); `decision_timeout` after timeoutMs. */
+  wait(runId: string, requestId: string, timeoutMs: number): Promise<WireDecision> {
+    return this.pending.wait(runId, requestId, timeoutMs);
   }
 
   private deliver(d: WireDecision): void {
-    const w = this.waiters.get(d.request_id);
-    if (w === undefined) return;
-    this.waiters.delete(d.request_id);
-    clearTimeout(w.timer);
-    w.resolve(d);
+    this.pending.deliver(d);
   }
 
   async close(): Promise<void> {
-    for (const w of this.waiters.values()) clearTimeout(w.timer);
-    this.waiters.clear();
+    this.pending.clear();
     await this.consumer.disconnect().catch(() => undefined);
   }
 }

@@ -12,6 +12,7 @@ import type { StartRun } from '../runtime/guard.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
 import { openService, type ServiceConnection } from '../service/open-service.js';
+import { signRequest } from '../service/request-signature.js';
 import {
   REQUEST_ID_HEADER,
   SERVICE_TOPICS,
@@ -39,6 +40,17 @@ export interface RemoteGuardOptions {
    * record again, so a client without our redaction (any language) leaks nothing into the runs.
    */
   readonly secretKey?: string;
+  /**
+   * The key of this client's tenant that signs every request (a worker with --tenant-keys decides
+   * only signed requests, each on its tenant's runs; an approver's key resumes, reissues, settles).
+   */
+  readonly credentials?: { readonly keyId: string; readonly secret: string };
+  /**
+   * How many times a step publishes the same request again (same request id: the worker answers
+   * it once) after a `decision_timeout` before it rejects. Default 2. A run whose step still got
+   * no decision sends that request again before its next one (see RemoteRun).
+   */
+  readonly resends?: number;
 }
 
 export class RemoteGuard {
@@ -77,6 +89,10 @@ export class RemoteGuard {
     }
   }
 
+  get resends(): number {
+    return this.opts.resends ?? 2;
+  }
+
   get stepTimeoutMs(): number {
     return this.opts.stepTimeoutMs ?? 120_000;
   }
@@ -86,11 +102,13 @@ export class RemoteGuard {
   }
 
   /** Sends one request and waits for its decision (the low-level form of every step). */
-  async request(req: WireRequest): Promise<WireDecision> {
+  async request(unsigned: WireRequest): Promise<WireDecision> {
+    const c = this.opts.credentials;
+    const req = c === undefined ? unsigned : signRequest(unsigned, c.keyId, c.secret);
     // A value the schema cannot carry (a reason that is no string) is the caller's mistake, refused
     // with bad_request naming the field, not a guard that could not be reached.
     const value = this.conn.requests.encode(req);
-    const decided = this.waiters.wait(req.request_id, this.opts.timeoutMs ?? 10_000);
+    const decided = this.waiters.wait(req.run_id, req.request_id, this.opts.timeoutMs ?? 10_000);
     try {
       await this.conn.log.append(SERVICE_TOPICS.requests, [
         {

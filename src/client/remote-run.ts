@@ -36,6 +36,11 @@ const parse = <T>(json: string | null, fallback: T): T => {
 export class RemoteRun {
   private queue: Promise<unknown> = Promise.resolve();
   private last: RemoteRunState = { status: 'NEW', seq: 0, report: null };
+  /**
+   * A request of this run that got no decision: the worker may have decided it (a call may be in
+   * flight there), so it is sent again, same id, before anything else of the run.
+   */
+  private unanswered: WireRequest | null = null;
 
   constructor(
     private readonly guard: RemoteGuard,
@@ -59,8 +64,51 @@ export class RemoteRun {
     fields: Partial<WireRequest>,
     requestId = this.guard.newRequestId(),
   ): Promise<WireDecision> {
+    await this.settleUnanswered();
     const req: WireRequest = { ...emptyRequest(requestId, this.runId, type, this.guard.now()), ...fields };
-    const d = await this.guard.request(req);
+    return this.taken(await this.ask(req));
+  }
+
+  /** The request's decision, publishing it again (same id) after each timeout, `resends` times. */
+  private async ask(req: WireRequest): Promise<WireDecision> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const d = await this.guard.request(req);
+        this.unanswered = null;
+        return d;
+      } catch (e) {
+        const timedOut = e instanceof LoopguardError && e.code === 'decision_timeout';
+        if (timedOut && attempt < this.guard.resends) continue;
+        if (timedOut) this.unanswered = req;
+        throw e;
+      }
+    }
+  }
+
+  /**
+   * Learns what became of the request that got no decision. A TOOL_CALL the worker let run was
+   * never run here (its step rejected): its result says so, which ends the call in flight and
+   * gives back its side-effect claim, certainly unused.
+   */
+  private async settleUnanswered(): Promise<void> {
+    const req = this.unanswered;
+    if (req === null) return;
+    const d = this.taken(await this.ask(req));
+    if (req.type !== 'TOOL_CALL' || d.decision !== 'execute') return;
+    this.taken(
+      await this.ask({
+        ...emptyRequest(this.guard.newRequestId(), this.runId, 'TOOL_RESULT', this.guard.now()),
+        call_id: req.request_id,
+        result_kind: 'RETRYABLE',
+        result_code: 'not_run',
+        in_doubt: false,
+      }),
+    );
+  }
+
+  /** A decision as this run takes it: an `error` rejects with its code and field. */
+  private taken(d: WireDecision): WireDecision {
+    const requestId = d.request_id;
     if (d.decision === 'error')
       throw new LoopguardError(d.error_code ?? 'error', d.message, {
         details: { field: d.error_field, requestId },

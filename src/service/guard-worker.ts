@@ -14,8 +14,14 @@
  * kept in the offset commit's metadata (snapshot-pointer.ts): a takeover reads it and the records since.
  */
 import { randomUUID } from 'node:crypto';
-import type { Admin, Consumer, EachBatchPayload, Producer, Transaction } from 'kafkajs';
-import { DEFAULT_POLICY, type DeciderDeps, diceSimilarity, type Policy } from '../domain/index.js';
+import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
+import {
+  DEFAULT_POLICY,
+  type DeciderDeps,
+  diceSimilarity,
+  LoopguardError,
+  type Policy,
+} from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
 import { KafkaLedger } from '../log/kafka/kafka-ledger.js';
@@ -26,14 +32,18 @@ import { type Clock, systemClock } from '../machines/index.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
 import type { LoopguardMetrics } from '../telemetry/index.js';
-import { type SnapshotWritten, snapshotInBatch } from './batch-snapshot.js';
+import { BatchBackoff } from './batch-backoff.js';
+import type { SnapshotWritten } from './batch-snapshot.js';
+import { type BatchTransactionContext, writeBatch } from './batch-transaction.js';
+import { startNewPartitions } from './group-start.js';
 import { loadPartition } from './load-partition.js';
 import type { PartitionRuns } from './partition-runs.js';
 import { PartitionSnapshots } from './partition-snapshots.js';
-import { type BatchOutput, processBatch } from './process-batch.js';
+import { type BatchContext, type BatchOutput, processBatch } from './process-batch.js';
 import type { ServiceCodec } from './service-codec.js';
 import { SERVICE_TOPICS, type WireDecision, type WireRequest } from './service-topics.js';
-import { pointerMetadata, type SnapshotPointer } from './snapshot-pointer.js';
+import type { SnapshotPointer } from './snapshot-pointer.js';
+import { type TenantKey, tenancyNote } from './tenant-keys.js';
 import { WorkerStats } from './worker-stats.js';
 
 export interface GuardWorkerOptions {
@@ -62,6 +72,16 @@ export interface GuardWorkerOptions {
   /** Where the worker's metrics go (default: a registry of its own, read through `stats`). */
   readonly metrics?: LoopguardMetrics;
   readonly onLog?: (line: string) => void;
+  /**
+   * A group with no committed offset on a requests partition decides the requests already there
+   * (else it starts at the partition's end when the worker starts: group-start.ts).
+   */
+  readonly fromBeginning?: boolean;
+  /**
+   * Per-tenant credentials (tenant-keys.ts): every request must be signed with one, and acts only
+   * on its tenant's runs and operations. Without them every client may act on every run.
+   */
+  readonly tenantKeys?: ReadonlyMap<string, TenantKey>;
 }
 
 interface Owned {
@@ -81,6 +101,7 @@ export class GuardWorker {
   /** Bumped on every rebalance: a batch fetched before it must not take a partition over after it. */
   private generation = 0;
   private readonly deps: DeciderDeps;
+  private readonly backoff: BatchBackoff;
 
   private constructor(
     private readonly opts: GuardWorkerOptions,
@@ -95,6 +116,7 @@ export class GuardWorker {
     this.workerId = opts.workerId ?? `worker-${randomUUID().slice(0, 8)}`;
     this.stats = new WorkerStats(opts.metrics);
     this.deps = { hashing: nodeHashing(secretKey), similarity: diceSimilarity };
+    this.backoff = new BatchBackoff(this.stats, (line) => opts.onLog?.(`${this.workerId}: ${line}`));
   }
 
   static async start(opts: GuardWorkerOptions): Promise<GuardWorker> {
@@ -111,6 +133,9 @@ export class GuardWorker {
     const snapshots = await PartitionSnapshots.open(log, opts.events.schemas, opts.events.subjectFor, 60_000);
     const admin = log.kafka.admin();
     await admin.connect();
+    opts.onLog?.(tenancyNote(opts.tenantKeys));
+    const note = await startNewPartitions(admin, opts.groupId, topic, opts.fromBeginning ?? false);
+    if (note !== null) opts.onLog?.(note);
     const consumer = log.consumer({
       groupId: opts.groupId,
       sessionTimeout: opts.sessionTimeoutMs ?? 10_000,
@@ -149,6 +174,37 @@ export class GuardWorker {
     await this.consumer.disconnect().catch(() => undefined);
     await this.dropAll();
     await Promise.allSettled([this.admin.disconnect(), this.stream.close(), this.ledger.close()]);
+  }
+
+  /** What deciding a batch needs, but its partition. */
+  private batchContext(): Omit<BatchContext, 'partition'> {
+    return {
+      requests: this.opts.requests,
+      decisions: this.opts.decisions,
+      events: this.opts.events,
+      log: this.opts.log,
+      policy: this.opts.policy ?? DEFAULT_POLICY,
+      hashing: this.deps.hashing,
+      ledger: this.ledger,
+      clock: this.opts.clock ?? systemClock,
+      workerId: this.workerId,
+      topic: this.topic,
+      ...(this.opts.tenantKeys ? { tenantKeys: this.opts.tenantKeys } : {}),
+    };
+  }
+
+  private transactionContext(): BatchTransactionContext {
+    return {
+      snapshot: {
+        snapshots: this.snapshots,
+        group: this.opts.groupId,
+        runsTopic: this.opts.log.physicalName(TOPICS.runs),
+        everyRecords: this.opts.snapshotEveryRecords ?? 1000,
+        endedIdleMs: this.opts.endedRunsIdleMs ?? 600_000,
+      },
+      groupId: this.opts.groupId,
+      topic: this.topic,
+    };
   }
 
   /** Every rebalance drops every partition's state: what this worker held may have moved meanwhile. */
@@ -225,7 +281,8 @@ export class GuardWorker {
     }
   }
 
-  private async onBatch({ batch, isRunning, isStale, resolveOffset }: EachBatchPayload): Promise<void> {
+  private async onBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch, isRunning, isStale, resolveOffset } = payload;
     if (!isRunning() || isStale()) return;
     const generation = this.generation;
     const owning = this.own(batch.partition);
@@ -239,49 +296,22 @@ export class GuardWorker {
       return;
     }
     const next = Number(batch.lastOffset()) + 1;
-    const out: BatchOutput = await processBatch(messages, owned.runs, {
-      requests: this.opts.requests,
-      decisions: this.opts.decisions,
-      events: this.opts.events,
-      log: this.opts.log,
-      policy: this.opts.policy ?? DEFAULT_POLICY,
-      hashing: this.deps.hashing,
-      ledger: this.ledger,
-      clock: this.opts.clock ?? systemClock,
-      workerId: this.workerId,
-      topic: this.topic,
-      partition: batch.partition,
-    });
+    let out: BatchOutput;
+    try {
+      out = await processBatch(messages, owned.runs, { ...this.batchContext(), partition: batch.partition });
+    } catch (e) {
+      // Nothing of the batch was kept (batch-runs.ts): the same offsets are fetched again.
+      if (!(e instanceof LoopguardError && e.retriable)) throw e;
+      await this.backoff.wait(batch.partition, messages[0]?.offset ?? batch.firstOffset() ?? '?', e, payload);
+      return;
+    }
+    this.backoff.reset(batch.partition);
     const txn = await owned.producer.transaction();
     let snapshot: SnapshotWritten | null = null;
     try {
-      const sent = await txn.sendBatch({ topicMessages: out.topicMessages, acks: -1 });
-      snapshot = await snapshotInBatch(
-        {
-          snapshots: this.snapshots,
-          group: this.opts.groupId,
-          runsTopic: this.opts.log.physicalName(TOPICS.runs),
-          everyRecords: this.opts.snapshotEveryRecords ?? 1000,
-          endedIdleMs: this.opts.endedRunsIdleMs ?? 600_000,
-        },
-        txn,
-        owned.runs,
-        batch.partition,
-        sent,
-        owned.sinceSnapshot + out.recorded.length,
-      );
-      const partitions = [
-        {
-          partition: batch.partition,
-          offset: String(next),
-          metadata: pointerMetadata(snapshot?.pointer ?? owned.pointer),
-        },
-      ];
-      // kafkajs's types omit the metadata its TxnOffsetCommit request writes for each partition.
-      await txn.sendOffsets({
-        consumerGroupId: this.opts.groupId,
-        topics: [{ topic: this.topic, partitions }],
-      } as Parameters<Transaction['sendOffsets']>[0]);
+      // The partition's from here: a transaction that fails below drops the partition whole.
+      out.apply();
+      snapshot = await writeBatch(this.transactionContext(), txn, owned, batch.partition, next, out);
       await txn.commit();
     } catch (e) {
       await txn.abort().catch(() => undefined);
@@ -302,6 +332,7 @@ export class GuardWorker {
     } else owned.sinceSnapshot += out.recorded.length;
     resolveOffset(batch.lastOffset());
     this.stats.batchDone(out.decided, out.deadLettered);
+    for (const reason of out.refused) this.stats.refused(reason);
     this.stats.metrics.observe(out.recorded);
     // The stops and ledger copies are derived from the committed runs records by KafkaCopyProjector.
   }

@@ -33,6 +33,7 @@ interface Batch {
   end: number;
   readonly request: AnsweredRequest | null;
   readonly worker: string;
+  readonly body: string | null;
 }
 
 /**
@@ -107,7 +108,7 @@ export async function foldPartition(
     }
   }
   const answers = new RecentAnswers();
-  for (const r of base.values()) for (const a of r.answers) answers.add(a);
+  for (const r of base.values()) for (const a of r.answers) answers.add(a, r.bodies?.[a.request_id] ?? null);
   for (const [runId, r] of base)
     if (!histories.has(runId)) runs.set(runId, new RunActor(runId, ctx.deps, ctx.clock, [], r.state));
   for (const [runId, history] of histories) {
@@ -157,6 +158,7 @@ function placeInBatch(
         ? null
         : { request_id: requestId, run_id: runId, type: type as RequestType },
     worker: headers?.[ANSWER_HEADERS.worker] ?? '',
+    body: headers?.[ANSWER_HEADERS.body] ?? null,
   });
 }
 
@@ -181,7 +183,7 @@ function replay(
     const records = history.slice(start, b.end);
     actor.commit(records);
     at = b.end;
-    answers.add(recordedDecision(b.request as AnsweredRequest, records, actor.state, b.worker));
+    answers.add(recordedDecision(b.request as AnsweredRequest, records, actor.state, b.worker), b.body);
   }
   if (at < history.length) actor.commit(history.slice(at));
   return actor;

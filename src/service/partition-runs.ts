@@ -16,7 +16,7 @@ import { TOPICS } from '../log/event-log.js';
 import { RunActor } from '../machines/index.js';
 import { foldPartition, fromStream, readEnded } from './partition-fold.js';
 import type { EndedRun, HeldRun, PartitionSnapshot } from './partition-snapshots.js';
-import type { RecentAnswers } from './recent-answers.js';
+import type { Answer, RecentAnswers } from './recent-answers.js';
 import type { RunsContext } from './runs-context.js';
 import type { WireDecision } from './service-topics.js';
 
@@ -68,7 +68,7 @@ export class PartitionRuns {
   }
 
   /** The decision already given to this request of the run, if it is among the run's latest. */
-  async answered(runId: string, requestId: string): Promise<WireDecision | undefined> {
+  async answered(runId: string, requestId: string): Promise<Answer | undefined> {
     // A run put aside keeps its answers in its record.
     const ref = this.ended.get(runId);
     if (ref !== undefined) await this.revive(ref);
@@ -94,21 +94,26 @@ export class PartitionRuns {
     return fromStream(this.ctx, runId);
   }
 
+  /** A copy of `actor` at its state, for a batch to move without moving the partition's (batch-runs.ts). */
+  fork(actor: RunActor): RunActor {
+    return new RunActor(actor.runId, this.ctx.deps, this.ctx.clock, [], actor.state);
+  }
+
   /**
    * Keeps a decision that recorded no run event (a REISSUE's: its note is in the ledger) for a
    * repeat. No batch of the log names it, so after a takeover its repeat is answered from the
    * partition's snapshot if one was taken since, else by the ledger (decide-reissue.ts).
    */
-  remember(decision: WireDecision): void {
-    this.answers.add(decision);
+  remember(decision: WireDecision, body: string): void {
+    this.answers.add(decision, body);
     this.touched.set(decision.run_id, this.ctx.clock.now());
   }
 
   /** Keeps the actor of a run that recorded `decision`'s events in `batch`, and the decision for a repeat. */
-  keep(actor: RunActor, decision: WireDecision, batch: string): void {
+  keep(actor: RunActor, decision: WireDecision, batch: string, body: string): void {
     if (actor.state.seq > 0) this.runs.set(actor.runId, actor);
     this.batches.set(actor.runId, batch);
-    this.answers.add(decision);
+    this.answers.add(decision, body);
     this.touched.set(actor.runId, this.ctx.clock.now());
   }
 
@@ -144,7 +149,7 @@ export class PartitionRuns {
       run === null
         ? await fromStream(this.ctx, ref.runId)
         : new RunActor(ref.runId, this.ctx.deps, this.ctx.clock, [], run.state);
-    for (const a of run?.answers ?? []) this.answers.add(a);
+    for (const a of run?.answers ?? []) this.answers.add(a, run?.bodies?.[a.request_id] ?? null);
     this.ended.delete(ref.runId);
     this.runs.set(ref.runId, actor);
     this.batches.set(ref.runId, run === null ? ref.batch : run.batch);
@@ -165,6 +170,7 @@ export class PartitionRuns {
           batch: this.batches.get(runId) ?? null,
           state,
           answers: this.answers.of(runId),
+          bodies: this.answers.bodiesOf(runId),
         };
       });
   }

@@ -36,6 +36,8 @@ export interface HeldRun {
   readonly state: RunState;
   /** Its latest decisions, oldest first. */
   readonly answers: readonly WireDecision[];
+  /** The hash of the request each answer was given to, by request id (absent in older snapshots). */
+  readonly bodies?: Readonly<Record<string, string>>;
 }
 
 /** Where an ended run's own record is, with its head for the fold of a tail that revived it. */

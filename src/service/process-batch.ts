@@ -15,10 +15,13 @@ import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import { AFTER_HEADER, BATCH_HEADER } from '../log/kafka/run-batch-fold.js';
 import type { Clock } from '../machines/index.js';
 import type { Ledger } from '../runtime/ledger.js';
+import { BatchRuns } from './batch-runs.js';
+import { closingResult, decideCancel } from './cancel-in-flight.js';
 import { decideReissue } from './decide-reissue.js';
 import { decideRequest, refusal } from './decide-request.js';
 import type { PartitionRuns } from './partition-runs.js';
 import { ANSWER_HEADERS } from './recent-answers.js';
+import { requestBodyHash } from './request-body.js';
 import type { ServiceCodec } from './service-codec.js';
 import type { WireDecision, WireRequest } from './service-topics.js';
 import { REQUEST_ID_HEADER, SERVICE_TOPICS } from './service-topics.js';
@@ -29,6 +32,8 @@ import {
   reportOutcome,
   type SharedClaim,
 } from './shared-claims.js';
+import { authenticate, authorize, type Checked, type RefusedFor } from './tenant-guard.js';
+import type { TenantKey } from './tenant-keys.js';
 
 export interface BatchContext {
   readonly requests: ServiceCodec<WireRequest>;
@@ -43,6 +48,8 @@ export interface BatchContext {
   readonly workerId: string;
   readonly topic: string;
   readonly partition: number;
+  /** Per-tenant credentials: every request must be signed with one (tenant-guard.ts). */
+  readonly tenantKeys?: ReadonlyMap<string, TenantKey>;
 }
 
 interface OutMessage {
@@ -57,6 +64,10 @@ export interface BatchOutput {
   readonly recorded: RecordedEvent[];
   readonly decided: number;
   readonly deadLettered: number;
+  /** Why each request refused before it was decided was refused (tenant-guard.ts). */
+  readonly refused: readonly RefusedFor[];
+  /** Makes the batch's actors and answers the partition's: only with its transaction. */
+  readonly apply: () => void;
 }
 
 /**
@@ -68,20 +79,23 @@ let appends = 0;
 
 export async function processBatch(
   messages: readonly KafkaMessage[],
-  runs: PartitionRuns,
+  partitionRuns: PartitionRuns,
   ctx: BatchContext,
 ): Promise<BatchOutput> {
+  // Decided on copies: nothing of this batch is the partition's until `runs.apply()`.
+  const runs = new BatchRuns(partitionRuns);
   const runsOut: OutMessage[] = [];
   const decisionsOut: OutMessage[] = [];
   const dlqOut: OutMessage[] = [];
   const recorded: RecordedEvent[] = [];
+  const refused: RefusedFor[] = [];
   for (const m of messages) {
     const key = m.key?.toString() ?? '';
     const headers = headersToStrings(m.headers) ?? {};
     const value = m.value ?? Buffer.alloc(0);
-    let req: WireRequest;
+    let decoded: WireRequest;
     try {
-      req = await ctx.requests.decode(value);
+      decoded = await ctx.requests.decode(value);
     } catch (e) {
       // A registry that is down is a reason to retry the batch, not to dead-letter the request.
       if (e instanceof LoopguardError && e.retriable) throw e;
@@ -98,22 +112,48 @@ export async function processBatch(
           [DLQ_HEADERS.offset]: m.offset,
         },
       });
+      const message = `the request could not be decoded (${reason}); it is on the dead-letter topic`;
       decisionsOut.push(
-        decisionMessage(ctx, undecodable(ctx, key, headers[REQUEST_ID_HEADER] ?? '', code, reason)),
+        decisionMessage(
+          ctx,
+          unanswered(ctx, key, headers[REQUEST_ID_HEADER] ?? '', { code, field: 'value', message }),
+        ),
       );
       continue;
     }
+    // What the client asked: a repeat must match it, whatever the credential adds below.
+    const body = requestBodyHash(decoded);
+    let req = decoded;
+    if (ctx.tenantKeys !== undefined) {
+      const checked = await admitted(ctx.tenantKeys, decoded, runs);
+      if (!checked.ok) {
+        // Nothing of the run is told (no status, no seq): it may be another tenant's.
+        refused.push(checked.reason);
+        const { code, message } = checked.error;
+        const field = (checked.error.details.field as string | undefined) ?? null;
+        decisionsOut.push(
+          decisionMessage(ctx, unanswered(ctx, decoded.run_id, decoded.request_id, { code, field, message })),
+        );
+        continue;
+      }
+      req = checked.req;
+    }
     const prior = await runs.answered(req.run_id, req.request_id);
-    if (prior !== undefined) {
+    if (prior !== undefined && (prior.body === null || prior.body === body)) {
       // Published again (a client that timed out re-sends): the decision it got, nothing recorded.
-      decisionsOut.push(decisionMessage(ctx, prior));
+      decisionsOut.push(decisionMessage(ctx, prior.decision));
       continue;
     }
     const actor = await runs.actor(req.run_id);
+    if (prior !== undefined) {
+      // The same id with another body is a second request, not a repeat: never the first one's answer.
+      decisionsOut.push(decisionMessage(ctx, refusal(actor, req, ctx, ctx.clock.now(), duplicateId(req))));
+      continue;
+    }
     if (req.type === 'REISSUE') {
       // Decided by the ledger alone, recording no run event: nothing joins the transaction but its answer.
       const decision = await decideReissue(ctx.ledger, actor, req, ctx, ctx.clock.now());
-      if (decision.decision !== 'error') runs.remember(decision);
+      if (decision.decision !== 'error') runs.remember(decision, body);
       decisionsOut.push(decisionMessage(ctx, decision));
       continue;
     }
@@ -128,18 +168,28 @@ export async function processBatch(
       );
       continue;
     }
-    const { records, decision } = decideRequest(actor, req, ctx, ctx.clock.now(), claim?.view);
-    await releaseUnused(ctx.ledger, claim, decision.decision).catch(() => undefined);
-    await reportOutcome(ctx.ledger, req, records);
+    const close = closingResult(actor, req);
+    let records: readonly RecordedEvent[];
+    let decision: WireDecision;
+    if (close === null) {
+      ({ records, decision } = decideRequest(actor, req, ctx, ctx.clock.now(), claim?.view));
+      await releaseUnused(ctx.ledger, claim, decision.decision).catch(() => undefined);
+      await reportOutcome(ctx.ledger, req, records);
+    } else {
+      const cancelled = decideCancel(actor, req, close, ctx, ctx.clock.now());
+      ({ records, decision } = cancelled);
+      await reportOutcome(ctx.ledger, close, cancelled.closed);
+    }
     if (records.length > 0) {
       const batch = `${ctx.workerId}/${INCARNATION}/${++appends}`;
-      runs.keep(actor, decision, batch);
+      runs.keep(actor, decision, batch, body);
       const tag = { [AFTER_HEADER]: String(at), [BATCH_HEADER]: batch };
       // The first record names the request it answers, so a later fold knows the decision too.
       const answer = {
         [ANSWER_HEADERS.requestId]: req.request_id,
         [ANSWER_HEADERS.requestType]: req.type,
         [ANSWER_HEADERS.worker]: ctx.workerId,
+        [ANSWER_HEADERS.body]: body,
       };
       records.forEach((r, i) => {
         const rec = ctx.events.runRecord(r, i === 0 ? { ...tag, ...answer } : tag);
@@ -154,19 +204,45 @@ export async function processBatch(
     { topic: ctx.log.physicalName(SERVICE_TOPICS.decisions), messages: decisionsOut },
     { topic: ctx.log.physicalName(TOPICS.dlq), messages: dlqOut },
   ].filter((t) => t.messages.length > 0);
-  return { topicMessages, recorded, decided: decisionsOut.length, deadLettered: dlqOut.length };
+  return {
+    topicMessages,
+    recorded,
+    decided: decisionsOut.length,
+    deadLettered: dlqOut.length,
+    refused,
+    apply: () => runs.apply(),
+  };
 }
+
+const duplicateId = (req: WireRequest): LoopguardError =>
+  new LoopguardError(
+    'duplicate_request_id',
+    `request_id ${req.request_id} of run ${req.run_id} was already used for another request; a repeat must be the same request (a new request needs a new id)`,
+    { details: { field: 'request_id' } },
+  );
 
 function decisionMessage(ctx: BatchContext, d: WireDecision): OutMessage {
   return { key: d.run_id, value: ctx.decisions.encode(d), headers: { [REQUEST_ID_HEADER]: d.request_id } };
 }
 
-function undecodable(
+/** Who signed `req` and what it may do on its run, as the request the worker decides. */
+async function admitted(
+  keys: ReadonlyMap<string, TenantKey>,
+  req: WireRequest,
+  runs: BatchRuns,
+): Promise<Checked> {
+  const auth = authenticate(keys, req);
+  if (!auth.ok) return auth;
+  const { state } = await runs.actor(req.run_id);
+  return authorize(auth.key, req, { started: state.seq > 0, tenant: state.tenant });
+}
+
+/** An error decision that says nothing of the run: the request was not decided at all. */
+function unanswered(
   ctx: BatchContext,
   runId: string,
   requestId: string,
-  code: string,
-  reason: string,
+  e: { readonly code: string; readonly field: string | null; readonly message: string },
 ): WireDecision {
   return {
     request_id: requestId,
@@ -175,14 +251,14 @@ function undecodable(
     status: 'UNKNOWN',
     seq: 0,
     rule: null,
-    message: `the request could not be decoded (${reason}); it is on the dead-letter topic`,
+    message: e.message,
     warning: null,
     wait_until_ms: null,
     evidence_json: null,
     result_json: null,
     report_json: null,
-    error_code: code,
-    error_field: 'value',
+    error_code: e.code,
+    error_field: e.field,
     worker: ctx.workerId,
     decided_at_ms: ctx.clock.now(),
     checkpoint_id: null,

@@ -11,7 +11,15 @@ export const ANSWER_HEADERS = {
   requestId: REQUEST_ID_HEADER,
   requestType: 'loopguard.request_type',
   worker: 'loopguard.worker',
+  /** requestBodyHash of the request (request-body.ts): a later request under its id must match it. */
+  body: 'loopguard.request_body',
 } as const;
+
+/** A decision given, with the hash of the request it answered (null when the log did not say). */
+export interface Answer {
+  readonly decision: WireDecision;
+  readonly body: string | null;
+}
 
 /**
  * Per run. A client re-sends a request it has no decision for, and the client sends a run's
@@ -21,28 +29,35 @@ export const ANSWER_HEADERS = {
 export const ANSWERS_KEPT = 16;
 
 export class RecentAnswers {
-  private readonly byRun = new Map<string, Map<string, WireDecision>>();
+  private readonly byRun = new Map<string, Map<string, Answer>>();
 
-  get(runId: string, requestId: string): WireDecision | undefined {
+  get(runId: string, requestId: string): Answer | undefined {
     return this.byRun.get(runId)?.get(requestId);
   }
 
   /** The run's kept decisions, oldest first (adding them in this order rebuilds the same). */
   of(runId: string): WireDecision[] {
-    return [...(this.byRun.get(runId)?.values() ?? [])];
+    return [...(this.byRun.get(runId)?.values() ?? [])].map((a) => a.decision);
+  }
+
+  /** The request hashes of the run's kept decisions, by request id (what a snapshot keeps beside them). */
+  bodiesOf(runId: string): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [id, a] of this.byRun.get(runId) ?? []) if (a.body !== null) out[id] = a.body;
+    return out;
   }
 
   drop(runId: string): void {
     this.byRun.delete(runId);
   }
 
-  add(d: WireDecision): void {
+  add(d: WireDecision, body: string | null = null): void {
     let run = this.byRun.get(d.run_id);
     if (run === undefined) {
       run = new Map();
       this.byRun.set(d.run_id, run);
     }
-    run.set(d.request_id, d);
+    run.set(d.request_id, { decision: d, body });
     // Maps iterate in insertion order: the first key is the oldest answer.
     if (run.size > ANSWERS_KEPT) run.delete(run.keys().next().value as string);
   }

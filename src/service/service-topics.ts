@@ -66,6 +66,8 @@ export interface WireRequest {
   readonly happened: boolean | null;
   readonly settled_by: string | null;
   readonly new_operation_key: string | null;
+  readonly key_id: string | null;
+  readonly signature: string | null;
 }
 
 /** The Avro record `io.loopguard.service.Decision` (schemas/service/decision.avsc). */
@@ -131,5 +133,7 @@ export function emptyRequest(
     happened: null,
     settled_by: null,
     new_operation_key: null,
+    key_id: null,
+    signature: null,
   };
 }

@@ -21,6 +21,10 @@ export class WorkerStats {
   private readonly snapshotsTotal: Counter;
   private readonly putAsideTotal: Counter;
   private readonly takeoverSeconds: Histogram<'from'>;
+  private readonly dependencyRetriesTotal: Counter<'code'>;
+  dependencyRetries = 0;
+  private readonly refusedTotal: Counter<'reason'>;
+  readonly refusals = new Map<string, number>();
 
   constructor(readonly metrics: LoopguardMetrics = new LoopguardMetrics()) {
     const registers: Registry[] = [metrics.registry];
@@ -66,6 +70,30 @@ export class WorkerStats {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     });
+    this.dependencyRetriesTotal = new Counter({
+      name: 'loopguard_serve_dependency_retries_total',
+      help: 'Batches put back because a dependency did not answer (registry, log), by error code.',
+      labelNames: ['code'],
+      registers,
+    });
+    this.refusedTotal = new Counter({
+      name: 'loopguard_serve_requests_refused_total',
+      help: "Requests refused before they were decided: unauthenticated, cross_tenant (another tenant's run), not_approver.",
+      labelNames: ['reason'],
+      registers,
+    });
+  }
+
+  /** `reason` is one of tenant-guard.ts's RefusedFor: a fixed set. */
+  refused(reason: string): void {
+    this.refusals.set(reason, (this.refusals.get(reason) ?? 0) + 1);
+    this.refusedTotal.inc({ reason });
+  }
+
+  /** `code` is one of loopguard's retriable error codes: a fixed set. */
+  dependencyRetried(code: string): void {
+    this.dependencyRetries++;
+    this.dependencyRetriesTotal.inc({ code });
   }
 
   snapshotWritten(putAside: number): void {

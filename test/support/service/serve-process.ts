@@ -23,6 +23,8 @@ export interface ServeOptions {
   readonly metricsPort?: number;
   /** `--snapshot-every`: runs records between a partition's snapshots. */
   readonly snapshotEvery?: number;
+  /** `--tenant-keys`: the path of a tenant keys file. */
+  readonly tenantKeys?: string;
 }
 
 export interface ServeProcess {
@@ -57,6 +59,7 @@ export function spawnServe(opts: ServeOptions): ServeProcess {
     String(opts.partitions ?? 6),
     ...(opts.metricsPort === undefined ? [] : ['--metrics-port', String(opts.metricsPort)]),
     ...(opts.snapshotEvery === undefined ? [] : ['--snapshot-every', String(opts.snapshotEvery)]),
+    ...(opts.tenantKeys === undefined ? [] : ['--tenant-keys', opts.tenantKeys]),
   ];
   const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'ignore', 'pipe'],

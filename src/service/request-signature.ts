@@ -1,0 +1,35 @@
+/**
+ * A request's credential: an HMAC-SHA256, under a secret the workers hold for the key id, of every
+ * field of the request but the signature itself (its key id and send time included, so neither can
+ * be swapped), as JSON of the [name, value] pairs sorted by name. A worker with tenant keys takes a
+ * request's tenant and authority from the key that signed it, never from a field the client wrote.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { WireRequest } from './service-topics.js';
+
+const DOMAIN = 'loopguard-request-v1\n';
+
+/** What is signed: the request without its signature, canonical. */
+export function signedText(req: WireRequest): string {
+  const fields = Object.entries(req)
+    .filter(([k]) => k !== 'signature')
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return DOMAIN + JSON.stringify(fields);
+}
+
+export function signatureOf(req: WireRequest, secret: string): string {
+  return createHmac('sha256', secret).update(signedText(req)).digest('hex');
+}
+
+/** `req` signed with `keyId`'s secret (what a client sends). */
+export function signRequest(req: WireRequest, keyId: string, secret: string): WireRequest {
+  const unsigned = { ...req, key_id: keyId, signature: null };
+  return { ...unsigned, signature: signatureOf(unsigned, secret) };
+}
+
+/** Whether `req.signature` is `secret`'s over the rest of it (compared in constant time). */
+export function signedWith(req: WireRequest, secret: string): boolean {
+  if (req.signature === null || !/^[0-9a-f]{64}$/.test(req.signature)) return false;
+  const want = Buffer.from(signatureOf({ ...req, signature: null }, secret), 'hex');
+  return timingSafeEqual(want, Buffer.from(req.signature, 'hex'));
+}

@@ -1,0 +1,97 @@
+/**
+ * Who may do what, on a worker with tenant keys. A request is signed with a key of its tenant
+ * (request-signature.ts); the worker takes the tenant and the approver from that key, never from
+ * a field: a run belongs to the tenant that started it, only that tenant's keys act on it, only an
+ * approver's key resumes a run or reissues or settles an operation (and is recorded as who did),
+ * and operation keys are scoped by tenant (`<tenant>:<key>`), so one tenant's ledger entries are
+ * out of another's reach: naming another tenant's key names an operation of one's own.
+ */
+import { LoopguardError } from '../domain/index.js';
+import { signedWith } from './request-signature.js';
+import type { WireRequest } from './service-topics.js';
+import type { TenantKey } from './tenant-keys.js';
+
+/** Why a request was refused before it was decided: the label of loopguard_serve_requests_refused_total. */
+export type RefusedFor = 'unauthenticated' | 'cross_tenant' | 'not_approver';
+
+export type Checked =
+  | { readonly ok: true; readonly req: WireRequest; readonly key: TenantKey }
+  | { readonly ok: false; readonly reason: RefusedFor; readonly error: LoopguardError };
+
+const refused = (reason: RefusedFor, code: string, field: string, message: string): Checked => ({
+  ok: false,
+  reason,
+  error: new LoopguardError(code, message, { details: { field } }),
+});
+
+/** The run a request is for, as the worker holds it: whether it started, and whose it is. */
+export interface RunOwner {
+  readonly started: boolean;
+  readonly tenant: string | null;
+}
+
+const NEEDS_APPROVER: ReadonlySet<WireRequest['type']> = new Set(['RESUME', 'REISSUE', 'SETTLE']);
+
+/** The key that signed `req`, or why none did. One message for every failure: it names no key that exists. */
+export function authenticate(keys: ReadonlyMap<string, TenantKey>, req: WireRequest): Checked {
+  const key = req.key_id === null ? undefined : keys.get(req.key_id);
+  if (key === undefined || !signedWith(req, key.secret))
+    return refused(
+      'unauthenticated',
+      'unauthenticated',
+      req.key_id === null ? 'key_id' : 'signature',
+      'this service takes only requests signed with a key of their tenant (key_id and signature); this one is unsigned, or its key or signature is not one the workers hold',
+    );
+  return { ok: true, req, key };
+}
+
+/**
+ * `req` as the worker decides it for `key`'s tenant (tenant, approver and operation keys from the
+ * credential), or the refusal: another tenant's run, an authority the key does not have.
+ */
+export function authorize(key: TenantKey, req: WireRequest, run: RunOwner): Checked {
+  if (run.started && run.tenant !== key.tenant)
+    return refused(
+      'cross_tenant',
+      'forbidden',
+      'run_id',
+      `run ${req.run_id} belongs to another tenant: key ${key.id} (tenant ${key.tenant}) cannot act on it`,
+    );
+  if (req.type === 'START_RUN' && req.tenant !== null && req.tenant !== key.tenant)
+    return refused(
+      'cross_tenant',
+      'forbidden',
+      'tenant',
+      `key ${key.id} acts for tenant ${key.tenant}, not ${req.tenant}: a run's tenant is the one of the key that starts it`,
+    );
+  if (NEEDS_APPROVER.has(req.type)) {
+    if (!key.approver)
+      return refused(
+        'not_approver',
+        'forbidden',
+        'key_id',
+        `a ${req.type} needs an approver's key of tenant ${key.tenant}; key ${key.id} is not one`,
+      );
+    const named = req.type === 'SETTLE' ? req.settled_by : req.approved_by;
+    if (named !== null && named !== key.id)
+      return refused(
+        'not_approver',
+        'forbidden',
+        req.type === 'SETTLE' ? 'settled_by' : 'approved_by',
+        `the approver is the key that signed the request (${key.id}), not ${named}`,
+      );
+  }
+  const scope = (k: string | null) => (k === null ? null : `${key.tenant}:${k}`);
+  return {
+    ok: true,
+    key,
+    req: {
+      ...req,
+      tenant: req.type === 'START_RUN' ? key.tenant : req.tenant,
+      operation_key: scope(req.operation_key),
+      new_operation_key: scope(req.new_operation_key),
+      approved_by: NEEDS_APPROVER.has(req.type) && req.type !== 'SETTLE' ? key.id : req.approved_by,
+      settled_by: req.type === 'SETTLE' ? key.id : req.settled_by,
+    },
+  };
+}

@@ -1,0 +1,145 @@
+/**
+ * Two tenants on one worker with tenant keys: each acts on its own runs only. Every cross-tenant
+ * action is refused with `forbidden` (and counted): a call in, a cancel of, a resume of, a reissue
+ * on another tenant's run, a run started for another tenant; naming the other tenant's operation key
+ * names an operation of one's own (it runs, it is not the other's cached result); unsigned and
+ * forged requests are `unauthenticated`; only an approver's key resumes, recorded as the approver.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRemoteGuard, type RemoteGuard } from '../src/client/index.js';
+import { TOPICS } from '../src/log/event-log.js';
+import { GuardWorker } from '../src/service/guard-worker.js';
+import { openService } from '../src/service/open-service.js';
+import { parseTenantKeys } from '../src/service/tenant-keys.js';
+import { kafkaEnv } from './setup/kafka-env.js';
+import { SERVICE_SECRET_KEY } from './support/service/serve-process.js';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+const secret = (who: string) => `${who}-secret-0123456789abcdef0123456789`;
+const KEYS = parseTenantKeys({
+  keys: [
+    { id: 'acme-agent', tenant: 'acme', secret: secret('acme-agent') },
+    { id: 'acme-ops', tenant: 'acme', secret: secret('acme-ops'), approver: true },
+    { id: 'globex-agent', tenant: 'globex', secret: secret('globex-agent') },
+    { id: 'globex-ops', tenant: 'globex', secret: secret('globex-ops'), approver: true },
+  ],
+});
+
+describe('loopguard serve with tenant keys: two tenants on one service', () => {
+  it('refuses every cross-tenant action, counts it, and takes tenant and approver from the key', async () => {
+    const { brokers, registryUrl } = kafkaEnv();
+    const topicPrefix = `tenants-${randomUUID().slice(0, 8)}.`;
+    const conn = await openService({ brokers, registryUrl, topicPrefix });
+    cleanups.push(() => conn.close());
+    const worker = await GuardWorker.start({
+      ...conn,
+      secretKey: SERVICE_SECRET_KEY,
+      groupId: `g-${topicPrefix}`,
+      workerId: 'w-tenants',
+      tenantKeys: KEYS,
+    });
+    cleanups.push(() => worker.stop());
+    const client = async (keyId: string | null, keySecret?: string): Promise<RemoteGuard> => {
+      const g = await createRemoteGuard({
+        secretKey: SERVICE_SECRET_KEY,
+        brokers,
+        registry: registryUrl,
+        topicPrefix,
+        timeoutMs: 30_000,
+        ...(keyId === null ? {} : { credentials: { keyId, secret: keySecret ?? secret(keyId) } }),
+      });
+      cleanups.push(() => g.close());
+      return g;
+    };
+    const [acme, acmeOps, globex, globexOps, unsigned, forged] = await Promise.all([
+      client('acme-agent'),
+      client('acme-ops'),
+      client('globex-agent'),
+      client('globex-ops'),
+      client(null),
+      client('acme-agent', secret('globex-agent')),
+    ]);
+
+    let charged = 0;
+    const charge = async () => {
+      charged++;
+      return { charged: 10, n: charged };
+    };
+    const run = await acme.startRun({ runId: 'acme-order' });
+    const call = { tool: 'charge', args: { amount: 10 }, operationKey: 'charge-1', sideEffect: true };
+    expect(await run.call(call, charge)).toMatchObject({ status: 'executed', value: { charged: 10, n: 1 } });
+
+    const forbidden = (field: string) => ({ code: 'forbidden', details: { field } });
+    // Another tenant's run: no call, no cancel, no resume, no reissue, no second start.
+    await expect(globex.run('acme-order').call({ tool: 'search', args: {} }, charge)).rejects.toMatchObject(
+      forbidden('run_id'),
+    );
+    await expect(globex.run('acme-order').cancel('mine now')).rejects.toMatchObject(forbidden('run_id'));
+    await expect(
+      globexOps.resume('acme-order', { preconditionChange: 'approved', approvedBy: 'acme-ops' }),
+    ).rejects.toMatchObject(forbidden('run_id'));
+    await expect(
+      globexOps.run('acme-order').reissue('charge-1', 'charge-1#2', { reason: 'again' }),
+    ).rejects.toMatchObject(forbidden('run_id'));
+    await expect(globex.startRun({ runId: 'acme-order' })).rejects.toMatchObject(forbidden('run_id'));
+    await expect(globex.startRun({ runId: 'globex-as-acme', tenant: 'acme' })).rejects.toMatchObject(
+      forbidden('tenant'),
+    );
+
+    // The same operation key in the other tenant is that tenant's own operation: it runs.
+    const theirs = await globex.startRun({ runId: 'globex-order' });
+    expect(await theirs.call(call, charge)).toMatchObject({ status: 'executed', value: { n: 2 } });
+    // ...and within a tenant the key still gates it: acme's second run gets acme's result cached.
+    const again = await acme.startRun({ runId: 'acme-order-2' });
+    expect(await again.call(call, charge)).toMatchObject({ status: 'cached', value: { n: 1 } });
+    expect(charged).toBe(2);
+
+    // No credential, or a signature made with another key's secret: not decided at all.
+    await expect(unsigned.startRun({ runId: 'anon' })).rejects.toMatchObject({
+      code: 'unauthenticated',
+      details: { field: 'key_id' },
+    });
+    await expect(forged.run('acme-order').cancel('forged')).rejects.toMatchObject({
+      code: 'unauthenticated',
+      details: { field: 'signature' },
+    });
+
+    // Authority comes from the key: an agent's key cannot resume, an approver cannot sign as another.
+    await run.cancel('customer asked');
+    await expect(acme.resume('acme-order', { preconditionChange: 'customer is back' })).rejects.toMatchObject(
+      forbidden('key_id'),
+    );
+    await expect(
+      acmeOps.resume('acme-order', { preconditionChange: 'customer is back', approvedBy: 'the-ceo' }),
+    ).rejects.toMatchObject(forbidden('approved_by'));
+    const resumed = await acmeOps.resume('acme-order', { preconditionChange: 'customer is back' });
+    expect(resumed.state.status).toBe('RUNNING');
+
+    const events = await Promise.all(
+      (await conn.log.readKey(TOPICS.runs, 'acme-order')).map((r) =>
+        conn.events.decode(TOPICS.runs, r.value),
+      ),
+    );
+    const types = events.map((e) => e.event.type);
+    expect(types.filter((t) => t === 'ToolCallRequested')).toHaveLength(1);
+    expect(events.find((e) => e.event.type === 'RunStarted')?.event).toMatchObject({ tenant: 'acme' });
+    expect(events.find((e) => e.event.type === 'RunResumed')?.event).toMatchObject({
+      approvedBy: 'acme-ops',
+    });
+    expect((await conn.log.readKey(TOPICS.runs, 'globex-as-acme')).length).toBe(0);
+    expect((await conn.log.readKey(TOPICS.runs, 'anon')).length).toBe(0);
+
+    expect(Object.fromEntries(worker.stats.refusals)).toEqual({
+      cross_tenant: 6,
+      unauthenticated: 2,
+      not_approver: 2,
+    });
+    const page = await worker.stats.metrics.registry.metrics();
+    expect(page).toMatch(/loopguard_serve_requests_refused_total\{reason="cross_tenant"\} 6/);
+  }, 180_000);
+});
