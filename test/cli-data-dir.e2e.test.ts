@@ -10,8 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { type OpenStore, openEmbeddedStore } from '../src/cli/open-store.js';
 import { replayCommand, type WithSink } from '../src/cli/replay-command.js';
-import { FileSchemaStore } from '../src/events/file-schema-store.js';
 import { EmbeddedLog } from '../src/log/embedded/embedded-log.js';
+import { SqliteSchemaStore } from '../src/log/embedded/sqlite-schema-store.js';
 import { EventStore } from '../src/log/event-store.js';
 import { runStreamOf } from '../src/log/run-stream-of.js';
 import { captureIo } from './support/capture-io.js';
@@ -135,10 +135,7 @@ describe('two replays into one data dir at once', () => {
     expect(new Set(printed).size, detail).toBe(printed.length);
 
     const log = await EmbeddedLog.open(dir, { readOnly: true });
-    const events = await EventStore.create(
-      log,
-      new FileSchemaStore(join(dir, 'schemas'), { readOnly: true }),
-    );
+    const events = await EventStore.create(log, new SqliteSchemaStore(dir, { readOnly: true }));
     const stream = runStreamOf(events);
     const ids = new Set((await log.read('loopguard.runs', 0)).map((r) => r.key));
     expect([...ids].sort()).toEqual([...printed].sort());

@@ -6,7 +6,7 @@ import { RegistrySchemaStore } from '../../../src/events/registry-schema-store.j
 import { KafkaLedger } from '../../../src/log/kafka/kafka-ledger.js';
 import { KafkaLog } from '../../../src/log/kafka/kafka-log.js';
 import type { Clock } from '../../../src/machines/index.js';
-import { createGuard, FileLedger, type Guard } from '../../../src/runtime/index.js';
+import { createGuard, type Guard, SqliteLedger } from '../../../src/runtime/index.js';
 
 export type Backend =
   /** `ledgerDir`: a ledger shared by several processes, each with a data dir (and log) of its own. */
@@ -31,7 +31,7 @@ export async function openGuard(backend: Backend, policy: unknown, clock?: Clock
     const guard = await createGuard({
       policy,
       dataDir: backend.dataDir,
-      ...(backend.ledgerDir ? { ledger: FileLedger.open(backend.ledgerDir) } : {}),
+      ...(backend.ledgerDir ? { ledger: SqliteLedger.open(backend.ledgerDir) } : {}),
       ...(clock ? { clock } : {}),
     });
     return { guard, close: () => guard.close() };
