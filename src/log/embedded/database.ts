@@ -143,10 +143,19 @@ export const needsMigration = (dir: string): LoopguardError =>
     { details: { dir } },
   );
 
+const DEFAULT_BUSY_MS = 10_000;
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** How long SQLite itself waits for a lock (it blocks the thread meanwhile); retried asynchronously past that. */
-const ENGINE_WAIT_MS = 200;
+/**
+ * How long SQLite itself waits for the write lock at BEGIN. Its busy handler blocks the thread and
+ * sleeps in growing steps (1, 2, 5, 10 ... ms), so a long engine wait lets other processes take
+ * the lock again and again meanwhile; past this short wait the write is retried asynchronously
+ * every millisecond. Everything else (opening, reads, a commit's checkpoint) waits busyTimeoutMs
+ * in the engine: readers of a WAL database meet a lock only in rare moments (another connection
+ * recovering or removing the WAL), too short to be worth an asynchronous retry.
+ */
+const ENGINE_WAIT_MS = 2;
 
 export class EmbeddedDatabase {
   private constructor(
@@ -192,11 +201,11 @@ export class EmbeddedDatabase {
     const readOnly = opts.readOnly ?? false;
     let db: DatabaseSync;
     try {
-      db = new DatabaseSync(path, { readOnly, timeout: ENGINE_WAIT_MS });
+      db = new DatabaseSync(path, { readOnly, timeout: opts.busyTimeoutMs ?? DEFAULT_BUSY_MS });
     } catch (e) {
       throw storeError(e, path);
     }
-    const out = new EmbeddedDatabase(db, path, readOnly, opts.busyTimeoutMs ?? 10_000);
+    const out = new EmbeddedDatabase(db, path, readOnly, opts.busyTimeoutMs ?? DEFAULT_BUSY_MS);
     try {
       if (!readOnly) out.init(opts);
       else db.exec('PRAGMA query_only = ON');
@@ -222,7 +231,10 @@ export class EmbeddedDatabase {
         `${this.path}: written by a newer loopguard (store version ${user_version}, this one knows ${SCHEMA_VERSION})`,
       );
     if (user_version < SCHEMA_VERSION)
-      this.writeSync(() => this.db.exec(`${DDL}PRAGMA user_version = ${SCHEMA_VERSION};`));
+      this.writeSync(
+        () => this.db.exec(`${DDL}PRAGMA user_version = ${SCHEMA_VERSION};`),
+        this.busyTimeoutMs,
+      );
   }
 
   /**
@@ -237,16 +249,26 @@ export class EmbeddedDatabase {
         return this.writeSync(fn);
       } catch (e) {
         if (!isBusy(e) || Date.now() >= until) throw storeError(e, this.path);
-        await sleep(Math.min(50, 1 + attempt * 5));
+        // Every other retry yields a whole millisecond, the rest only a turn of the event loop.
+        if (attempt % 2 === 0) await new Promise<void>((r) => setImmediate(r));
+        else await sleep(1);
       }
     }
   }
 
-  /** One write transaction without waiting beyond SQLite's own lock wait: for open, where nothing is async. */
-  writeSync<T>(fn: () => T): T {
+  /**
+   * One write transaction, waiting for the lock only in the engine (`lockWaitMs`, blocking): for
+   * opening and migrating, where nothing is asynchronous anyway.
+   */
+  writeSync<T>(fn: () => T, lockWaitMs: number = ENGINE_WAIT_MS): T {
     if (this.readOnly)
       throw new LoopguardError('read_only', `${this.path} is open for reading only; nothing was written`);
-    this.db.exec('BEGIN IMMEDIATE');
+    this.db.exec(`PRAGMA busy_timeout = ${lockWaitMs}`);
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+    } finally {
+      this.db.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`);
+    }
     try {
       const out = fn();
       this.db.exec('COMMIT');
