@@ -18,4 +18,6 @@ export function trials(values: readonly number[]): Trials {
 
 /** `name: median (min .. max over n trials)`, for the bench log. */
 export const describeTrials = (name: string, unit: string, t: Trials): string =>
-  `  ${name}: median ${t.median.toFixed(1)} ${unit} (min ${t.min.toFixed(1)}, max ${t.max.toFixed(1)} over ${t.values.length} trials)`;
+  `  ${name}: median ${fmt(t.median)} ${unit} (min ${fmt(t.min)}, max ${fmt(t.max)} over ${t.values.length} trials)`;
+
+const fmt = (n: number): string => (Math.abs(n) < 10 ? n.toFixed(3) : n.toFixed(1));
