@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS records (
   UNIQUE (topic, topic_offset),
   UNIQUE (run_id, seq)
 );
-CREATE INDEX IF NOT EXISTS records_by_key ON records (topic, key, topic_offset);
+-- The runs topic (nearly every record) is read by UNIQUE(run_id, seq); the other topics by key.
+CREATE INDEX IF NOT EXISTS records_by_key ON records (topic, key, topic_offset) WHERE run_id IS NULL;
 CREATE TABLE IF NOT EXISTS ledger (
   operation_key TEXT PRIMARY KEY,
   status TEXT NOT NULL CHECK (status IN ('claimed', 'completed', 'in_doubt')),

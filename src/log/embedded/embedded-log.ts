@@ -91,12 +91,14 @@ export class EmbeddedLog implements KeyedLog {
       ),
       end: db.prepare('SELECT max(topic_offset) AS m FROM records WHERE topic = ?'),
       runHead: db.prepare('SELECT max(seq) AS m FROM records WHERE run_id = ?'),
-      keyCount: db.prepare('SELECT count(*) AS n FROM records WHERE topic = ? AND key = ?'),
+      keyCount: db.prepare(
+        'SELECT count(*) AS n FROM records WHERE topic = ? AND key = ? AND run_id IS NULL',
+      ),
       read: db.prepare(
         `SELECT ${COLUMNS} FROM records WHERE topic = ? AND topic_offset >= ? ORDER BY topic_offset LIMIT ?`,
       ),
       readKey: db.prepare(
-        `SELECT ${COLUMNS} FROM records WHERE topic = ? AND key = ? ORDER BY topic_offset LIMIT -1 OFFSET ?`,
+        `SELECT ${COLUMNS} FROM records WHERE topic = ? AND key = ? AND run_id IS NULL ORDER BY topic_offset LIMIT -1 OFFSET ?`,
       ),
       readRun: db.prepare(`SELECT ${COLUMNS} FROM records WHERE run_id = ? AND seq > ? ORDER BY seq`),
     };
