@@ -11,8 +11,10 @@ import { replayRun } from '../src/trace/replay.js';
 import type { TraceRun } from '../src/trace/trace-run.js';
 import { type Bench, result } from './bench-result.js';
 import { argsOf, defaults, deps, resultHashOf } from './synthetic.js';
+import { describeTrials, trials } from './trials.js';
 
 const WAVE = 256;
+const TRIALS = 3;
 
 /** Realistic events: synthetic runs of 12 calls replayed through the guard. */
 export function sampleEvents(minEvents: number): RecordedEvent[] {
@@ -153,12 +155,18 @@ export const embeddedBenches: Bench[] = [
       const s = shared;
       if (s === undefined) throw new Error('embedded-append did not leave a log to read');
       try {
-        const { read, rebuild, plain, decodeOnly, fullDecode, projections } = await readBenches(
-          s.dir,
-          s.codec,
-          s.file,
-          s.count,
-        );
+        // Several trials over the same log; each figure is the median, each ratio the median of the
+        // trials' ratios (min and max to the log).
+        const runs: Awaited<ReturnType<typeof readBenches>>[] = [];
+        for (let t = 0; t < TRIALS; t++) runs.push(await readBenches(s.dir, s.codec, s.file, s.count));
+        const med = (k: keyof (typeof runs)[number]) => trials(runs.map((r) => r[k])).median;
+        const vsDecode = trials(runs.map((r) => r.rebuild / r.decodeOnly));
+        ctx.log(describeTrials('rebuild / avsc decoding alone', 'x', vsDecode));
+        ctx.log(describeTrials('rebuild', 'events/s', trials(runs.map((r) => r.rebuild))));
+        ctx.log(describeTrials('avsc decoding alone', 'events/s', trials(runs.map((r) => r.decodeOnly))));
+        const [read, rebuild, plain, decodeOnly, fullDecode, projections] = (
+          ['read', 'rebuild', 'plain', 'decodeOnly', 'fullDecode', 'projections'] as const
+        ).map(med) as [number, number, number, number, number, number];
         return [
           result('embedded-read', 'events/s', read, 'fs read of the same bytes', plain),
           result('embedded-rebuild', 'events/s', rebuild, 'fs read of the same bytes', plain),

@@ -8,6 +8,7 @@ import type { Bench, BenchContext, BenchResult, KafkaTarget } from './bench-resu
 import { embeddedBenches } from './embedded-benches.js';
 import { guardCallBench } from './guard-call.js';
 import { guardedCallDurableBench } from './guarded-call-durable.js';
+import { guardedCallProcessesBench } from './guarded-call-processes.js';
 import { kafkaBenches } from './kafka-benches.js';
 import { kafkaGuardedCallBench } from './kafka-guarded-call.js';
 import { kafkaRunLoadBench } from './kafka-run-load.js';
@@ -20,6 +21,7 @@ import { serviceBench } from './service-benches.js';
 const BENCHES: Bench[] = [
   guardCallBench,
   guardedCallDurableBench,
+  guardedCallProcessesBench,
   runLengthBench,
   runLoadBench,
   ...embeddedBenches,

@@ -38,7 +38,7 @@ export {
   type TerminalState,
   type ToolPolicy,
 } from './domain/index.js';
-export { FileSchemaStore, MemorySchemaStore, type SchemaStore } from './events/index.js';
+export { MemorySchemaStore, type SchemaStore } from './events/index.js';
 export {
   DEFAULT_DATA_DIR,
   EmbeddedLog,
@@ -51,6 +51,7 @@ export {
   MemoryLog,
   type RunStream,
   runStreamOf,
+  SqliteSchemaStore,
   type StoredEvent,
   type StoredRecord,
   TOPICS,
@@ -66,7 +67,6 @@ export {
   type ClaimOwner,
   type CreateGuard,
   createGuard,
-  FileLedger,
   Guard,
   GuardedRun,
   type GuardPorts,
@@ -76,6 +76,7 @@ export {
   type LedgerState,
   outcome,
   type ReissueNote,
+  SqliteLedger,
   type StartRun,
   ToolError,
   type ToolImpl,

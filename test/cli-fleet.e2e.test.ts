@@ -88,7 +88,7 @@ describe('loopguard fleet on the embedded log', () => {
     // The six runs span 150 s: no five of them fall within 60 s.
     expect((await run(['fleet', '--data-dir', data, '--window-ms', '60000', '--json'])).out).toBe('');
     await expect(run(['fleet', '--data-dir', data, '--threshold', '0'])).rejects.toThrow(/--threshold/);
-    // A watcher publishing into the data dir would hold the writer lock the guard needs.
+    // The embedded store keeps no consumer-group positions for a follower to resume from.
     await expect(run(['fleet', '--follow', '--data-dir', data])).rejects.toThrow(/following needs Kafka/);
   });
 });

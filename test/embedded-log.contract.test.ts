@@ -20,7 +20,7 @@ eventLogContract('embedded (fsync per batch)', async () => {
 // Tiny segments and a commit delay exercise segment rolls and multi-append batches in every test.
 eventLogContract('embedded (small segments, groupCommitMs 2)', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'lg-contract-'));
-  const log = await EmbeddedLog.open(dir, { fsync: 'none', groupCommitMs: 2, segmentBytes: 64 });
+  const log = await EmbeddedLog.open(dir, { fsync: 'none', groupCommitMs: 2 });
   return {
     log,
     topic: (base) => `test.${base}`,

@@ -12,7 +12,7 @@ import { evolve } from '../src/domain/evolve.js';
 import { foldLedger, type KeyEntry } from '../src/domain/ledger-rules.js';
 import { initialState } from '../src/domain/run-state.js';
 import { LedgerProjection } from '../src/projections/ledger-projection.js';
-import { FileLedger } from '../src/runtime/file-ledger.js';
+import { SqliteLedger } from '../src/runtime/sqlite-ledger.js';
 
 type Fact = readonly [kind: 'claim' | 'complete' | 'in_doubt' | 'release', call: 'c1' | 'c2'];
 interface Seen {
@@ -96,7 +96,7 @@ const VIEWS: Record<string, View> = {
     async apply(facts) {
       const dir = mkdtempSync(join(tmpdir(), 'lg-rules-'));
       dirs.push(dir);
-      const ledger = FileLedger.open(dir);
+      const ledger = SqliteLedger.open(dir);
       for (const [kind, callId] of facts) {
         const owner = { runId: RUN, callId };
         const step =

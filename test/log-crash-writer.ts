@@ -7,7 +7,7 @@ import { EmbeddedLog } from '../src/log/embedded/embedded-log.js';
 
 const [dir, topic] = process.argv.slice(2);
 if (dir === undefined || topic === undefined) throw new Error('usage: log-crash-writer <dir> <topic>');
-const log = await EmbeddedLog.open(dir, { segmentBytes: 16 * 1024 });
+const log = await EmbeddedLog.open(dir);
 
 async function loop(worker: number): Promise<never> {
   for (let n = 0; ; n++) {

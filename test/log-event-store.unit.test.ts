@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../src/domain/events.js';
-import { FileSchemaStore } from '../src/events/file-schema-store.js';
 import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
 import { EmbeddedLog } from '../src/log/embedded/embedded-log.js';
+import { SqliteSchemaStore } from '../src/log/embedded/sqlite-schema-store.js';
 import { TOPICS } from '../src/log/event-log.js';
 import { EventStore } from '../src/log/event-store.js';
 import { MemoryLog } from '../src/log/memory-log.js';
@@ -56,12 +56,10 @@ describe('EventStore', () => {
     const dir = await mkdtemp(join(tmpdir(), 'lg-store-'));
     try {
       const first = await EmbeddedLog.open(dir);
-      await (await EventStore.create(first, new FileSchemaStore(join(dir, 'schemas')))).append(
-        SAMPLE_RECORDS,
-      );
+      await (await EventStore.create(first, new SqliteSchemaStore(dir))).append(SAMPLE_RECORDS);
       await first.close();
       const second = await EmbeddedLog.open(dir);
-      const store = await EventStore.create(second, new FileSchemaStore(join(dir, 'schemas')));
+      const store = await EventStore.create(second, new SqliteSchemaStore(dir));
       expect(await collect(store.readRuns())).toEqual(SAMPLE_RECORDS);
       await second.close();
     } finally {

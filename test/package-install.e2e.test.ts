@@ -53,7 +53,7 @@ describe('the packed package, installed', () => {
       ]),
     );
     expect(out.root).toEqual(
-      expect.arrayContaining(['FileLedger', 'FileSchemaStore', 'parsePolicy', 'LoopguardError']),
+      expect.arrayContaining(['SqliteLedger', 'SqliteSchemaStore', 'parsePolicy', 'LoopguardError']),
     );
     for (const internal of [
       'copyState',

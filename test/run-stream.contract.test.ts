@@ -22,7 +22,7 @@ runStreamContract('memory', async () => {
   };
 });
 
-for (const opts of [{}, { fsync: 'none', groupCommitMs: 2, segmentBytes: 256 }] as EmbeddedLogOptions[]) {
+for (const opts of [{}, { fsync: 'none', groupCommitMs: 2 }] as EmbeddedLogOptions[]) {
   runStreamContract(`embedded ${JSON.stringify(opts)}`, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'lg-stream-'));
     const log = await EmbeddedLog.open(dir, opts);

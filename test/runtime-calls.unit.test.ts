@@ -12,10 +12,10 @@ import { MemoryLog } from '../src/log/memory-log.js';
 import { ManualClock } from '../src/machines/manual-clock.js';
 import {
   createGuard,
-  FileLedger,
   type Guard,
   guardTools,
   outcome,
+  SqliteLedger,
   toModelMessage,
 } from '../src/runtime/index.js';
 
@@ -232,7 +232,7 @@ describe('orphan claims', () => {
     dirs.push(dataDir);
     const guard = await createGuard({ dataDir });
     guards.push(guard);
-    const ledger = FileLedger.open(dataDir);
+    const ledger = SqliteLedger.open(dataDir);
     // What a claim looks like whose answer was lost before the run could record a decision.
     await ledger.claim('k-orphan', { runId: 'r-own', callId: 'lost' });
     await ledger.claim('k-other', { runId: 'r-elsewhere', callId: 'live' });

@@ -13,8 +13,8 @@ import { EventStore } from '../src/log/event-store.js';
 import { MemoryLog } from '../src/log/memory-log.js';
 import type { RunStream } from '../src/log/run-stream.js';
 import { runStreamOf } from '../src/log/run-stream-of.js';
-import { FileLedger } from '../src/runtime/file-ledger.js';
 import { Guard } from '../src/runtime/guard.js';
+import { SqliteLedger } from '../src/runtime/sqlite-ledger.js';
 import { ToolError } from '../src/runtime/tool-outcome.js';
 
 const dirs: string[] = [];
@@ -39,7 +39,7 @@ async function setup() {
   };
   const guard = new Guard({
     store: counting,
-    ledger: FileLedger.open(dir),
+    ledger: SqliteLedger.open(dir),
     policy: undefined,
     secretKey: 'test-key',
   });
@@ -114,7 +114,7 @@ describe('a write that failed for its caller but landed', () => {
     };
     const guard = new Guard({
       store: flaky,
-      ledger: FileLedger.open(dir),
+      ledger: SqliteLedger.open(dir),
       policy: undefined,
       secretKey: 'test-key',
     });

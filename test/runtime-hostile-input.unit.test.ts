@@ -14,11 +14,11 @@ import { MemoryLog } from '../src/log/memory-log.js';
 import {
   type ClaimOwner,
   createGuard,
-  FileLedger,
   type Guard,
   guardTools,
   type Ledger,
   outcome,
+  SqliteLedger,
 } from '../src/runtime/index.js';
 
 const dirs: string[] = [];
@@ -137,7 +137,7 @@ describe('limits the encoder and the runtime can honour', () => {
   it('a side effect with args that can never be recorded takes no claim in the ledger', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'loopguard-hostile-'));
     dirs.push(dataDir);
-    const files = FileLedger.open(dataDir);
+    const files = SqliteLedger.open(dataDir);
     let claims = 0;
     const ledger: Ledger = Object.assign(Object.create(files) as Ledger, {
       claim: (key: string, owner: ClaimOwner) => {

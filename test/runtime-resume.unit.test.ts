@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createGuard, FileLedger, type Guard, outcome } from '../src/runtime/index.js';
+import { createGuard, type Guard, outcome, SqliteLedger } from '../src/runtime/index.js';
 
 const dirs: string[] = [];
 const guards: Guard[] = [];
@@ -139,7 +139,7 @@ describe('run.reissue', () => {
       value: { id: 'p-2' },
     });
     expect(charges).toBe(2);
-    const ledger = FileLedger.open(dir);
+    const ledger = SqliteLedger.open(dir);
     expect(await ledger.reissuedFrom('acme:pay:4#2')).toEqual(note);
     expect(await ledger.get('acme:pay:4')).toMatchObject({ status: 'completed', resultJson: '{"id":"p-1"}' });
   });

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, diceSimilarity, MAX_TEXT_CHARS, redactText } from '../src/domain/index.js';
 import { ManualClock, RunActor } from '../src/machines/index.js';
-import { FileLedger } from '../src/runtime/file-ledger.js';
 import type { Ledger, ReissueNote } from '../src/runtime/ledger.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
+import { SqliteLedger } from '../src/runtime/sqlite-ledger.js';
 import { decideReissue } from '../src/service/decide-reissue.js';
 import { decideRequest } from '../src/service/decide-request.js';
 import { emptyRequest, type WireRequest } from '../src/service/service-topics.js';
@@ -32,7 +32,7 @@ afterEach(() => {
 async function given(opts: { completed?: string[]; started?: boolean } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'loopguard-reissue-'));
   dirs.push(dir);
-  const ledger = FileLedger.open(dir);
+  const ledger = SqliteLedger.open(dir);
   for (const key of opts.completed ?? []) {
     const owner = { runId: 'other-run', callId: 'c1' };
     await ledger.claim(redactText(key, HASHING), owner);

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
-import { FileSchemaStore } from '../src/events/file-schema-store.js';
 import { EmbeddedLog } from '../src/log/embedded/embedded-log.js';
+import { SqliteSchemaStore } from '../src/log/embedded/sqlite-schema-store.js';
 import { TOPICS } from '../src/log/event-log.js';
 import { EventStore } from '../src/log/event-store.js';
 import { LogRunStream } from '../src/log/log-run-stream.js';
@@ -35,10 +35,7 @@ async function copiesOf(dir: string, runId: string) {
   const log = await EmbeddedLog.open(dir, { readOnly: true });
   try {
     const of = async (topic: string) => {
-      const events = await EventStore.create(
-        log,
-        new FileSchemaStore(join(dir, 'schemas'), { readOnly: true }),
-      );
+      const events = await EventStore.create(log, new SqliteSchemaStore(dir, { readOnly: true }));
       const out: string[] = [];
       for (const r of await log.read(topic, 0)) {
         const e = await events.decode(topic as typeof TOPICS.stops, r.value);
@@ -71,8 +68,8 @@ describe('a writer killed at every step boundary', () => {
           .split('\n')
           .filter((l) => l.includes('"victim"'));
         expect(shown).toHaveLength(STOPS);
-        const log = await EmbeddedLog.open(dir, { note: () => undefined });
-        const events = await EventStore.create(log, new FileSchemaStore(join(dir, 'schemas')));
+        const log = await EmbeddedLog.open(dir);
+        const events = await EventStore.create(log, new SqliteSchemaStore(dir));
         const stream = new LogRunStream(events, log);
         // The next writer records another run; its projector picks up wherever the dead one stopped.
         await stream.append('next', 0, runEvents('next', 0, 1));

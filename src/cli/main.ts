@@ -13,6 +13,7 @@ import { fleetCommand } from './fleet-command.js';
 import { type Io, processIo } from './io.js';
 import { mcpCommand } from './mcp-command.js';
 import { serviceMetrics, startMetricsServer } from './metrics-server.js';
+import { migrateCommand } from './migrate-command.js';
 import { portFlag } from './number-flags.js';
 import { type Env, type KafkaFlags, kafkaConfig, openKafkaStore } from './open-kafka-store.js';
 import { type OpenStore, openEmbeddedStore } from './open-store.js';
@@ -44,6 +45,7 @@ const USAGE = `loopguard: a runtime guard for AI-agent tool calls
   loopguard eval FILE.jsonl... [--synthetic] [--policy P.json] [--json]
   loopguard mcp [--policy P.json] [--data-dir D | --kafka] [--run-id ID] [--metrics-port P] -- COMMAND [ARGS...]
   loopguard repair [--data-dir D]
+  loopguard migrate --data-dir D
   loopguard demo [--data-dir D]
 
 The data dir defaults to ./.loopguard (the embedded, file-backed log). --kafka uses Kafka and a
@@ -250,6 +252,8 @@ export async function main(
     }
     case 'repair':
       return repairCommand(values['data-dir'] ?? DEFAULT_DATA_DIR, io);
+    case 'migrate':
+      return migrateCommand(values['data-dir'] ?? DEFAULT_DATA_DIR, io);
     case 'demo':
       return demo(values['data-dir'], io);
     default:

@@ -1,7 +1,7 @@
 import type { Policy } from '../domain/index.js';
 import { RegistrySchemaStore } from '../events/index.js';
 import { DEFAULT_DATA_DIR, KafkaLedger, TOPICS } from '../log/index.js';
-import { FileLedger, Guard } from '../runtime/index.js';
+import { Guard, SqliteLedger } from '../runtime/index.js';
 import type { LoopguardMetrics } from '../telemetry/index.js';
 import { type Env, type KafkaFlags, kafkaConfig, openKafkaStore } from './open-kafka-store.js';
 import { openEmbeddedStore } from './open-store.js';
@@ -23,7 +23,7 @@ export async function openGuard(
     const store = await openEmbeddedStore(dataDir);
     const guard = new Guard({
       store: store.stream,
-      ledger: FileLedger.open(dataDir),
+      ledger: SqliteLedger.open(dataDir),
       policy,
       secretKey: store.secretKey(env),
       ...(metrics ? { metrics } : {}),

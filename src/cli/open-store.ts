@@ -1,6 +1,4 @@
-import { join } from 'node:path';
 import { LoopguardError, type RecordedEvent } from '../domain/index.js';
-import { FileSchemaStore } from '../events/index.js';
 import {
   CopyProjector,
   DEFAULT_DATA_DIR,
@@ -8,6 +6,7 @@ import {
   EventStore,
   type RunStream,
   runStreamOf,
+  SqliteSchemaStore,
   TOPICS,
 } from '../log/index.js';
 import type { Projections } from '../projections/index.js';
@@ -27,8 +26,8 @@ export interface OpenStore {
   scan(apply: (rec: RecordedEvent) => void): Promise<number>;
   /**
    * Every event of the runs topic and then each new one, until the signal, as consumer group
-   * `group` (from its committed offsets; the beginning for a new group). Kafka only: a follower
-   * that publishes would hold the embedded log's one writer lock while the guard needs it.
+   * `group` (from its committed offsets; the beginning for a new group). Kafka only: the embedded
+   * store has no consumer groups to keep a follower's position in.
    */
   followRuns(
     apply: (rec: RecordedEvent) => Promise<void> | void,
@@ -47,7 +46,7 @@ export interface OpenStore {
 }
 
 /**
- * The embedded log in a data dir, with its file schema store: the default, no server needed.
+ * The embedded store in a data dir (its SQLite database): the default, no server needed.
  * `readOnly` for commands that only read: nothing in the dir is created or written, and a dir
  * that does not exist is an error rather than a new empty log.
  */
@@ -57,7 +56,8 @@ export async function openEmbeddedStore(
 ): Promise<OpenStore> {
   const readOnly = opts.readOnly ?? false;
   const log = await EmbeddedLog.open(dataDir, { readOnly });
-  const events = await EventStore.create(log, new FileSchemaStore(join(dataDir, 'schemas'), { readOnly }));
+  const schemas = new SqliteSchemaStore(dataDir, { readOnly });
+  const events = await EventStore.create(log, schemas);
   const stream = runStreamOf(events);
   return {
     events,
@@ -76,7 +76,7 @@ export async function openEmbeddedStore(
       Promise.reject(
         new LoopguardError(
           'usage',
-          'following needs Kafka (--kafka): the embedded log has one writing process per data dir, the guard',
+          'following needs Kafka (--kafka): the embedded store keeps no consumer group positions',
         ),
       ),
     eventCount: () => log.endOffset(TOPICS.runs),
@@ -92,6 +92,7 @@ export async function openEmbeddedStore(
     },
     close: async () => {
       await stream.close();
+      await schemas.close();
       await log.close();
     },
   };

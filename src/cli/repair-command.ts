@@ -1,12 +1,25 @@
 import { repairDataDir } from '../log/embedded/repair.js';
 import type { Io } from './io.js';
 
-/** `loopguard repair [--data-dir D]`: cuts every topic at its last good record; prints what moved where. */
+/**
+ * `loopguard repair [--data-dir D]`: SQLite's integrity check on the data dir's database; a
+ * damaged file is kept aside whole and replaced by every row that could be read. Prints which.
+ */
 export async function repairCommand(dataDir: string, io: Io): Promise<number> {
-  const topics = await repairDataDir(dataDir);
-  for (const t of topics) {
-    io.out(`${t.topic}: ${t.records} records${t.cut.length === 0 ? ', sound' : ''}\n`);
-    for (const line of t.cut) io.out(`  ${line}\n`);
+  const r = await repairDataDir(dataDir);
+  const counts = Object.entries(r.rows)
+    .map(([t, n]) => `${t} ${n}`)
+    .join(', ');
+  if (r.keptIn === null) {
+    io.out(`${dataDir}: sound (integrity_check ok); ${counts}\n`);
+    return 0;
   }
+  io.out(`${dataDir}: damaged (${r.problems.length} problems from integrity_check):\n`);
+  for (const p of r.problems.slice(0, 20)) io.out(`  ${p}\n`);
+  io.out(`the damaged file is kept in ${r.keptIn}\n`);
+  const skipped = Object.entries(r.unreadable).filter(([, n]) => n > 0);
+  io.out(
+    `rebuilt from every readable row: ${counts}${skipped.length === 0 ? '' : `; unreadable spots skipped: ${skipped.map(([t, n]) => `${t} ${n}`).join(', ')}`}\n`,
+  );
   return 0;
 }

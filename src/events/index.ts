@@ -8,7 +8,6 @@ export {
   NAMESPACE,
   typeFromJson,
 } from './envelope-schema.js';
-export { FileSchemaStore } from './file-schema-store.js';
 export { MemorySchemaStore } from './memory-schema-store.js';
 export { RegistrySchemaStore, type RegistrySchemaStoreOptions } from './registry-schema-store.js';
 export { normalizeSchema, type SchemaStore } from './schema-store.js';

@@ -1,6 +1,6 @@
 /**
  * Where schema ids come from. In Kafka mode a Confluent registry assigns them; in embedded mode a
- * file-backed store does, with the same contract: ids are global (not per subject), and the same
+ * table in the data dir's database does, with the same contract: ids are global (not per subject), and the same
  * schema text always gets the same id, whatever subject registers it.
  */
 import { LoopguardError } from '../domain/errors.js';
@@ -24,5 +24,4 @@ export function normalizeSchema(schema: string): string {
 export const unknownSchema = (id: number): LoopguardError =>
   new LoopguardError('unknown_schema', `no schema with id ${id}`, { details: { schemaId: id } });
 
-export { FileSchemaStore } from './file-schema-store.js';
 export { MemorySchemaStore } from './memory-schema-store.js';

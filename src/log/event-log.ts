@@ -1,6 +1,6 @@
 /**
  * The EventLog port: append-only topics of keyed records with dense offsets from 0. Adapters: an
- * in-memory one (tests, evaluation), the embedded file log (default) and Kafka. All of them pass
+ * in-memory one (tests, evaluation), the embedded SQLite store (default) and Kafka. All of them pass
  * the same contract suite (test/log-contract.ts).
  */
 
@@ -45,5 +45,5 @@ export interface EventLog {
   close(): Promise<void>;
 }
 
-/** Topic names double as directory names in the embedded log; Kafka's character set keeps both safe. */
+/** Kafka's character set for topic names, which every adapter enforces alike. */
 export const TOPIC_NAME = /^[A-Za-z0-9._-]{1,249}$/;

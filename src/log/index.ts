@@ -1,6 +1,7 @@
 /** Public face of the log module: the EventLog port, its in-memory and embedded adapters, the event store. */
 export { CopyProjector, type ProjectorStep } from './copy-projector.js';
 export { DEFAULT_DATA_DIR, EmbeddedLog, type EmbeddedLogOptions } from './embedded/embedded-log.js';
+export { SqliteSchemaStore } from './embedded/sqlite-schema-store.js';
 export {
   type EventLog,
   type LogRecord,

@@ -11,7 +11,7 @@ export interface KeyedLog extends EventLog {
   readKey(topic: string, key: string, fromIndex: number): Promise<StoredRecord[]>;
   /**
    * Appends records (all keyed `key`) only if `key` has exactly `expectedCount` records when the
-   * write happens (for the embedded log: under the writer lock, after picking up other processes'
+   * write happens (for the embedded log: in the write transaction, after every other process's
    * records); otherwise rejects with `conflict` and writes nothing.
    */
   appendKeyed(

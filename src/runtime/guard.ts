@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import type { Tracer } from '@opentelemetry/api';
 import {
   DEFAULT_POLICY,
@@ -17,7 +16,7 @@ import {
   type Similarity,
   START_FIELDS,
 } from '../domain/index.js';
-import { FileSchemaStore, type SchemaStore } from '../events/index.js';
+import type { SchemaStore } from '../events/index.js';
 import {
   DEFAULT_DATA_DIR,
   EmbeddedLog,
@@ -25,15 +24,16 @@ import {
   EventStore,
   type RunStream,
   runStreamOf,
+  SqliteSchemaStore,
 } from '../log/index.js';
 import { type Clock, RunActor, systemClock } from '../machines/index.js';
 import { GuardTelemetry, LoopguardMetrics } from '../telemetry/index.js';
-import { FileLedger } from './file-ledger.js';
 import { GuardedRun } from './guarded-run.js';
 import type { Ledger } from './ledger.js';
 import { nodeHashing } from './node-hashing.js';
 import { RunFamily } from './run-family.js';
 import { chooseSecretKey } from './secret-key.js';
+import { SqliteLedger } from './sqlite-ledger.js';
 
 export interface GuardPorts {
   /** The runs' event streams: read from a seq, append at an expected seq. */
@@ -247,14 +247,11 @@ export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
       : { kind: 'shared', where: 'createGuard({ log }) on a log of your own' },
   );
   const log = opts.log ?? (await EmbeddedLog.open(dataDir));
-  const events = await EventStore.create(
-    log,
-    opts.schemaStore ?? new FileSchemaStore(join(dataDir, 'schemas')),
-  );
+  const events = await EventStore.create(log, opts.schemaStore ?? new SqliteSchemaStore(dataDir));
   const store = runStreamOf(events);
   return new Guard({
     store,
-    ledger: opts.ledger ?? FileLedger.open(dataDir),
+    ledger: opts.ledger ?? SqliteLedger.open(dataDir),
     secretKey,
     ...(parsed !== null ? { policy: parsed.value } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),

@@ -1,52 +1,49 @@
 /**
- * The default, file-backed EventLog. Each topic is a directory of append-only segment files under
- * the data dir (`<dir>/topics/<topic>/<first offset>.seg`); every record carries its length and a
- * CRC32 (see segment-format.ts).
+ * The default, embedded EventLog: the `records` table of the data dir's SQLite database (see
+ * database.ts). Each topic's records have dense offsets from 0 (`topic_offset`); on the runs
+ * topic a record also carries its run (`run_id`, its key) and the run's seq, and
+ * `UNIQUE(run_id, seq)` backs the append at an expected seq: whichever process writes a seq
+ * second gets `conflict`, never a silent drop.
  *
- * Durability: append() resolves only after its records are written and fsynced. Appends made while
- * a write is pending join the next batch (group commit), so one fsync covers many appends.
- * Crash safety: a torn last record is detected by length/CRC, never returned, and cut when the
- * next writer takes over the topic; everything acknowledged before the crash is on disk.
- * Processes: any number may read a data dir (they pick up new records on read and while following);
- * one process at a time writes a topic, enforced by a pid lock file per topic.
+ * Durability: append() resolves once its transaction committed (fsynced with synchronous=FULL).
+ * Appends issued in one event-loop turn share a transaction and its fsync (group commit).
+ * Processes: any number read and write one data dir at once; a process sees others' records on
+ * its next read, and a follower polls for them every pollMs.
  */
-import { mkdir, readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import type { StatementSync } from 'node:sqlite';
 import { LoopguardError } from '../../domain/errors.js';
 import type { LogRecord, StoredRecord } from '../event-log.js';
+import { TOPICS } from '../event-log.js';
 import { checkKeyed, type KeyedLog, keyConflict } from '../keyed-log.js';
 import { checkRead, checkTopic, closedError } from '../log-errors.js';
 import { pollFollow } from '../poll-follow.js';
-import { MAX_BODY, recordBytes } from './segment-format.js';
-import type { SegmentIo } from './segment-io.js';
-import { TopicLog } from './topic-log.js';
+import { EmbeddedDatabase, isUniqueViolation, storeError } from './database.js';
 
 export interface EmbeddedLogOptions {
-  /** 'batch' (default): fsync every group commit. 'none': leave flushing to the OS (tests, benches). */
+  /** 'batch' (default): fsync every group commit (synchronous=FULL). 'none': leave flushing to the OS (tests, benches). */
   readonly fsync?: 'batch' | 'none';
-  /** Extra time a batch waits for more appends before it is written; 0 (default) = next event-loop turn. */
+  /** Extra time a batch waits for more appends before it is committed; 0 (default) = next event-loop turn. */
   readonly groupCommitMs?: number;
-  /** A segment is closed and a new one started once it reaches this size. */
-  readonly segmentBytes?: number;
   /** How often a follower looks for records written by another process. */
   readonly pollMs?: number;
   /**
-   * The largest record (header, key, headers and value) an append may write; a larger one is
-   * refused before anything is written. Default 1 MiB, Kafka's default message limit.
+   * The largest record (key, headers and value) an append may write; a larger one is refused
+   * before anything is written. Default 1 MiB, Kafka's default message limit.
    */
   readonly maxRecordBytes?: number;
-  /** The write primitive (tests inject short writes and a full disk). */
-  readonly io?: SegmentIo;
-  /** Where notes for people go (torn tails); stderr by default. */
-  readonly note?: (line: string) => void;
+  /** How long a write waits in all for another process's write lock (default 10 s). */
+  readonly busyTimeoutMs?: number;
+  /** A cap on the database size in pages of 4 KiB (a quota; past it appends get `disk_full`). */
+  readonly maxPages?: number;
   /**
-   * Open for reading only: nothing is created or written (not even the data dir, which must
-   * exist), appends are refused with `read_only`, and a torn tail is read around, never cut.
+   * Open for reading only: nothing is created or written (the data dir and its database must
+   * exist), appends are refused with `read_only`.
    */
   readonly readOnly?: boolean;
 }
 
 interface Pending {
+  readonly topic: string;
   readonly records: readonly LogRecord[];
   /** For a conditional append: how many records its key must have when the batch is written. */
   readonly expect?: { readonly key: string; readonly count: number };
@@ -54,56 +51,79 @@ interface Pending {
   readonly reject: (e: unknown) => void;
 }
 
-interface TopicState {
-  readonly log: TopicLog;
-  queue: Pending[];
-  flushing: Promise<void> | undefined;
+interface Row {
+  topic: string;
+  topic_offset: number;
+  key: string;
+  headers: string | null;
+  value: Uint8Array;
 }
 
 export const DEFAULT_DATA_DIR = './.loopguard';
 const DEFAULT_MAX_RECORD_BYTES = 1024 * 1024;
-const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
 const FOLLOW_PAGE = 1000;
+const COLUMNS = 'topic, topic_offset, key, headers, value';
+
+/** Bytes a record takes: what the size limit is checked against. */
+export function recordBytes(rec: LogRecord): number {
+  const headers = rec.headers === undefined ? 0 : Buffer.byteLength(JSON.stringify(rec.headers));
+  return Buffer.byteLength(rec.key) + headers + rec.value.length;
+}
 
 export class EmbeddedLog implements KeyedLog {
-  private readonly topics = new Map<string, Promise<TopicState>>();
   private readonly wakers = new Map<string, Set<() => void>>();
+  private queue: Pending[] = [];
+  private flushing: Promise<void> | undefined;
   private closed = false;
+  private readonly sql: Record<
+    'insert' | 'end' | 'runHead' | 'keyCount' | 'read' | 'readKey' | 'readRun',
+    StatementSync
+  >;
 
   private constructor(
-    private readonly dir: string,
-    private readonly opts: Required<Omit<EmbeddedLogOptions, 'io' | 'note'>> &
-      Pick<EmbeddedLogOptions, 'io' | 'note'>,
-  ) {}
+    private readonly store: EmbeddedDatabase,
+    private readonly opts: Required<Omit<EmbeddedLogOptions, 'maxPages' | 'busyTimeoutMs'>>,
+  ) {
+    const db = store.db;
+    this.sql = {
+      insert: db.prepare(
+        `INSERT INTO records (topic, topic_offset, key, run_id, seq, at_ms, headers, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      end: db.prepare('SELECT max(topic_offset) AS m FROM records WHERE topic = ?'),
+      runHead: db.prepare('SELECT max(seq) AS m FROM records WHERE run_id = ?'),
+      keyCount: db.prepare(
+        'SELECT count(*) AS n FROM records WHERE topic = ? AND key = ? AND run_id IS NULL',
+      ),
+      read: db.prepare(
+        `SELECT ${COLUMNS} FROM records WHERE topic = ? AND topic_offset >= ? ORDER BY topic_offset LIMIT ?`,
+      ),
+      readKey: db.prepare(
+        `SELECT ${COLUMNS} FROM records WHERE topic = ? AND key = ? AND run_id IS NULL ORDER BY topic_offset LIMIT -1 OFFSET ?`,
+      ),
+      readRun: db.prepare(`SELECT ${COLUMNS} FROM records WHERE run_id = ? AND seq > ? ORDER BY seq`),
+    };
+  }
 
-  /** Opens (creating if needed) the data dir and indexes every existing topic by scanning it. */
+  /** Opens (creating if needed, unless readOnly) the data dir's database. */
   static async open(dir: string = DEFAULT_DATA_DIR, opts: EmbeddedLogOptions = {}): Promise<EmbeddedLog> {
-    const log = new EmbeddedLog(dir, {
+    const store = EmbeddedDatabase.open(dir, {
+      readOnly: opts.readOnly ?? false,
+      synchronous: opts.fsync === 'none' ? 'off' : 'full',
+      ...(opts.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: opts.busyTimeoutMs }),
+      ...(opts.maxPages === undefined ? {} : { maxPages: opts.maxPages }),
+    });
+    return new EmbeddedLog(store, {
       fsync: opts.fsync ?? 'batch',
       groupCommitMs: opts.groupCommitMs ?? 0,
-      segmentBytes: opts.segmentBytes ?? DEFAULT_SEGMENT_BYTES,
       pollMs: opts.pollMs ?? 100,
       readOnly: opts.readOnly ?? false,
-      maxRecordBytes: Math.min(opts.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES, MAX_BODY),
-      ...(opts.io ? { io: opts.io } : {}),
-      ...(opts.note ? { note: opts.note } : {}),
+      maxRecordBytes: opts.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES,
     });
-    if (opts.readOnly) {
-      const exists = await stat(dir).then(
-        (st) => st.isDirectory(),
-        () => false,
-      );
-      if (!exists)
-        throw new LoopguardError('no_data_dir', `data dir ${dir} does not exist (reading never creates it)`, {
-          details: { dir },
-        });
-    } else await mkdir(join(dir, 'topics'), { recursive: true });
-    const names = await readdir(join(dir, 'topics')).catch((e: NodeJS.ErrnoException) => {
-      if (e.code === 'ENOENT') return [];
-      throw e;
-    });
-    for (const name of names) await log.topic(name);
-    return log;
+  }
+
+  /** The database file, for messages. */
+  get path(): string {
+    return this.store.path;
   }
 
   append(topic: string, records: readonly LogRecord[]): Promise<number[]> {
@@ -123,46 +143,20 @@ export class EmbeddedLog implements KeyedLog {
   async readKey(topic: string, key: string, fromIndex: number): Promise<StoredRecord[]> {
     checkRead(topic, fromIndex, undefined);
     if (this.closed) throw closedError();
-    const t = await this.topic(topic);
-    if (!t.log.isWriter) await t.log.refresh();
-    return t.log.readKey(key, fromIndex);
-  }
-
-  private async enqueue(
-    topic: string,
-    records: readonly LogRecord[],
-    expect: Pending['expect'],
-  ): Promise<number[]> {
-    checkTopic(topic);
-    if (this.closed) throw closedError();
-    if (this.opts.readOnly)
-      throw new LoopguardError('read_only', `${this.dir} is open for reading only; nothing was written`);
-    if (records.length === 0 && expect === undefined) return [];
-    for (const [i, r] of records.entries()) {
-      const bytes = recordBytes(r);
-      if (bytes > this.opts.maxRecordBytes)
-        throw new LoopguardError(
-          'record_too_large',
-          `${topic}: record ${i} of the append (key ${JSON.stringify(r.key)}) takes ${bytes} bytes, over the limit of ${this.opts.maxRecordBytes} (maxRecordBytes); nothing was written`,
-          { details: { topic, key: r.key, bytes, limit: this.opts.maxRecordBytes } },
-        );
-    }
-    const t = await this.topic(topic);
-    if (this.closed) throw closedError();
-    return new Promise((resolve, reject) => {
-      t.queue.push(
-        expect === undefined ? { records, resolve, reject } : { records, expect, resolve, reject },
-      );
-      t.flushing ??= this.flushSoon(t);
-    });
+    const rows = this.store.read(() =>
+      topic === TOPICS.runs
+        ? this.sql.readRun.all(key, fromIndex)
+        : this.sql.readKey.all(topic, key, fromIndex),
+    );
+    return (rows as unknown as Row[]).map(toStored);
   }
 
   async read(topic: string, fromOffset: number, maxRecords?: number): Promise<StoredRecord[]> {
     checkRead(topic, fromOffset, maxRecords);
     if (this.closed) throw closedError();
-    const t = await this.topic(topic);
-    if (!t.log.isWriter) await t.log.refresh();
-    return t.log.read(fromOffset, maxRecords ?? Number.POSITIVE_INFINITY);
+    const limit = maxRecords === undefined || !Number.isFinite(maxRecords) ? -1 : Math.floor(maxRecords);
+    const rows = this.store.read(() => this.sql.read.all(topic, fromOffset, limit));
+    return (rows as unknown as Row[]).map(toStored);
   }
 
   async follow(
@@ -172,11 +166,10 @@ export class EmbeddedLog implements KeyedLog {
     signal: AbortSignal,
   ): Promise<void> {
     checkRead(topic, fromOffset, undefined);
-    const t = await this.topic(topic);
     await pollFollow(
       {
         read: (from) => this.read(topic, from, FOLLOW_PAGE),
-        hasMore: (next) => t.log.end > next || this.closed,
+        hasMore: (next) => this.closed || this.endSync(topic) > next,
         subscribe: (wake) => this.subscribe(topic, wake),
         pollMs: this.opts.pollMs,
         closed: () => this.closed,
@@ -190,74 +183,145 @@ export class EmbeddedLog implements KeyedLog {
   async endOffset(topic: string): Promise<number> {
     checkTopic(topic);
     if (this.closed) throw closedError();
-    const t = await this.topic(topic);
-    if (!t.log.isWriter) await t.log.refresh();
-    return t.log.end;
+    return this.endSync(topic);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const states = await Promise.allSettled(this.topics.values());
-    for (const s of states) {
-      if (s.status !== 'fulfilled') continue;
-      while (s.value.flushing !== undefined) await s.value.flushing;
-      await s.value.log.close();
-    }
+    while (this.flushing !== undefined) await this.flushing;
+    this.store.close();
     for (const set of this.wakers.values()) for (const wake of set) wake();
   }
 
-  private topic(name: string): Promise<TopicState> {
-    let t = this.topics.get(name);
-    if (t === undefined) {
-      const opts = {
-        fsync: this.opts.fsync === 'batch',
-        segmentBytes: this.opts.segmentBytes,
-        readOnly: this.opts.readOnly,
-        ...(this.opts.io ? { io: this.opts.io } : {}),
-        ...(this.opts.note ? { note: this.opts.note } : {}),
-      };
-      t = TopicLog.open(name, join(this.dir, 'topics', name), opts).then((log) => ({
-        log,
-        queue: [],
-        flushing: undefined,
-      }));
-      // A failed open (e.g. corrupt segment) is retried on the next call rather than cached.
-      t.catch(() => this.topics.delete(name));
-      this.topics.set(name, t);
-    }
-    return t;
+  private endSync(topic: string): number {
+    const { m } = this.store.read(() => this.sql.end.get(topic)) as { m: number | null };
+    return m === null ? 0 : m + 1;
   }
 
-  /** Waits a turn (or groupCommitMs) so appends issued meanwhile share the write and the fsync. */
-  private async flushSoon(t: TopicState): Promise<void> {
+  private async enqueue(
+    topic: string,
+    records: readonly LogRecord[],
+    expect: Pending['expect'],
+  ): Promise<number[]> {
+    checkTopic(topic);
+    if (this.closed) throw closedError();
+    if (this.opts.readOnly)
+      throw new LoopguardError(
+        'read_only',
+        `${this.store.path} is open for reading only; nothing was written`,
+      );
+    if (records.length === 0 && expect === undefined) return [];
+    for (const [i, r] of records.entries()) {
+      const bytes = recordBytes(r);
+      if (bytes > this.opts.maxRecordBytes)
+        throw new LoopguardError(
+          'record_too_large',
+          `${topic}: record ${i} of the append (key ${JSON.stringify(r.key)}) takes ${bytes} bytes, over the limit of ${this.opts.maxRecordBytes} (maxRecordBytes); nothing was written`,
+          { details: { topic, key: r.key, bytes, limit: this.opts.maxRecordBytes } },
+        );
+    }
+    return new Promise((resolve, reject) => {
+      this.queue.push(
+        expect === undefined
+          ? { topic, records, resolve, reject }
+          : { topic, records, expect, resolve, reject },
+      );
+      this.flushing ??= this.flushSoon();
+    });
+  }
+
+  /** Waits a turn (or groupCommitMs) so appends issued meanwhile share the transaction and its fsync. */
+  private async flushSoon(): Promise<void> {
     await new Promise<void>((r) => {
       if (this.opts.groupCommitMs > 0) setTimeout(r, this.opts.groupCommitMs);
       else setImmediate(r);
     });
     try {
-      while (t.queue.length > 0) {
-        const queued = t.queue;
-        t.queue = [];
+      while (this.queue.length > 0) {
+        const batch = this.queue;
+        this.queue = [];
+        let outcomes: Outcome[];
         try {
-          // Conditions are checked as writer, after picking up what other processes wrote, so the
-          // check and the write cannot be separated by another writer.
-          await t.log.becomeWriter();
-          const batch = admitted(queued, t.log);
-          if (batch.length === 0) continue;
-          const first = await t.log.write(batch.flatMap((p) => p.records));
-          let next = first;
-          for (const p of batch) {
-            p.resolve(p.records.map(() => next++));
-          }
-          for (const wake of this.wakers.get(t.log.name) ?? []) wake();
+          outcomes = await this.store.write(() => this.writeBatch(batch));
         } catch (e) {
-          for (const p of queued) p.reject(e);
+          const err = storeError(e, this.store.path);
+          for (const p of batch) p.reject(err);
+          continue;
         }
+        const topics = new Set<string>();
+        batch.forEach((p, i) => {
+          const o = outcomes[i] as Outcome;
+          if ('error' in o) p.reject(o.error);
+          else {
+            p.resolve(o.offsets);
+            topics.add(p.topic);
+          }
+        });
+        for (const t of topics) for (const wake of this.wakers.get(t) ?? []) wake();
       }
     } finally {
-      t.flushing = undefined;
+      this.flushing = undefined;
     }
+  }
+
+  /**
+   * Inside the write transaction: each append's condition is checked against what every process
+   * committed before, plus the appends before it in this batch, then its rows are inserted.
+   */
+  private writeBatch(batch: readonly Pending[]): Outcome[] {
+    const ends = new Map<string, number>();
+    const heads = new Map<string, number>();
+    const now = Date.now();
+    return batch.map((p): Outcome => {
+      const count = (key: string): number => {
+        const cached = heads.get(`${p.topic}\0${key}`);
+        if (cached !== undefined) return cached;
+        const n =
+          p.topic === TOPICS.runs
+            ? ((this.sql.runHead.get(key) as { m: number | null }).m ?? 0)
+            : (this.sql.keyCount.get(p.topic, key) as { n: number }).n;
+        heads.set(`${p.topic}\0${key}`, n);
+        return n;
+      };
+      if (p.expect !== undefined) {
+        const actual = count(p.expect.key);
+        if (actual !== p.expect.count)
+          return { error: keyConflict(p.topic, p.expect.key, p.expect.count, actual) };
+      }
+      let next = ends.get(p.topic) ?? this.endSync(p.topic);
+      const offsets: number[] = [];
+      this.store.db.exec('SAVEPOINT append');
+      try {
+        for (const r of p.records) {
+          const seq = count(r.key) + 1;
+          const isRun = p.topic === TOPICS.runs;
+          this.sql.insert.run(
+            p.topic,
+            next,
+            r.key,
+            isRun ? r.key : null,
+            isRun ? seq : null,
+            now,
+            r.headers === undefined ? null : JSON.stringify(r.headers),
+            r.value,
+          );
+          heads.set(`${p.topic}\0${r.key}`, seq);
+          offsets.push(next++);
+        }
+        this.store.db.exec('RELEASE append');
+      } catch (e) {
+        this.store.db.exec('ROLLBACK TO append');
+        this.store.db.exec('RELEASE append');
+        heads.clear();
+        // UNIQUE(run_id, seq): a seq another writer took first is the store's conflict.
+        if (isUniqueViolation(e) && p.expect !== undefined)
+          return { error: keyConflict(p.topic, p.expect.key, p.expect.count, count(p.expect.key)) };
+        throw e;
+      }
+      ends.set(p.topic, next);
+      return { offsets };
+    });
   }
 
   private subscribe(topic: string, wake: () => void): () => void {
@@ -268,22 +332,11 @@ export class EmbeddedLog implements KeyedLog {
   }
 }
 
-/**
- * The appends of a batch that may be written, in order: a conditional append whose key does not
- * have the expected count (counting the records admitted before it) is rejected with `conflict`.
- */
-function admitted(queued: readonly Pending[], log: TopicLog): Pending[] {
-  const planned = new Map<string, number>();
-  const countOf = (key: string): number => planned.get(key) ?? log.keyCount(key);
-  const out: Pending[] = [];
-  for (const p of queued) {
-    const actual = p.expect === undefined ? 0 : countOf(p.expect.key);
-    if (p.expect !== undefined && actual !== p.expect.count) {
-      p.reject(keyConflict(log.name, p.expect.key, p.expect.count, actual));
-      continue;
-    }
-    for (const r of p.records) planned.set(r.key, countOf(r.key) + 1);
-    out.push(p);
-  }
-  return out;
+type Outcome = { readonly offsets: number[] } | { readonly error: LoopguardError };
+
+function toStored(r: Row): StoredRecord {
+  const value = Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength);
+  return r.headers === null
+    ? { topic: r.topic, offset: r.topic_offset, key: r.key, value }
+    : { topic: r.topic, offset: r.topic_offset, key: r.key, value, headers: JSON.parse(r.headers) };
 }

@@ -1,78 +1,149 @@
 /**
- * `loopguard repair`: cuts each topic of a data dir at its last good record. Everything after
- * the first damage (a corrupt or torn record, a missing segment) is moved out of the log into
- * `<data dir>/damaged/<topic>/`, never deleted: the log becomes readable again, and the bytes
- * stay for whoever wants to look at them. Takes each topic's writer lock, so it never races a
- * writer.
+ * `loopguard repair`: SQLite's own integrity check (`PRAGMA integrity_check`) on the data dir's
+ * database. A sound file is left alone. A damaged one is first copied whole (with its WAL) to
+ * `<data dir>/damaged/`, never deleted; then every row SQLite can still read is copied, table by
+ * table in rowid order, into a fresh database that takes the damaged one's place.
  */
-import { mkdir, readdir, readFile, rename, truncate } from 'node:fs/promises';
+import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { LoopguardError } from '../../domain/errors.js';
-import { scanRecords } from './segment-format.js';
-import { keepDamaged } from './segment-io.js';
-import { dropTopicIndex } from './topic-index.js';
-import { WriterLock } from './writer-lock.js';
+import { DB_FILE, EmbeddedDatabase } from './database.js';
 
-export interface TopicRepair {
-  readonly topic: string;
-  /** Records the topic holds after the repair. */
-  readonly records: number;
-  /** What was cut, one line per file, with where its bytes went; empty when the topic was sound. */
-  readonly cut: readonly string[];
+export interface StoreRepair {
+  /** `ok` from integrity_check, or the problems it listed. */
+  readonly problems: readonly string[];
+  /** Where the damaged file was copied; null when the file was sound. */
+  readonly keptIn: string | null;
+  /** Rows per table after the repair. */
+  readonly rows: Readonly<Record<string, number>>;
+  /** Per table, the reads that hit damage and were skipped (only after a damaged file). */
+  readonly unreadable: Readonly<Record<string, number>>;
 }
 
-export async function repairDataDir(dir: string): Promise<TopicRepair[]> {
-  const topics = await readdir(join(dir, 'topics')).catch((e: NodeJS.ErrnoException) => {
-    if (e.code === 'ENOENT')
-      throw new LoopguardError('no_data_dir', `${dir} holds no log (no topics directory)`);
-    throw e;
-  });
-  const out: TopicRepair[] = [];
-  for (const topic of topics.sort()) out.push(await repairTopic(dir, topic));
-  return out;
+const TABLES = ['schemas', 'subjects', 'records', 'ledger', 'reissues'] as const;
+
+export async function repairDataDir(dir: string, now: () => number = Date.now): Promise<StoreRepair> {
+  const path = join(dir, DB_FILE);
+  if (!existsSync(path))
+    throw new LoopguardError('no_data_dir', `${dir} holds no ${DB_FILE} (nothing to repair)`, {
+      details: { dir },
+    });
+  const problems = integrityProblems(path);
+  if (problems.length === 0) return { problems, keptIn: null, rows: countRows(path), unreadable: {} };
+
+  const side = join(dir, 'damaged');
+  mkdirSync(side, { recursive: true });
+  const keptIn = join(side, `${DB_FILE}.${now()}`);
+  copyFileSync(path, keptIn);
+  for (const ext of ['-wal', '-shm']) if (existsSync(path + ext)) copyFileSync(path + ext, keptIn + ext);
+
+  const fresh = `${path}.repair`;
+  rmSync(fresh, { force: true });
+  const salvage = salvageInto(path, fresh);
+  for (const ext of ['-wal', '-shm']) rmSync(path + ext, { force: true });
+  renameSync(fresh, path);
+  return { problems, keptIn, rows: countRows(path), unreadable: salvage };
 }
 
-async function repairTopic(dir: string, topic: string): Promise<TopicRepair> {
-  const tdir = join(dir, 'topics', topic);
-  const lock = await WriterLock.acquire(join(tdir, 'writer.lock'));
+function integrityProblems(path: string): string[] {
+  let db: DatabaseSync | undefined;
   try {
-    const names = (await readdir(tdir)).filter((n) => n.endsWith('.seg')).sort();
-    const cut: string[] = [];
-    let next = 0;
-    let damaged = false;
-    for (const name of names) {
-      const path = join(tdir, name);
-      if (damaged || Number.parseInt(name, 10) !== next) {
-        damaged = true;
-        cut.push(
-          `${path}: after the damage (records from offset ${next} on are missing); moved to ${await moveAside(dir, topic, path)}`,
-        );
-        continue;
-      }
-      const buf = await readFile(path);
-      const scan = scanRecords(buf, next);
-      next += scan.positions.length;
-      if (scan.tail === 'clean') continue;
-      damaged = true;
-      const side = await keepDamaged(path, scan.validEnd, buf.length);
-      await truncate(path, scan.validEnd);
-      cut.push(
-        `${path}: cut at byte ${scan.validEnd} (${scan.reason ?? scan.tail}), after offset ${next - 1}; ${buf.length - scan.validEnd} bytes kept in ${side}`,
-      );
-    }
-    // The persisted index would be checked and dropped at the next open anyway; dropped here, the
-    // next open does not need to say so.
-    if (cut.length > 0) await dropTopicIndex(tdir);
-    return { topic, records: next, cut };
+    db = new DatabaseSync(path, { timeout: 5000 });
+    const rows = db.prepare('PRAGMA integrity_check').all() as { integrity_check: string }[];
+    const lines = rows.map((r) => r.integrity_check);
+    return lines.length === 1 && lines[0] === 'ok' ? [] : lines;
+  } catch (e) {
+    return [(e as Error).message];
   } finally {
-    await lock.release();
+    db?.close();
   }
 }
 
-async function moveAside(dir: string, topic: string, path: string): Promise<string> {
-  const sideDir = join(dir, 'damaged', topic);
-  await mkdir(sideDir, { recursive: true });
-  const to = join(sideDir, `${path.split('/').at(-1)}.whole`);
-  await rename(path, to);
-  return to;
+/** Copies every readable row of each table into a new database at `to`; the rows lost per table. */
+function salvageInto(from: string, to: string): Record<string, number> {
+  const target = EmbeddedDatabase.openFile(to);
+  const src = new DatabaseSync(from, { timeout: 5000 });
+  const lost: Record<string, number> = {};
+  try {
+    for (const table of TABLES) {
+      lost[table] = 0;
+      const cols = (target.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map(
+        (c) => c.name,
+      );
+      const insert = target.db.prepare(
+        `INSERT OR IGNORE INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`,
+      );
+      target.db.exec('BEGIN');
+      try {
+        for (const row of readable(src, table, cols, () => (lost[table] = (lost[table] ?? 0) + 1)))
+          insert.run(...cols.map((c) => row[c] as never));
+        target.db.exec('COMMIT');
+      } catch (e) {
+        target.db.exec('ROLLBACK');
+        throw e;
+      }
+    }
+  } finally {
+    src.close();
+    target.close();
+  }
+  return lost;
+}
+
+/**
+ * The rows of `table` SQLite can read, page after page: a damaged page ends one scan, and the
+ * scan goes on past it (a table without rowid is read in one piece, as far as it goes).
+ */
+function* readable(
+  db: DatabaseSync,
+  table: string,
+  cols: readonly string[],
+  onLost: () => void,
+): Generator<Record<string, unknown>> {
+  const list = cols.join(', ');
+  if (table === 'schemas' || table === 'records') {
+    const key = table === 'records' ? 'pos' : 'id';
+    let after = -1;
+    for (;;) {
+      try {
+        const rows = db
+          .prepare(`SELECT ${list} FROM ${table} WHERE ${key} > ? ORDER BY ${key} LIMIT 500`)
+          .all(after) as Record<string, unknown>[];
+        if (rows.length === 0) return;
+        yield* rows;
+        after = Number(rows.at(-1)?.[key]);
+      } catch {
+        onLost();
+        after += 1;
+        if (after > maxKey(db, table, key)) return;
+      }
+    }
+  }
+  try {
+    yield* db.prepare(`SELECT ${list} FROM ${table}`).all() as Record<string, unknown>[];
+  } catch {
+    onLost();
+  }
+}
+
+function maxKey(db: DatabaseSync, table: string, key: string): number {
+  try {
+    return Number(
+      (db.prepare(`SELECT max(${key}) AS m FROM ${table}`).get() as { m: number | null }).m ?? -1,
+    );
+  } catch {
+    return -1;
+  }
+}
+
+function countRows(path: string): Record<string, number> {
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    const out: Record<string, number> = {};
+    for (const t of TABLES) out[t] = (db.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n;
+    return out;
+  } finally {
+    db.close();
+  }
 }

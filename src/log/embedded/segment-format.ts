@@ -1,6 +1,7 @@
 /**
- * On-disk record layout of a segment file. Each record carries its own length and a CRC32 of its
- * body, so a reader can tell a complete record from a torn one without any other metadata:
+ * Reading the segment log loopguard wrote before the SQLite store, for `loopguard migrate` only.
+ * Each record of a segment file carries its own length and a CRC32 of its body, so a reader can
+ * tell a complete record from a torn one without any other metadata:
  *
  *   u32 bodyLength | u32 crc32(body) | body
  *   body = u32 offsetHigh | u32 offsetLow | u32 keyLength | key | i32 headersLength (-1: none)
@@ -9,54 +10,14 @@
  * The offset is stored although it is implied by position, so a misplaced record is caught.
  */
 import { crc32 } from 'node:zlib';
-import type { LogRecord, StoredRecord } from '../event-log.js';
+import type { StoredRecord } from '../event-log.js';
 
-export const RECORD_HEADER = 8;
+const RECORD_HEADER = 8;
 const MIN_BODY = 16;
 /** Far above any sane record; a larger length is garbage, not data. */
-export const MAX_BODY = 256 * 1024 * 1024;
+const MAX_BODY = 256 * 1024 * 1024;
 
-/** Bytes a record takes in a segment, header included: what the size limit is checked against. */
-export function recordBytes(rec: LogRecord): number {
-  const headers = rec.headers === undefined ? 0 : Buffer.byteLength(JSON.stringify(rec.headers));
-  return RECORD_HEADER + MIN_BODY + Buffer.byteLength(rec.key) + headers + rec.value.length;
-}
-
-export function encodeRecord(offset: number, rec: LogRecord): Buffer {
-  const key = Buffer.from(rec.key, 'utf8');
-  const headers = rec.headers === undefined ? undefined : Buffer.from(JSON.stringify(rec.headers), 'utf8');
-  const bodyLen = MIN_BODY + key.length + (headers?.length ?? 0) + rec.value.length;
-  const buf = Buffer.allocUnsafe(RECORD_HEADER + bodyLen);
-  let p = RECORD_HEADER;
-  buf.writeUInt32BE(Math.floor(offset / 0x1_0000_0000), p);
-  buf.writeUInt32BE(offset % 0x1_0000_0000, p + 4);
-  buf.writeUInt32BE(key.length, p + 8);
-  p += 12;
-  p += key.copy(buf, p);
-  buf.writeInt32BE(headers === undefined ? -1 : headers.length, p);
-  p += 4;
-  if (headers !== undefined) p += headers.copy(buf, p);
-  buf.set(rec.value, p);
-  buf.writeUInt32BE(bodyLen, 0);
-  buf.writeUInt32BE(crc32(buf.subarray(RECORD_HEADER)), 4);
-  return buf;
-}
-
-/**
- * Why the record at `pos` is not intact (its length or CRC), or null. Readers check every record
- * they decode: with a persisted index, a segment is no longer scanned whole at open, so damage in
- * the middle of one is found when it is read.
- */
-export function recordDamage(buf: Buffer, pos: number): string | null {
-  if (buf.length - pos < RECORD_HEADER) return 'incomplete record header';
-  const bodyLen = buf.readUInt32BE(pos);
-  if (bodyLen < MIN_BODY || pos + RECORD_HEADER + bodyLen > buf.length)
-    return `invalid record length ${bodyLen}`;
-  const body = buf.subarray(pos + RECORD_HEADER, pos + RECORD_HEADER + bodyLen);
-  return crc32(body) === buf.readUInt32BE(pos + 4) ? null : 'CRC mismatch';
-}
-
-/** Decodes the record at `pos` (checked by scanRecords or recordDamage); the value shares `buf`'s memory. */
+/** Decodes the record at `pos` (checked by scanRecords); the value shares `buf`'s memory. */
 export function decodeRecord(
   topic: string,
   buf: Buffer,

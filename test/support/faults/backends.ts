@@ -6,11 +6,11 @@ import { RegistrySchemaStore } from '../../../src/events/registry-schema-store.j
 import { KafkaLedger } from '../../../src/log/kafka/kafka-ledger.js';
 import { KafkaLog } from '../../../src/log/kafka/kafka-log.js';
 import type { Clock } from '../../../src/machines/index.js';
-import { createGuard, FileLedger, type Guard } from '../../../src/runtime/index.js';
+import { createGuard, type Guard } from '../../../src/runtime/index.js';
 
 export type Backend =
-  /** `ledgerDir`: a ledger shared by several processes, each with a data dir (and log) of its own. */
-  | { readonly kind: 'embedded'; readonly dataDir: string; readonly ledgerDir?: string }
+  /** One data dir shared by every process: its database holds the log, the ledger and the schemas. */
+  | { readonly kind: 'embedded'; readonly dataDir: string }
   | {
       readonly kind: 'kafka';
       readonly dataDir: string;
@@ -31,7 +31,6 @@ export async function openGuard(backend: Backend, policy: unknown, clock?: Clock
     const guard = await createGuard({
       policy,
       dataDir: backend.dataDir,
-      ...(backend.ledgerDir ? { ledger: FileLedger.open(backend.ledgerDir) } : {}),
       ...(clock ? { clock } : {}),
     });
     return { guard, close: () => guard.close() };
@@ -69,8 +68,8 @@ export async function openGuard(backend: Backend, policy: unknown, clock?: Clock
   };
 }
 
-/** The same backend seen from another process: its own data dir, the shared ledger and topics. */
+/** The same backend seen from another process: on Kafka a data dir of its own; embedded, the same data dir. */
 export function forWorker(backend: Backend, dataDir: string): Backend {
   if (backend.kind === 'kafka') return { ...backend, dataDir };
-  return { kind: 'embedded', dataDir, ledgerDir: backend.ledgerDir ?? backend.dataDir };
+  return backend;
 }

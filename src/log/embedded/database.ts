@@ -1,0 +1,303 @@
+/**
+ * The embedded store's one database file, `<data dir>/loopguard.db`, opened through `node:sqlite`
+ * in WAL mode: any number of processes read and write it at once (readers never wait for a
+ * writer; writers take turns on SQLite's write lock, waiting a bounded time when it is held).
+ *
+ * Durability: `synchronous=FULL` by default, so a commit returns only once its WAL frames are
+ * fsynced: a decision is on disk before the tool it allows runs. Tables (see the README's
+ * "Embedded store"): records, ledger, reissues, schemas, subjects.
+ */
+
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { LoopguardError } from '../../domain/errors.js';
+
+export const DB_FILE = 'loopguard.db';
+/** Where the segment log (before SQLite) kept its topics: a data dir to migrate. */
+export const SEGMENT_TOPICS_DIR = 'topics';
+
+const SCHEMA_VERSION = 1;
+
+const DDL = `
+CREATE TABLE IF NOT EXISTS records (
+  pos INTEGER PRIMARY KEY,
+  topic TEXT NOT NULL,
+  topic_offset INTEGER NOT NULL,
+  key TEXT NOT NULL,
+  run_id TEXT,
+  seq INTEGER,
+  at_ms INTEGER NOT NULL,
+  headers TEXT,
+  value BLOB NOT NULL,
+  UNIQUE (topic, topic_offset),
+  UNIQUE (run_id, seq)
+);
+-- The runs topic (nearly every record) is read by UNIQUE(run_id, seq); the other topics by key.
+CREATE INDEX IF NOT EXISTS records_by_key ON records (topic, key, topic_offset) WHERE run_id IS NULL;
+CREATE TABLE IF NOT EXISTS ledger (
+  operation_key TEXT PRIMARY KEY,
+  status TEXT NOT NULL CHECK (status IN ('claimed', 'completed', 'in_doubt')),
+  run_id TEXT NOT NULL,
+  call_id TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  result_json TEXT,
+  reason TEXT,
+  at_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS reissues (
+  new_key TEXT PRIMARY KEY,
+  old_key TEXT NOT NULL,
+  note TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS schemas (
+  id INTEGER PRIMARY KEY,
+  hash TEXT NOT NULL UNIQUE,
+  schema TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS subjects (
+  subject TEXT NOT NULL,
+  id INTEGER NOT NULL REFERENCES schemas (id),
+  PRIMARY KEY (subject, id)
+) WITHOUT ROWID;
+`;
+
+export interface DatabaseOptions {
+  /** Open the existing file for reading only: nothing is created, written or migrated. */
+  readonly readOnly?: boolean;
+  /** 'full' (default): fsync every commit. 'off': leave flushing to the OS (tests, benches). */
+  readonly synchronous?: 'full' | 'normal' | 'off';
+  /** How long a write waits in all for another process's write lock before `store_busy`. */
+  readonly busyTimeoutMs?: number;
+  /** A cap on the file's size in pages (PRAGMA max_page_count): a quota; past it writes get `disk_full`. */
+  readonly maxPages?: number;
+}
+
+/** SQLite's primary result codes this module maps (the low byte of an extended code). */
+const SQLITE = {
+  BUSY: 5,
+  LOCKED: 6,
+  READONLY: 8,
+  IOERR: 10,
+  CORRUPT: 11,
+  FULL: 13,
+  CANTOPEN: 14,
+  NOTADB: 26,
+};
+const SQLITE_CONSTRAINT_UNIQUE = 2067;
+const SQLITE_CONSTRAINT_PRIMARYKEY = 1555;
+
+const errcodeOf = (e: unknown): number | undefined => {
+  const c = (e as { errcode?: unknown })?.errcode;
+  return typeof c === 'number' ? c : undefined;
+};
+
+export const isUniqueViolation = (e: unknown): boolean => {
+  const c = errcodeOf(e);
+  return c === SQLITE_CONSTRAINT_UNIQUE || c === SQLITE_CONSTRAINT_PRIMARYKEY;
+};
+
+const isBusy = (e: unknown): boolean => {
+  const c = errcodeOf(e);
+  return c !== undefined && ((c & 0xff) === SQLITE.BUSY || (c & 0xff) === SQLITE.LOCKED);
+};
+
+/** A foreign SQLite error as a LoopguardError with a code a caller can act on. */
+export function storeError(e: unknown, path: string): LoopguardError {
+  if (e instanceof LoopguardError) return e;
+  const c = errcodeOf(e);
+  const why = (e as Error)?.message ?? String(e);
+  const primary = c === undefined ? undefined : c & 0xff;
+  if (primary === SQLITE.FULL)
+    return new LoopguardError(
+      'disk_full',
+      `${path}: the disk is full (${why}); the write was not acknowledged, everything acknowledged before stays readable`,
+      { retriable: true, cause: e, details: { path } },
+    );
+  if (primary === SQLITE.BUSY || primary === SQLITE.LOCKED)
+    return new LoopguardError(
+      'store_busy',
+      `${path}: another process held the write lock too long (${why})`,
+      {
+        retriable: true,
+        cause: e,
+        details: { path },
+      },
+    );
+  if (primary === SQLITE.READONLY)
+    return new LoopguardError('read_only', `${path}: the database cannot be written (${why})`, {
+      cause: e,
+      details: { path },
+    });
+  if (primary === SQLITE.CORRUPT || primary === SQLITE.NOTADB)
+    return new LoopguardError('log_corrupt', `${path}: ${why}; run loopguard repair`, {
+      cause: e,
+      details: { path },
+    });
+  return new LoopguardError('log_io', `${path}: ${why}`, { retriable: primary === SQLITE.IOERR, cause: e });
+}
+
+export const needsMigration = (dir: string): LoopguardError =>
+  new LoopguardError(
+    'needs_migration',
+    `${dir} holds a segment log (written by loopguard before the SQLite store); convert it once with: loopguard migrate --data-dir ${dir}`,
+    { details: { dir } },
+  );
+
+const DEFAULT_BUSY_MS = 10_000;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * How long SQLite itself waits for the write lock at BEGIN. Its busy handler blocks the thread and
+ * sleeps in growing steps (1, 2, 5, 10 ... ms), so a long engine wait lets other processes take
+ * the lock again and again meanwhile; past this short wait the write is retried asynchronously
+ * every millisecond. Everything else (opening, reads, a commit's checkpoint) waits busyTimeoutMs
+ * in the engine: readers of a WAL database meet a lock only in rare moments (another connection
+ * recovering or removing the WAL), too short to be worth an asynchronous retry.
+ */
+const ENGINE_WAIT_MS = 2;
+
+export class EmbeddedDatabase {
+  private constructor(
+    readonly db: DatabaseSync,
+    readonly path: string,
+    readonly readOnly: boolean,
+    private readonly busyTimeoutMs: number,
+  ) {}
+
+  /**
+   * Opens (creating when writable) the data dir's database. A data dir that still holds the
+   * segment log and no database is refused with how to migrate it; a reader never creates
+   * anything, so a missing dir or database is `no_data_dir`.
+   */
+  static open(dataDir: string, opts: DatabaseOptions = {}): EmbeddedDatabase {
+    const path = join(dataDir, DB_FILE);
+    const readOnly = opts.readOnly ?? false;
+    const hasDb = existsSync(path);
+    if (!hasDb && existsSync(join(dataDir, SEGMENT_TOPICS_DIR))) throw needsMigration(dataDir);
+    if (readOnly) {
+      if (!isDir(dataDir))
+        throw new LoopguardError(
+          'no_data_dir',
+          `data dir ${dataDir} does not exist (reading never creates it)`,
+          {
+            details: { dir: dataDir },
+          },
+        );
+      if (!hasDb)
+        throw new LoopguardError(
+          'no_data_dir',
+          `data dir ${dataDir} holds no ${DB_FILE}: nothing was recorded there yet`,
+          {
+            details: { dir: dataDir },
+          },
+        );
+    } else mkdirSync(dataDir, { recursive: true });
+    return EmbeddedDatabase.openFile(path, opts);
+  }
+
+  /** A database at `path` itself (created with the tables unless readOnly): for open, repair and migrate. */
+  static openFile(path: string, opts: DatabaseOptions = {}): EmbeddedDatabase {
+    const readOnly = opts.readOnly ?? false;
+    let db: DatabaseSync;
+    try {
+      db = new DatabaseSync(path, { readOnly, timeout: opts.busyTimeoutMs ?? DEFAULT_BUSY_MS });
+    } catch (e) {
+      throw storeError(e, path);
+    }
+    const out = new EmbeddedDatabase(db, path, readOnly, opts.busyTimeoutMs ?? DEFAULT_BUSY_MS);
+    try {
+      if (!readOnly) out.init(opts);
+      else db.exec('PRAGMA query_only = ON');
+    } catch (e) {
+      db.close();
+      throw storeError(e, path);
+    }
+    return out;
+  }
+
+  private init(opts: DatabaseOptions): void {
+    // journal_mode=WAL needs the write lock once per file; it then stays WAL for every connection.
+    const mode = this.db.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode: string };
+    if (mode.journal_mode !== 'wal')
+      throw new LoopguardError('log_io', `${this.path}: could not switch to WAL mode (${mode.journal_mode})`);
+    this.db.exec(`PRAGMA synchronous = ${(opts.synchronous ?? 'full').toUpperCase()}`);
+    this.db.exec('PRAGMA foreign_keys = ON');
+    if (opts.maxPages !== undefined) this.db.exec(`PRAGMA max_page_count = ${Math.floor(opts.maxPages)}`);
+    const { user_version } = this.db.prepare('PRAGMA user_version').get() as { user_version: number };
+    if (user_version > SCHEMA_VERSION)
+      throw new LoopguardError(
+        'store_too_new',
+        `${this.path}: written by a newer loopguard (store version ${user_version}, this one knows ${SCHEMA_VERSION})`,
+      );
+    if (user_version < SCHEMA_VERSION)
+      this.writeSync(
+        () => this.db.exec(`${DDL}PRAGMA user_version = ${SCHEMA_VERSION};`),
+        this.busyTimeoutMs,
+      );
+  }
+
+  /**
+   * Runs `fn` in one write transaction (BEGIN IMMEDIATE: the write lock first, so two writers
+   * never both read and then collide). Another process holding the lock is waited for, in short
+   * engine waits and asynchronous retries, up to busyTimeoutMs; then `store_busy`.
+   */
+  async write<T>(fn: () => T): Promise<T> {
+    const until = Date.now() + this.busyTimeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return this.writeSync(fn);
+      } catch (e) {
+        if (!isBusy(e) || Date.now() >= until) throw storeError(e, this.path);
+        // Every other retry yields a whole millisecond, the rest only a turn of the event loop.
+        if (attempt % 2 === 0) await new Promise<void>((r) => setImmediate(r));
+        else await sleep(1);
+      }
+    }
+  }
+
+  /**
+   * One write transaction, waiting for the lock only in the engine (`lockWaitMs`, blocking): for
+   * opening and migrating, where nothing is asynchronous anyway.
+   */
+  writeSync<T>(fn: () => T, lockWaitMs: number = ENGINE_WAIT_MS): T {
+    if (this.readOnly)
+      throw new LoopguardError('read_only', `${this.path} is open for reading only; nothing was written`);
+    this.db.exec(`PRAGMA busy_timeout = ${lockWaitMs}`);
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+    } finally {
+      this.db.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`);
+    }
+    try {
+      const out = fn();
+      this.db.exec('COMMIT');
+      return out;
+    } catch (e) {
+      if (this.db.isTransaction) this.db.exec('ROLLBACK');
+      throw e;
+    }
+  }
+
+  /** A read, with SQLite errors mapped (a reader in WAL mode does not wait for writers). */
+  read<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (e) {
+      throw storeError(e, this.path);
+    }
+  }
+
+  close(): void {
+    if (this.db.isOpen) this.db.close();
+  }
+}
+
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}

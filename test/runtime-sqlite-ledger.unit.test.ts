@@ -1,0 +1,21 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteLedger } from '../src/runtime/sqlite-ledger.js';
+import { ledgerContract } from './runtime-ledger-contract.js';
+
+// Two ledgers, two connections to one database: as two processes on one data dir have.
+ledgerContract('SqliteLedger', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'loopguard-ledger-'));
+  const a = SqliteLedger.open(dir);
+  const b = SqliteLedger.open(dir);
+  return {
+    a,
+    b,
+    close: async () => {
+      await a.close();
+      await b.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
