@@ -10,11 +10,11 @@ import type { StopCondition, ToolExecutionOptions, ToolSet } from 'ai';
 import { isTerminal, put } from '../domain/index.js';
 import {
   type CallResult,
+  combinedSignal,
   type GuardedRun,
   type GuardToolsOptions,
   toModelMessage,
 } from '../runtime/index.js';
-import { combinedSignal } from './combined-signal.js';
 import { endAfterStop } from './end-after-stop.js';
 import { GuardedCalls } from './guarded-calls.js';
 import { toolReply } from './tool-reply.js';

@@ -6,8 +6,12 @@
  * it keeps its interrupts: the guard judges a call only when the tool node runs it.
  */
 import { createMiddleware, ToolMessage } from 'langchain';
-import type { CallResult, GuardedRun, GuardToolsOptions } from '../runtime/index.js';
-import { combinedSignal } from './combined-signal.js';
+import {
+  type CallResult,
+  combinedSignal,
+  type GuardedRun,
+  type GuardToolsOptions,
+} from '../runtime/index.js';
 import { endAfterStop } from './end-after-stop.js';
 import { GuardedCalls } from './guarded-calls.js';
 import { toolReply } from './tool-reply.js';

@@ -13,8 +13,7 @@ import {
   type ToolToFinalOutputFunction,
 } from '@openai/agents';
 import { LoopguardError, type StopReport } from '../domain/index.js';
-import { type GuardedRun, type GuardToolsOptions, toModelMessage } from '../runtime/index.js';
-import { combinedSignal } from './combined-signal.js';
+import { combinedSignal, type GuardedRun, type GuardToolsOptions, toModelMessage } from '../runtime/index.js';
 import { endAfterStop } from './end-after-stop.js';
 import { GuardedCalls } from './guarded-calls.js';
 import { toolReply } from './tool-reply.js';
