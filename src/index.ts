@@ -22,6 +22,7 @@ export {
   type LoopRule,
   type NearDuplicatePolicy,
   type Policy,
+  type PolicyInput,
   parsePolicy,
   type RecordedEvent,
   type Result,
