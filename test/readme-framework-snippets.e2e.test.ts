@@ -20,6 +20,8 @@ const tsx = join(root, 'node_modules', '.bin', 'tsx');
 describe('the README framework snippets', () => {
   for (const [name, file] of [
     ['ai', 'examples/ai.ts'],
+    ['openai-agents', 'examples/openai-agents.ts'],
+    ['langchain', 'examples/langchain.ts'],
     ['langgraph', 'examples/langgraph.ts'],
   ] as const)
     it(`${name}: the README shows ${file}'s region as written, and the example charges once and stops the loop`, () => {
