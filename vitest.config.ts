@@ -10,6 +10,15 @@ export default defineConfig({
         },
       },
       {
+        // Installs every claimed framework version from the registry: minutes, so apart from unit.
+        test: {
+          name: 'matrix',
+          include: ['test/**/*.matrix.test.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
+        },
+      },
+      {
         test: {
           name: 'int',
           include: ['test/**/*.int.test.ts'],

@@ -15,7 +15,7 @@ import { createGuard } from '../src/index.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'loopguard-example-ai-'));
 let charges = 0;
-const guard = await createGuard({ dataDir, policy: { tools: { charge_card: { sideEffect: true } } } });
+const guard = await createGuard({ dataDir });
 const run = await guard.startRun({ runId: 'order-A1', tenant: 'acme' });
 
 let turn = 0;
@@ -36,25 +36,21 @@ const model = new MockLanguageModelV4({
   },
 });
 
-const { tools, toolApproval } = guardToolApproval(
-  run,
-  {
-    search_docs: tool({
-      description: 'Search the help center',
-      inputSchema: z.object({ q: z.string() }),
-      execute: async ({ q }) => `no document matches ${JSON.stringify(q)}`,
-    }),
-    charge_card: tool({
-      description: 'Charge the customer card for an order',
-      inputSchema: z.object({ order: z.string(), amount: z.number() }),
-      execute: async ({ amount }) => ({ payment_id: `p-${++charges}`, amount }),
-    }),
-  },
-  {
-    operationKey: (name, args) => (name === 'charge_card' ? `acme:charge:${String(args.order)}` : undefined),
-  },
-);
+const search_docs = tool({
+  description: 'Search the help center',
+  inputSchema: z.object({ q: z.string() }),
+  execute: async ({ q }) => `no document matches ${JSON.stringify(q)}`,
+});
+const charge_card = tool({
+  description: 'Charge the customer card for an order',
+  inputSchema: z.object({ order: z.string(), amount: z.number() }),
+  execute: async ({ amount }) => ({ payment_id: `p-${++charges}`, amount }),
+});
+const operationKey = (name: string, args: Record<string, unknown>) =>
+  name === 'charge_card' ? `acme:charge:${String(args.order)}` : undefined;
 
+// readme:start ai
+const { tools, toolApproval } = guardToolApproval(run, { search_docs, charge_card }, { operationKey });
 const result = await generateText({
   model,
   tools,
@@ -62,6 +58,7 @@ const result = await generateText({
   prompt: 'Refund order A1',
   stopWhen: [guardStopped(run), stepCountIs(20)],
 });
+// readme:end ai
 for (const [i, step] of result.steps.entries())
   for (const part of step.content) {
     if (part.type === 'tool-result')

@@ -15,7 +15,7 @@ import { createGuard } from '../src/index.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'loopguard-example-langchain-'));
 let charges = 0;
-const guard = await createGuard({ dataDir, policy: { tools: { charge_card: { sideEffect: true } } } });
+const guard = await createGuard({ dataDir });
 const run = await guard.startRun({ runId: 'order-A1', tenant: 'acme' });
 
 const model = fakeModel();
@@ -26,27 +26,29 @@ for (let i = 0; i < 20; i++)
       : { name: 'search_docs', args: { q: 'refund policy' }, id: `call-${i}` },
   ]);
 
+const searchDocs = tool(({ q }: { q: string }) => `no document matches ${JSON.stringify(q)}`, {
+  name: 'search_docs',
+  description: 'Search the help center',
+  schema: z.object({ q: z.string() }),
+});
+const chargeCard = tool(
+  ({ amount }: { amount: number }) => JSON.stringify({ payment_id: `p-${++charges}`, amount }),
+  {
+    name: 'charge_card',
+    description: 'Charge the customer card for an order',
+    schema: z.object({ order: z.string(), amount: z.number() }),
+  },
+);
+const operationKey = (name: string, args: Record<string, unknown>) =>
+  name === 'charge_card' ? `acme:charge:${String(args.order)}` : undefined;
+
+// readme:start langchain
 const agent = createAgent({
   model,
-  tools: [
-    tool(({ q }: { q: string }) => `no document matches ${JSON.stringify(q)}`, {
-      name: 'search_docs',
-      description: 'Search the help center',
-      schema: z.object({ q: z.string() }),
-    }),
-    tool(({ amount }: { amount: number }) => JSON.stringify({ payment_id: `p-${++charges}`, amount }), {
-      name: 'charge_card',
-      description: 'Charge the customer card for an order',
-      schema: z.object({ order: z.string(), amount: z.number() }),
-    }),
-  ],
-  middleware: [
-    loopguardMiddleware(run, {
-      operationKey: (name, args) =>
-        name === 'charge_card' ? `acme:charge:${String(args.order)}` : undefined,
-    }),
-  ],
+  tools: [searchDocs, chargeCard],
+  middleware: [loopguardMiddleware(run, { operationKey })],
 });
+// readme:end langchain
 
 const result = await agent.invoke({ messages: [{ role: 'user', content: 'Refund order A1' }] });
 for (const m of result.messages)

@@ -15,12 +15,8 @@ import { createGuard } from '../src/index.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'loopguard-example-agents-'));
 let charges = 0;
-const guard = await createGuard({ dataDir, policy: { tools: { charge_card: { sideEffect: true } } } });
-const run = await guard.startRun({ runId: 'order-A1', tenant: 'acme' });
-const loopguard = agentsGuard(run, {
-  operationKey: (name, args) => (name === 'charge_card' ? `acme:charge:${String(args.order)}` : undefined),
-});
-
+const loopguard = await createGuard({ dataDir });
+const run = await loopguard.startRun({ runId: 'order-A1', tenant: 'acme' });
 const model = new ScriptedModel(
   Array.from({ length: 20 }, (_, i) => [
     i < 2
@@ -28,34 +24,34 @@ const model = new ScriptedModel(
       : functionCall('search_docs', { q: 'refund policy' }, { callId: `call-${i}` }),
   ]),
 );
+const searchDocs = (q: string) => `no document matches ${JSON.stringify(q)}`;
+const chargeCard = (amount: number) => ({ payment_id: `p-${++charges}`, amount });
+const operationKey = (name: string, args: Record<string, unknown>) =>
+  name === 'charge_card' ? `acme:charge:${String(args.order)}` : undefined;
+
+// readme:start openai-agents
+const guard = agentsGuard(run, { operationKey });
+const search = tool({
+  name: 'search_docs',
+  description: 'Search the help center',
+  parameters: z.object({ q: z.string() }),
+  inputGuardrails: [guard.inputGuardrail], // a refusal reaches the model via rejectContent
+  execute: guard.execute('search_docs', ({ q }: { q: string }) => searchDocs(q)),
+});
+const charge = tool({
+  name: 'charge_card',
+  description: 'Charge the customer card for an order',
+  parameters: z.object({ order: z.string(), amount: z.number() }),
+  inputGuardrails: [guard.inputGuardrail],
+  execute: guard.execute('charge_card', ({ amount }: { amount: number }) => chargeCard(amount)),
+});
 const agent = new Agent({
   name: 'refunds',
-  instructions: 'Refund the order the user names.',
   model,
-  toolUseBehavior: loopguard.toolUseBehavior,
-  tools: [
-    tool({
-      name: 'search_docs',
-      description: 'Search the help center',
-      parameters: z.object({ q: z.string() }),
-      inputGuardrails: [loopguard.inputGuardrail],
-      execute: loopguard.execute(
-        'search_docs',
-        ({ q }: { q: string }) => `no document matches ${JSON.stringify(q)}`,
-      ),
-    }),
-    tool({
-      name: 'charge_card',
-      description: 'Charge the customer card for an order',
-      parameters: z.object({ order: z.string(), amount: z.number() }),
-      inputGuardrails: [loopguard.inputGuardrail],
-      execute: loopguard.execute('charge_card', ({ amount }: { amount: number }) => ({
-        payment_id: `p-${++charges}`,
-        amount,
-      })),
-    }),
-  ],
+  tools: [search, charge],
+  toolUseBehavior: guard.toolUseBehavior,
 });
+// readme:end openai-agents
 
 const result = await new Runner({ tracingDisabled: true }).run(agent, 'Refund order A1', { maxTurns: 20 });
 for (const item of result.newItems)
@@ -65,5 +61,5 @@ for (const item of result.newItems)
     );
 console.log(`final output: ${result.finalOutput}`);
 console.log(`card charged ${charges} time(s); run ${run.state.status} (${run.state.report?.guardReason})`);
-await guard.close();
+await loopguard.close();
 rmSync(dataDir, { recursive: true, force: true });

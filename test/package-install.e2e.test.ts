@@ -74,6 +74,7 @@ describe('the packed package, installed', () => {
     // The entries resolve; only their optional peer framework is missing in this project.
     expect(out.openaiAgents).toMatch(/Cannot find package '@openai\/agents'/);
     expect(out.langchain).toMatch(/Cannot find package 'langchain'/);
+    expect(out.langgraph).toMatch(/Cannot find package '@langchain\/(core|langgraph)'/);
     expect([out.statuses, out.searches]).toEqual([['executed', 'executed', 'stopped'], 2]);
     expect(out.lastMessage).toMatch(/^\[loopguard\] stopped \(exact_repeat\)/);
     expect([out.outcome, out.toolError]).toEqual(['RETRYABLE', true]);

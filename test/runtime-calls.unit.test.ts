@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
+import type { PolicyInput } from '../src/index.js';
 import type { EventLog, LogRecord } from '../src/log/event-log.js';
 import { MemoryLog } from '../src/log/memory-log.js';
 import { ManualClock } from '../src/machines/manual-clock.js';
@@ -26,7 +27,7 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-async function guardWith(policy: unknown = {}, clock?: ManualClock) {
+async function guardWith(policy: PolicyInput = {}, clock?: ManualClock) {
   const dataDir = mkdtempSync(join(tmpdir(), 'loopguard-rt-'));
   dirs.push(dataDir);
   const guard = await createGuard({ policy, dataDir, ...(clock ? { clock } : {}) });

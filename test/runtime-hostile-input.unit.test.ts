@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_DEPTH, MAX_TIMER_MS, own } from '../src/domain/index.js';
 import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
+import type { PolicyInput } from '../src/index.js';
 import type { EventLog, LogRecord } from '../src/log/event-log.js';
 import { MemoryLog } from '../src/log/memory-log.js';
 import {
@@ -28,7 +29,7 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-async function guardWith(policy: unknown = {}) {
+async function guardWith(policy: PolicyInput = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'loopguard-hostile-'));
   dirs.push(dataDir);
   const guard = await createGuard({ policy, dataDir, secretKey: 'test-key' });
@@ -264,7 +265,8 @@ describe('the library API', () => {
 
   it('createGuard({ policy }) validates an object that merely looks like a Policy', async () => {
     await expect(
-      guardWith({ rules: { exact_repeat: 'explode' }, tools: {}, taskTypes: {} }),
+      // Cast: the typed policy refuses this at compile time; a JS caller or a JSON file does not.
+      guardWith({ rules: { exact_repeat: 'explode' }, tools: {}, taskTypes: {} } as unknown as PolicyInput),
     ).rejects.toMatchObject({
       code: 'invalid_policy',
       message: expect.stringContaining('rules.exact_repeat'),

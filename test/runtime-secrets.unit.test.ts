@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
+import type { PolicyInput } from '../src/index.js';
 import { MemoryLog } from '../src/log/memory-log.js';
 import { createGuard, type Guard, outcome, SECRET_KEY_FILE, ToolError } from '../src/runtime/index.js';
 
@@ -26,7 +27,7 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-async function open(dataDir: string, policy: unknown = {}) {
+async function open(dataDir: string, policy: PolicyInput = {}) {
   const guard = await createGuard({ policy, dataDir });
   guards.push(guard);
   return guard;

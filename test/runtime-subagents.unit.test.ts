@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../src/domain/index.js';
 import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
+import type { PolicyInput } from '../src/index.js';
 import { EventStore, MemoryLog } from '../src/log/index.js';
 import { Projections } from '../src/projections/index.js';
 import { createGuard, type Guard } from '../src/runtime/index.js';
@@ -19,7 +20,7 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-async function guardWith(policy: unknown = {}) {
+async function guardWith(policy: PolicyInput = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'loopguard-sub-'));
   dirs.push(dataDir);
   const log = new MemoryLog();

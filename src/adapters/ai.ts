@@ -3,19 +3,38 @@
  * `ToolLoopAgent`). `wrapTools` guards each tool's `execute` (AI SDK 5 to 7); on AI SDK 7,
  * `guardToolApproval` also takes the guard's decision in the call-level `toolApproval`, so a
  * refused call never reaches `execute` and the model gets the refusal as the denial's reason.
- * Only types come from `ai`: this file loads without it.
+ * Only types come from `ai`, and only types that AI SDK 5, 6 and 7 all have: this file loads
+ * without it, and its declarations type-check against each of them.
  */
-import type { StopCondition, ToolApprovalStatus, ToolExecutionOptions, ToolSet } from 'ai';
-import { put } from '../domain/index.js';
-import { type GuardedRun, type GuardToolsOptions, toModelMessage } from '../runtime/index.js';
+import type { StopCondition, ToolExecutionOptions, ToolSet } from 'ai';
+import { isTerminal, put } from '../domain/index.js';
+import {
+  type CallResult,
+  combinedSignal,
+  type GuardedRun,
+  type GuardToolsOptions,
+  toModelMessage,
+} from '../runtime/index.js';
 import { endAfterStop } from './end-after-stop.js';
 import { GuardedCalls } from './guarded-calls.js';
 import { toolReply } from './tool-reply.js';
 
+/**
+ * What `guardToolApproval`'s function answers: the statuses of AI SDK 7's `ToolApprovalStatus`
+ * it uses, spelled out here because AI SDK 5 and 6 have no such type.
+ */
+export type GuardApprovalStatus =
+  | 'approved'
+  | 'not-applicable'
+  | { readonly type: 'user-approval'; readonly reason?: string }
+  | { readonly type: 'denied'; readonly reason: string };
+
 /** The call-level approval function of AI SDK 7 (`generateText({ toolApproval })`). */
 export type GuardApproval = (options: {
   readonly toolCall: { readonly toolCallId: string; readonly toolName: string; readonly input: unknown };
-}) => Promise<ToolApprovalStatus>;
+  readonly messages?: readonly unknown[];
+  readonly toolsContext?: unknown;
+}) => Promise<GuardApprovalStatus>;
 
 /**
  * A streaming `execute` yields preliminary outputs and the SDK keeps the last: the guard judges
@@ -28,10 +47,43 @@ async function finalOutput(out: unknown): Promise<unknown> {
   return last;
 }
 
+/**
+ * The guard's answer for a call it did not let run, as the output of a tool that declares
+ * `toModelOutput`: its own conversion would read the refusal as the declared output ("receipt
+ * undefined"), so the wrapped conversion shows the model the refusal as an error text instead.
+ */
+interface Refusal {
+  readonly loopguard: string;
+}
+const refusals = new WeakSet<object>();
+const refusalOf = (v: unknown): Refusal | null =>
+  typeof v === 'object' && v !== null && refusals.has(v) ? (v as Refusal) : null;
+
+/** A tool's output for a guarded call: its own value where it has one, so `toModelOutput` reads its declared type. */
+function typedReply(r: CallResult): unknown {
+  if (r.status === 'cached' || (r.status === 'executed' && r.kind === 'SUCCESS')) return r.value;
+  const refusal: Refusal = { loopguard: toModelMessage(r) };
+  refusals.add(refusal);
+  return refusal;
+}
+
+type ToModelOutput = (arg: unknown) => unknown;
+
+/** A tool's `toModelOutput` that shows a refusal as an error text and hands everything else on. */
+const refusalAware =
+  (toModelOutput: ToModelOutput): ToModelOutput =>
+  (arg) => {
+    // AI SDK 5 passes the output itself, 6 and 7 pass { toolCallId, input, output }.
+    const refusal = refusalOf(arg) ?? refusalOf((arg as { output?: unknown } | null)?.output ?? null);
+    return refusal === null ? toModelOutput(arg) : { type: 'error-text', value: refusal.loopguard };
+  };
+
 function wrapWith<T extends ToolSet>(calls: GuardedCalls, tools: T): T {
   const out: Record<string, unknown> = {};
   for (const [name, t] of Object.entries(tools)) {
     const execute = t.execute;
+    const toModelOutput = (t as { toModelOutput?: ToModelOutput }).toModelOutput;
+    const reply = toModelOutput === undefined ? toolReply : typedReply;
     // put: a tool named "__proto__" stays a tool, not the map's prototype.
     put(
       out,
@@ -41,11 +93,17 @@ function wrapWith<T extends ToolSet>(calls: GuardedCalls, tools: T): T {
         : {
             ...t,
             execute: async (input: unknown, options: ToolExecutionOptions<unknown>) =>
-              toolReply(
+              reply(
                 await calls.execute(options.toolCallId, name, input, (signal) =>
-                  finalOutput(execute(input as never, { ...options, abortSignal: signal } as never)),
+                  finalOutput(
+                    execute(
+                      input as never,
+                      { ...options, abortSignal: combinedSignal(signal, options.abortSignal) } as never,
+                    ),
+                  ),
                 ),
               ),
+            ...(toModelOutput === undefined ? {} : { toModelOutput: refusalAware(toModelOutput) }),
           },
     );
   }
@@ -54,12 +112,31 @@ function wrapWith<T extends ToolSet>(calls: GuardedCalls, tools: T): T {
 
 /**
  * The tools with every `execute` behind the run's guard (AI SDK 5, 6 and 7): a refused or stopped
- * call returns the guard's message as the tool's output instead of running, a completed side
- * effect asked for again returns its first result. The guard's step timeout replaces the
- * framework's abort signal for the tool.
+ * call returns the guard's message as the tool's output instead of running (for a tool with
+ * `toModelOutput`, the model reads it as an error text), a completed side effect asked for again
+ * returns its first result. The tool's abort signal fires on the caller's abort and on the
+ * guard's step timeout, whichever comes first. A tool's own `needsApproval` stays as it is.
  */
 export function wrapTools<T extends ToolSet>(run: GuardedRun, tools: T, opts: GuardToolsOptions = {}): T {
   return wrapWith(new GuardedCalls(run, opts), tools);
+}
+
+type NeedsApproval = boolean | ((input: unknown, options: object) => boolean | PromiseLike<boolean>);
+type ToolCallOf = Parameters<GuardApproval>[0]['toolCall'];
+
+/** Whether the tool asks its own human approval for this call (its `needsApproval`). */
+async function asksHuman(
+  tool: unknown,
+  toolCall: ToolCallOf,
+  messages: readonly unknown[] | undefined,
+  toolsContext: unknown,
+): Promise<boolean> {
+  const needs = (tool as { needsApproval?: NeedsApproval } | undefined)?.needsApproval;
+  if (typeof needs !== 'function') return needs === true;
+  const context = (toolsContext as Record<string, unknown> | undefined)?.[toolCall.toolName];
+  return Boolean(
+    await needs(toolCall.input, { toolCallId: toolCall.toolCallId, messages: messages ?? [], context }),
+  );
 }
 
 /**
@@ -68,6 +145,11 @@ export function wrapTools<T extends ToolSet>(run: GuardedRun, tools: T, opts: Gu
  * user approval (the reason says why), an allowed call runs in its `execute`. When one step asks
  * for several tools, the guard decides one at a time: the first in the approval, the others when
  * they execute, where a refusal comes back as their output.
+ *
+ * The guard only adds refusals: a tool that declares `needsApproval` still asks the human (a
+ * call-level `toolApproval` replaces the tool's own, so this one asks on its behalf), and the
+ * guard judges that call when it runs, after the human approved; a refusal then is its output.
+ * Once the run has ended, such a call is denied without asking anyone.
  */
 export function guardToolApproval<T extends ToolSet>(
   run: GuardedRun,
@@ -77,7 +159,15 @@ export function guardToolApproval<T extends ToolSet>(
   const calls = new GuardedCalls(run, opts);
   return {
     tools: wrapWith(calls, tools),
-    toolApproval: async ({ toolCall }) => {
+    toolApproval: async ({ toolCall, messages, toolsContext }) => {
+      if (await asksHuman(tools[toolCall.toolName], toolCall, messages, toolsContext)) {
+        // Deciding now would hold the run's turn until the human answers: judged at execute instead.
+        if (!isTerminal(run.state.status)) return { type: 'user-approval' };
+        const r = await calls.execute(toolCall.toolCallId, toolCall.toolName, toolCall.input, () => {
+          throw new Error('a call of an ended run does not run');
+        });
+        return { type: 'denied', reason: toModelMessage(r) };
+      }
       // The SDK asks for every approval of a step before it executes any: a second decision
       // now would wait for the first call's execute, which waits for this answer.
       if (calls.holding) return 'not-applicable';
@@ -92,9 +182,10 @@ export function guardToolApproval<T extends ToolSet>(
 /**
  * A stop condition for `stopWhen`: once the guard has ended the run, the model gets one more step,
  * with the stop message in its prompt, to answer; whatever it asks for then is refused, and the
- * loop ends. Use it beside a step cap: `stopWhen: [guardStopped(run), stepCountIs(20)]`.
+ * loop ends. Use it beside a step cap: `stopWhen: [guardStopped(run), stepCountIs(20)]`. Generic
+ * over the tools, so it fits the `stopWhen` of any tool set in AI SDK 5, 6 and 7.
  */
-export function guardStopped(run: GuardedRun): StopCondition<ToolSet> {
+export function guardStopped<TOOLS extends ToolSet = ToolSet>(run: GuardedRun): StopCondition<TOOLS> {
   const end = endAfterStop(run);
   return () => end();
 }

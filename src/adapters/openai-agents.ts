@@ -3,7 +3,8 @@
  * takes the guard's decision before the tool runs (a refusal reaches the model through
  * `rejectContent`), a wrapper for `tool({ execute })` runs the tool inside that decision (or
  * under the guard alone, without the guardrail), and a `toolUseBehavior` ends the agent's turns
- * once the guard has ended the run.
+ * once the guard has ended the run. A tool's own `needsApproval` is left to the runner: its
+ * interruption still goes to the human, and the guardrail judges the call after the approval.
  */
 import {
   type RunContext,
@@ -11,7 +12,8 @@ import {
   type ToolInputGuardrailDefinition,
   type ToolToFinalOutputFunction,
 } from '@openai/agents';
-import { type GuardedRun, type GuardToolsOptions, toModelMessage } from '../runtime/index.js';
+import { LoopguardError, type StopReport } from '../domain/index.js';
+import { combinedSignal, type GuardedRun, type GuardToolsOptions, toModelMessage } from '../runtime/index.js';
 import { endAfterStop } from './end-after-stop.js';
 import { GuardedCalls } from './guarded-calls.js';
 import { toolReply } from './tool-reply.js';
@@ -19,6 +21,15 @@ import { toolReply } from './tool-reply.js';
 /** What the runner passes a tool's `execute` besides its input (the SDK does not export the type). */
 type CallDetails = { readonly toolCall?: { readonly callId: string }; readonly signal?: AbortSignal };
 type Execute<I, R> = (input: I, context?: RunContext, details?: CallDetails) => R | Promise<R>;
+
+export interface AgentsGuardOptions<TOutput> extends GuardToolsOptions {
+  /**
+   * The agent's final output when the guard ends the run, for an agent with an `outputType`: a
+   * value of that type (the runner validates it). Without it the final output is the stop report
+   * as text, which only an agent without `outputType` takes.
+   */
+  readonly stopOutput?: (report: StopReport) => TOutput;
+}
 
 export interface AgentsGuard {
   /**
@@ -31,12 +42,16 @@ export interface AgentsGuard {
   /**
    * Wraps the `execute` of `tool({ name, execute })`; `name` is the tool's name. A call the guard
    * does not run gets the guard's message as its output; a completed side effect asked for again
-   * gets its first result.
+   * gets its first result. The tool's `details.signal` fires on the run's abort and on the
+   * guard's step timeout, whichever comes first.
    */
   execute<I, R>(name: string, fn: Execute<I, R>): Execute<I, unknown>;
   /**
    * For `new Agent({ toolUseBehavior })`: once the guard has ended the run, the model gets one
-   * more turn to answer; if it calls a tool instead, the run ends with the stop report as output.
+   * more turn to answer; if it calls a tool instead, the run ends with `stopOutput`'s value (or
+   * the stop report as text) as its final output. An agent with an `outputType` and no
+   * `stopOutput` ends with a `LoopguardError` (code `run_stopped`) instead of an output the
+   * runner would refuse.
    */
   readonly toolUseBehavior: ToolToFinalOutputFunction;
 }
@@ -50,7 +65,17 @@ const parseArguments = (raw: string): unknown => {
   }
 };
 
-export function agentsGuard(run: GuardedRun, opts: GuardToolsOptions = {}): AgentsGuard {
+/** Whether the agent whose tools ran declares a structured `outputType` (text is the default). */
+const structuredOutput = (results: Parameters<ToolToFinalOutputFunction>[1]): boolean => {
+  const outputType = (results[0]?.runItem as { agent?: { outputType?: unknown } } | undefined)?.agent
+    ?.outputType;
+  return outputType !== undefined && outputType !== 'text';
+};
+
+export function agentsGuard<TOutput = string>(
+  run: GuardedRun,
+  opts: AgentsGuardOptions<TOutput> = {},
+): AgentsGuard {
   const calls = new GuardedCalls(run, opts);
   const end = endAfterStop(run);
   return {
@@ -69,16 +94,28 @@ export function agentsGuard(run: GuardedRun, opts: GuardToolsOptions = {}): Agen
       async (input: I, context?: RunContext, details?: CallDetails) =>
         toolReply(
           await calls.execute(details?.toolCall?.callId, name, input, (signal) =>
-            fn(input, context, { ...details, signal }),
+            fn(input, context, { ...details, signal: combinedSignal(signal, details?.signal) }),
           ),
         ),
-    toolUseBehavior: () => {
+    toolUseBehavior: (_context, results) => {
       const report = run.state.report;
       if (!end() || report === null) return { isFinalOutput: false, isInterrupted: undefined };
+      const text = `[loopguard] ${report.terminalState} (${report.guardReason}): ${report.message}`;
+      if (opts.stopOutput === undefined) {
+        if (structuredOutput(results))
+          throw new LoopguardError(
+            'run_stopped',
+            `${text} The agent declares an outputType: pass agentsGuard(run, { stopOutput }) to end it with a value of that type.`,
+            { details: { report } },
+          );
+        return { isFinalOutput: true, isInterrupted: undefined, finalOutput: text };
+      }
+      const value = opts.stopOutput(report);
       return {
         isFinalOutput: true,
         isInterrupted: undefined,
-        finalOutput: `[loopguard] ${report.terminalState} (${report.guardReason}): ${report.message}`,
+        // The runner parses a final output from a tool by the agent's outputType.
+        finalOutput: typeof value === 'string' ? value : JSON.stringify(value),
       };
     },
   };

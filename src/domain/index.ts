@@ -9,6 +9,7 @@ export * from './fingerprint.js';
 export * from './input-check.js';
 export * from './ledger-rules.js';
 export * from './policy.js';
+export * from './policy-input.js';
 export * from './policy-parse.js';
 export * from './redact.js';
 export * from './rules-after.js';

@@ -1,23 +1,37 @@
-import { put } from '../domain/index.js';
+import { put, type ResultKind } from '../domain/index.js';
 import type { CallHooks, CallRequest } from './call-request.js';
 import type { CallResult } from './call-result.js';
 import type { GuardedRun } from './guarded-run.js';
+import type { ToolOutcome } from './tool-outcome.js';
 
-export type ToolImpl = (args: Record<string, unknown>, signal: AbortSignal) => Promise<unknown> | unknown;
+/** A tool for `guardTools`: its arguments as the model sent them, and the signal to stop on. */
+export type ToolImpl<A = Record<string, unknown>, R = unknown> = (
+  args: A,
+  signal: AbortSignal,
+) => Promise<R> | R;
 
-export interface GuardToolsOptions {
-  /** Tools with side effects; their calls need an operation key to be deduplicated. */
-  readonly sideEffects?: readonly string[];
-  /** The business operation a call performs, e.g. `${tenant}:charge:${args.order}`. */
-  readonly operationKey?: (tool: string, args: Record<string, unknown>) => string | undefined;
+export interface GuardToolsOptions<Name extends string = string> {
+  /** Tools with side effects; a call with an operation key is one whatever this says. */
+  readonly sideEffects?: readonly Name[];
+  /** The business operation a call performs, e.g. `${tenant}:charge:${args.order}`; a key declares a side effect. */
+  readonly operationKey?: (tool: Name, args: Record<string, unknown>) => string | undefined;
   readonly reconcile?: CallHooks['reconcile'];
 }
 
+/**
+ * The signal a guarded tool gets: the guard's step timeout and the caller's own abort, whichever
+ * fires first. A caller's abort (a user pressing stop) must reach the tool at once, not after
+ * the guard's timeout.
+ */
+export function combinedSignal(guard: AbortSignal, caller: AbortSignal | undefined): AbortSignal {
+  return caller === undefined ? guard : AbortSignal.any([guard, caller]);
+}
+
 /** The guard's view of one tool call by name and arguments, as `run.call` takes it. */
-export function toolCallRequest(
-  tool: string,
+export function toolCallRequest<Name extends string>(
+  tool: Name,
   args: Record<string, unknown>,
-  opts: GuardToolsOptions = {},
+  opts: GuardToolsOptions<Name> = {},
 ): { readonly request: CallRequest; readonly hooks: CallHooks } {
   const key = opts.operationKey?.(tool, args);
   return {
@@ -31,22 +45,58 @@ export function toolCallRequest(
   };
 }
 
+type Executed = Extract<CallResult, { status: 'executed' }>;
+
 /**
- * Wraps a map of tools (name -> async function) for an agent framework: every call goes through
- * the run's guard, and the framework gets a CallResult it can turn into a message for the model.
+ * A CallResult whose value has the tool's type where the guard has it: a successful call's and a
+ * cached call's value are what the tool returned (a tool that returns an `outcome` gives unknown);
+ * a call that failed carries the guard's value for the failure.
  */
-export function guardTools<T extends Record<string, ToolImpl>>(
+export type GuardedResult<V> =
+  | (Executed & { readonly kind: 'SUCCESS'; readonly value: V })
+  | (Executed & { readonly kind: Exclude<ResultKind, 'SUCCESS'> })
+  | (Extract<CallResult, { status: 'cached' }> & { readonly value: V })
+  | Exclude<CallResult, { status: 'executed' | 'cached' }>;
+
+/** What a tool's value is to the guard: an `outcome` carries an untyped value. */
+type ValueOf<R> = R extends ToolOutcome ? unknown : R;
+type ArgsOf<F> = F extends (args: infer A, ...rest: never[]) => unknown
+  ? unknown extends A
+    ? Record<string, unknown>
+    : A
+  : never;
+
+/** A tool behind the guard: the caller's signal, if given, is combined with the guard's step timeout. */
+export type GuardedTool<F> = F extends (...args: never[]) => infer R
+  ? (
+      args: ArgsOf<F>,
+      options?: { readonly signal?: AbortSignal },
+    ) => Promise<GuardedResult<ValueOf<Awaited<R>>>>
+  : never;
+
+/**
+ * Any tool function: declared as a method so that a tool with typed arguments (`{ q: string }`)
+ * fits (method parameters are bivariant), while an untyped one gets `Record<string, unknown>`.
+ */
+type AnyTool = { tool(args: Record<string, unknown>, signal: AbortSignal): unknown }['tool'];
+
+/**
+ * Wraps a map of tools (name -> function of its arguments and a signal) for an agent framework:
+ * every call goes through the run's guard, and the framework gets a typed result it can turn into
+ * a message for the model (`toModelMessage`). Tool names in the options are checked against the map.
+ */
+export function guardTools<T extends { readonly [K in keyof T]: AnyTool }>(
   run: GuardedRun,
   tools: T,
-  opts: GuardToolsOptions = {},
-): { [K in keyof T]: (args: Record<string, unknown>) => Promise<CallResult> } {
-  const out: Record<string, (args: Record<string, unknown>) => Promise<CallResult>> = {};
-  for (const [name, impl] of Object.entries(tools)) {
+  opts: GuardToolsOptions<Extract<keyof T, string>> = {},
+): { readonly [K in keyof T]: GuardedTool<T[K]> } {
+  const out: Record<string, GuardedTool<ToolImpl>> = {};
+  for (const [name, impl] of Object.entries(tools) as [Extract<keyof T, string>, ToolImpl][]) {
     // put: a tool named "__proto__" is a tool like any other, not the map's prototype.
-    put(out, name, (args) => {
+    put(out, name, ((args: Record<string, unknown>, options?: { readonly signal?: AbortSignal }) => {
       const { request, hooks } = toolCallRequest(name, args, opts);
-      return run.call(request, (signal) => impl(args, signal), hooks);
-    });
+      return run.call(request, (signal) => impl(args, combinedSignal(signal, options?.signal)), hooks);
+    }) as GuardedTool<ToolImpl>);
   }
-  return out as { [K in keyof T]: (args: Record<string, unknown>) => Promise<CallResult> };
+  return out as unknown as { readonly [K in keyof T]: GuardedTool<T[K]> };
 }

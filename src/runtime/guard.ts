@@ -10,6 +10,7 @@ import {
   LoopguardError,
   nameProblem,
   type Policy,
+  type PolicyOption,
   parsePolicy,
   RESUME_FIELDS,
   resolvePolicy,
@@ -40,7 +41,7 @@ export interface GuardPorts {
   readonly store: RunStream;
   readonly ledger: Ledger;
   /** A policy as in a policy file, or one parsed before: validated either way. */
-  readonly policy?: unknown;
+  readonly policy?: PolicyOption;
   readonly clock?: Clock;
   readonly similarity?: Similarity;
   /** Key of the keyed hash of secret values (see chooseSecretKey). */
@@ -216,7 +217,7 @@ const runExists = (runId: string): LoopguardError =>
 
 export interface CreateGuard {
   /** Plain JSON as in a policy file, or a parsed Policy: validated either way. */
-  readonly policy?: unknown;
+  readonly policy?: PolicyOption;
   /** Embedded data dir (default ./.loopguard). */
   readonly dataDir?: string;
   /** An EventLog of your own (for example KafkaLog); default: the embedded log in dataDir. */

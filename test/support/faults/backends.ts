@@ -3,6 +3,7 @@
  * of its own). Plain JSON, so a child process gets the same backend on its command line.
  */
 import { RegistrySchemaStore } from '../../../src/events/registry-schema-store.js';
+import type { PolicyInput } from '../../../src/index.js';
 import { KafkaLedger } from '../../../src/log/kafka/kafka-ledger.js';
 import { KafkaLog } from '../../../src/log/kafka/kafka-log.js';
 import type { Clock } from '../../../src/machines/index.js';
@@ -26,7 +27,7 @@ export interface Opened {
   readonly close: () => Promise<void>;
 }
 
-export async function openGuard(backend: Backend, policy: unknown, clock?: Clock): Promise<Opened> {
+export async function openGuard(backend: Backend, policy: PolicyInput, clock?: Clock): Promise<Opened> {
   if (backend.kind === 'embedded') {
     const guard = await createGuard({
       policy,

@@ -8,6 +8,7 @@
  *   recorded anywhere.
  */
 import { createInterface } from 'node:readline';
+import type { PolicyInput } from '../../../src/index.js';
 import { type Backend, openGuard } from './backends.js';
 import { hit } from './counter.js';
 
@@ -17,7 +18,8 @@ interface Job {
   readonly runId: string;
   readonly operationKey: string;
   readonly counter: string;
-  readonly policy: unknown;
+  /** As the parent wrote it to JSON; createGuard validates it. */
+  readonly policy: PolicyInput;
 }
 
 const job = JSON.parse(process.argv[2] ?? '{}') as Job;

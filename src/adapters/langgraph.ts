@@ -1,0 +1,88 @@
+/**
+ * loopguard/langgraph: the guard in LangGraph.js graphs. `GuardedToolNode` is LangGraph's own
+ * `ToolNode` with every call put through the guard (a refused or stopped call is answered with a
+ * `ToolMessage` of status `error` carrying the refusal, without running the tool); the end
+ * conditions end the graph once the guard has ended the run, so neither `createReactAgent` nor a
+ * hand-built graph runs on into `GraphRecursionError`: `guardPostModelHook` for
+ * `createReactAgent({ postModelHook })`, `guardRoute` for the edge after a hand-built model node.
+ */
+import { AIMessage, type BaseMessage } from '@langchain/core/messages';
+import { END } from '@langchain/langgraph';
+import { ToolNode, type ToolNodeOptions } from '@langchain/langgraph/prebuilt';
+import { isTerminal } from '../domain/index.js';
+import { combinedSignal, type GuardedRun, type GuardToolsOptions } from '../runtime/index.js';
+import { GuardedCalls } from './guarded-calls.js';
+import { guardedToolMessage } from './tool-message.js';
+
+type Tools = ConstructorParameters<typeof ToolNode>[0];
+type ToolCall = Parameters<ToolNode['runTool']>[0];
+type Config = Parameters<ToolNode['runTool']>[1];
+
+/**
+ * A `ToolNode` whose calls go through the run's guard, in a graph of any shape. The tool's
+ * signal fires on the graph's abort and on the guard's step timeout, whichever comes first.
+ */
+export class GuardedToolNode extends ToolNode {
+  private readonly calls: GuardedCalls;
+
+  constructor(
+    run: GuardedRun,
+    tools: Tools,
+    opts: GuardToolsOptions & { readonly node?: ToolNodeOptions } = {},
+  ) {
+    super(tools, opts.node);
+    this.calls = new GuardedCalls(run, opts);
+  }
+
+  protected override runTool(
+    call: ToolCall,
+    config: Config,
+    state: unknown,
+  ): ReturnType<ToolNode['runTool']> {
+    return guardedToolMessage(this.calls, call, (signal) =>
+      super.runTool(call, { ...config, signal: combinedSignal(signal, config.signal) }, state),
+    );
+  }
+}
+
+const lastAi = (messages: readonly BaseMessage[]): AIMessage | undefined => {
+  const last = messages.at(-1);
+  return last !== undefined && AIMessage.isInstance(last) ? last : undefined;
+};
+
+/**
+ * For `createReactAgent({ postModelHook })`: once the guard has ended the run, the model's turn
+ * after the stop (which had the stop message before it) is its last. The tool calls it asks for
+ * then would be refused, so they are dropped from its message (replaced by id) and the agent ends
+ * with that message; without tool calls, nothing changes.
+ */
+export function guardPostModelHook(run: GuardedRun) {
+  return (state: { messages: BaseMessage[] }): { messages?: BaseMessage[] } => {
+    const last = lastAi(state.messages);
+    if (!isTerminal(run.state.status) || last === undefined || (last.tool_calls?.length ?? 0) === 0)
+      return {};
+    const report = run.state.report;
+    const note =
+      report === null
+        ? '[loopguard] the run has ended'
+        : `[loopguard] ${report.terminalState} (${report.guardReason}): ${report.message}`;
+    const text = typeof last.content === 'string' && last.content !== '' ? last.content : note;
+    return {
+      messages: [
+        new AIMessage({ ...(last.id === undefined ? {} : { id: last.id }), content: text, tool_calls: [] }),
+      ],
+    };
+  };
+}
+
+/**
+ * For the conditional edge after the model node of a hand-built graph: `END` once the guard has
+ * ended the run (the model has just had its turn, with the stop message before it), else what
+ * `route` says.
+ */
+export function guardRoute<S, R extends string>(
+  run: GuardedRun,
+  route: (state: S) => R,
+): (state: S) => R | typeof END {
+  return (state) => (isTerminal(run.state.status) ? END : route(state));
+}
