@@ -261,25 +261,9 @@ function operation(s: RunState, e: OperationEvent, atMs: number): RunState {
   });
 }
 
-/** The pure fold: the same events always give the same state, bit for bit. */
-/**
- * The decider folds a call's result to judge it, and the actor then folds the same event onto the
- * same state: remembering the last fold (by identity of state and event) does that work once.
- */
-let last: { s: RunState; event: DomainEvent; atMs: number; next: RunState } | null = null;
-
-function applyOnce(s: RunState, event: DomainEvent, atMs: number): RunState {
-  if (last !== null && last.s === s && last.event === event && last.atMs === atMs) {
-    return last.next === s ? s : copyState(last.next);
-  }
-  const next = apply(s, event, atMs);
-  // The first caller stamps `next` in place (seq, lastAtMs); a second one gets its own copy above.
-  if (event.type === 'ToolCallCompleted') last = { s, event, atMs, next };
-  return next;
-}
-
+/** The pure fold: the same events always give the same state, bit for bit, in any process. */
 export function evolve(s: RunState, rec: RecordedEvent): RunState {
-  const next = applyOnce(s, rec.event, rec.atMs);
+  const next = apply(s, rec.event, rec.atMs);
   // `apply` returns either `s` itself or an object it just made and nobody else holds: stamping
   // that one in place saves a copy of the whole state per event, and nothing observable mutates.
   if (next === s) return patch(s, { seq: rec.seq, lastAtMs: rec.atMs });

@@ -41,19 +41,7 @@ function foldTracking(from: RunState, records: readonly RecordedEvent[]): Fold {
 
 type Lifecycle = SnapshotFrom<typeof runMachine>;
 
-/**
- * Lifecycle snapshots carry no per-run data, so one per status serves every run: a live run costs
- * its domain state, not a machine instance (a started XState actor is several KiB).
- */
-const LIFECYCLE = new Map<RunStatus, Lifecycle>();
-function lifecycleOf(status: RunStatus): Lifecycle {
-  let snap = LIFECYCLE.get(status);
-  if (snap === undefined) {
-    snap = runMachine.resolveState({ value: status });
-    LIFECYCLE.set(status, snap);
-  }
-  return snap;
-}
+const lifecycleOf = (status: RunStatus): Lifecycle => runMachine.resolveState({ value: status });
 
 /**
  * A run's actor: the XState lifecycle machine plus the domain state folded from recorded events,

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import type { Tracer } from '@opentelemetry/api';
 import {
+  cachedDiceSimilarity,
   DEFAULT_POLICY,
   type DeciderDeps,
-  diceSimilarity,
   fieldsProblem,
   type Hashing,
   inputError,
@@ -106,7 +106,10 @@ export class Guard {
       metrics: this.loopguardMetrics,
       ...(ports.tracer ? { tracer: ports.tracer } : {}),
     });
-    this.deps = { hashing: nodeHashing(ports.secretKey), similarity: ports.similarity ?? diceSimilarity };
+    this.deps = {
+      hashing: nodeHashing(ports.secretKey),
+      similarity: ports.similarity ?? cachedDiceSimilarity(),
+    };
   }
 
   /** How this guard hashes: fingerprints, and secret values under its key. */

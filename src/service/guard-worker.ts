@@ -15,7 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Admin, Consumer, EachBatchPayload, Producer, Transaction } from 'kafkajs';
-import { DEFAULT_POLICY, type DeciderDeps, diceSimilarity, type Policy } from '../domain/index.js';
+import { cachedDiceSimilarity, DEFAULT_POLICY, type DeciderDeps, type Policy } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
 import { KafkaLedger } from '../log/kafka/kafka-ledger.js';
@@ -94,7 +94,7 @@ export class GuardWorker {
   ) {
     this.workerId = opts.workerId ?? `worker-${randomUUID().slice(0, 8)}`;
     this.stats = new WorkerStats(opts.metrics);
-    this.deps = { hashing: nodeHashing(secretKey), similarity: diceSimilarity };
+    this.deps = { hashing: nodeHashing(secretKey), similarity: cachedDiceSimilarity() };
   }
 
   static async start(opts: GuardWorkerOptions): Promise<GuardWorker> {
