@@ -120,14 +120,23 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   return n;
 }
 
-function executed(s: RunState, atMs: number): RunState {
+/**
+ * Whether an event ends the run's bounded wait: the execute decision of the waited-for call, or of
+ * any call once the wait ran out (another call may run during a backoff). The run machine's guard.
+ */
+export function endsWait(s: RunState, rec: RecordedEvent): boolean {
+  const e = rec.event;
+  if (s.status !== 'WAITING' || e.type !== 'GuardDecided' || e.phase !== 'before' || e.decision !== 'execute')
+    return false;
+  const call = s.inFlight;
+  return call !== null && (call.fingerprint === s.waitCallFingerprint || rec.atMs >= (s.waitUntilMs ?? 0));
+}
+
+function executed(s: RunState, rec: RecordedEvent): RunState {
   const call = s.inFlight;
   if (call === null) return s;
-  // Another call may run during a backoff; only the waited-for call, or the wait running out, ends it.
-  const waitOver =
-    s.status === 'WAITING' && (call.fingerprint === s.waitCallFingerprint || atMs >= (s.waitUntilMs ?? 0));
   const n = copyState(s) as Mutable<RunState>;
-  if (waitOver) {
+  if (endsWait(s, rec)) {
     n.status = 'RUNNING';
     n.waitUntilMs = null;
     n.waitCallFingerprint = null;
@@ -138,7 +147,9 @@ function executed(s: RunState, atMs: number): RunState {
   return n;
 }
 
-function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
+function apply(s: RunState, rec: RecordedEvent): RunState {
+  const e = rec.event;
+  const atMs = rec.atMs;
   switch (e.type) {
     case 'RunStarted':
       return patch(s, {
@@ -174,7 +185,7 @@ function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
           : s.ruleWarned;
       if (e.phase === 'after') return patch(s, { ruleWarned });
       if (e.decision === 'execute') {
-        const next = executed(s, atMs);
+        const next = executed(s, rec);
         return ruleWarned === s.ruleWarned ? next : patch(next, { ruleWarned });
       }
       return patch(s, { inFlight: null });
@@ -263,7 +274,7 @@ function operation(s: RunState, e: OperationEvent, atMs: number): RunState {
 
 /** The pure fold: the same events always give the same state, bit for bit, in any process. */
 export function evolve(s: RunState, rec: RecordedEvent): RunState {
-  const next = apply(s, rec.event, rec.atMs);
+  const next = apply(s, rec);
   // `apply` returns either `s` itself or an object it just made and nobody else holds: stamping
   // that one in place saves a copy of the whole state per event, and nothing observable mutates.
   if (next === s) return patch(s, { seq: rec.seq, lastAtMs: rec.atMs });

@@ -13,7 +13,7 @@ import {
   textProblem,
 } from '../domain/index.js';
 import type { RunStream } from '../log/index.js';
-import type { CommandInput, RunActor } from '../machines/index.js';
+import type { CommandInput, RunActor, RunSnapshot } from '../machines/index.js';
 import { type CallObservation, GuardTelemetry } from '../telemetry/index.js';
 import {
   type CallHooks,
@@ -73,6 +73,11 @@ export class GuardedRun {
 
   get state(): RunState {
     return this.actor.state;
+  }
+
+  /** The run machine's XState snapshot: `value` the run's status, `context` its state. */
+  getSnapshot(): RunSnapshot {
+    return this.actor.getSnapshot();
   }
 
   private serial<T>(work: () => Promise<T>): Promise<T> {
