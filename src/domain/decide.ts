@@ -66,7 +66,7 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
         tokensOut: cmd.tokensOut,
         costUsd: cmd.costUsd,
       };
-      return ok([usage, ...budgetWarnings(applied(s, [usage], cmd.atMs), p, cmd.atMs)]);
+      return ok([usage, ...budgetWarnings(applied(s, [usage], cmd.atMs, deps), p, cmd.atMs)]);
     }
     case 'Finish':
     case 'Cancel':

@@ -41,7 +41,7 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   const version = Math.max(s.progressVersion, e.progressVersion ?? 0, call.progressVersion ?? 0);
   const outsideNews = version > s.progressVersion || call.afterUserTurn;
   const tracksProgress = s.tracksProgress || call.progressVersion !== null || e.progressVersion !== null;
-  const intent = intentOf(call.argsJson);
+  const intent = call.intent ?? intentOf(call.argsJson);
   const prior = outsideNews ? [] : (own(s.asked, call.tool) ?? []);
   const pair = seenPair(fp, e.resultHash);
   const known = s.seen.includes(pair);
@@ -169,6 +169,7 @@ function apply(s: RunState, rec: RecordedEvent): RunState {
           fingerprint: e.fingerprint,
           tool: e.tool,
           argsJson: e.argsJson,
+          intent: intentOf(e.argsJson),
           operationKey: e.operationKey,
           sideEffect: e.sideEffect,
           afterUserTurn: e.afterUserTurn,

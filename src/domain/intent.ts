@@ -35,9 +35,15 @@ export function isPagingKey(k: string): boolean {
  * an escape sequence (`\n`, `\u0000`) adds letters: such text is always parsed.
  */
 const PAGING_WORD = /page|cursor|offset|start|skip|after|before|version|id/;
+/** The same words as the text has them, tried first: most arguments with paging say `page` plainly. */
+const PAGING_WORD_ANY_CASE = /page|cursor|offset|start|skip|after|before|version|id/i;
+
+/** Whether the arguments may hold a paging key: false only when none of their keys can be one. */
+const mayPage = (argsJson: string): boolean =>
+  PAGING_WORD_ANY_CASE.test(argsJson) || argsJson.includes('\\') || PAGING_WORD.test(normalisedKey(argsJson));
 
 export function intentOf(argsJson: string): string {
-  if (!argsJson.includes('\\') && !PAGING_WORD.test(normalisedKey(argsJson))) return argsJson;
+  if (!mayPage(argsJson)) return argsJson;
   let v: unknown;
   try {
     v = JSON.parse(argsJson);

@@ -11,6 +11,7 @@ import {
   type RunState,
   type RunStatus,
 } from '../domain/index.js';
+import { foldMemo } from './fold-memo.js';
 import { type MachineScope, type RunSnapshot, runMachine, step } from './run-machine.js';
 
 export interface Clock {
@@ -82,7 +83,8 @@ export class RunActor {
   propose(input: CommandInput): Result<RecordedEvent[]> {
     const atMs = this.clock.now();
     const state = this.folded;
-    const decided = decide(state, { ...input, atMs } as Command, this.deps);
+    const fold = foldMemo();
+    const decided = decide(state, { ...input, atMs } as Command, { ...this.deps, evolve: fold });
     if (!decided.ok) return decided;
     const records = decided.value.map((event, i) => ({
       eventId: `${this.runId}/${state.seq + i + 1}`,
@@ -91,7 +93,7 @@ export class RunActor {
       atMs,
       event,
     }));
-    const moved = this.follow(this.value, state, records);
+    const moved = this.follow(this.value, state, records, fold);
     if (!moved.ok) return moved;
     this.proposed = { records, from: state, moved: moved.value };
     return ok(records);
@@ -112,11 +114,16 @@ export class RunActor {
   }
 
   /** The machine over `records`, from status `value` and state `s`: where they take the run, or the refusal. */
-  private follow(value: RunStatus, s: RunState, records: readonly RecordedEvent[]): Result<Moved> {
+  private follow(
+    value: RunStatus,
+    s: RunState,
+    records: readonly RecordedEvent[],
+    fold?: (s: RunState, rec: RecordedEvent) => RunState,
+  ): Result<Moved> {
     let at = value;
     let state = s;
     for (const r of records) {
-      const next = step(at, state, r, this.scope);
+      const next = step(at, state, r, this.scope, fold);
       if (next === null)
         return err(
           new LoopguardError(

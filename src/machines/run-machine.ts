@@ -169,9 +169,10 @@ export function step(
   s: RunState,
   record: RecordedEvent,
   scope?: MachineScope,
+  fold: (s: RunState, rec: RecordedEvent) => RunState = evolve,
 ): { readonly value: RunStatus; readonly state: RunState } | null {
   if (scope?.inspecting !== true && STAYS.get(value)?.has(record.event.type) === true) {
-    const state = evolve(s, record);
+    const state = fold(s, record);
     return state.status === value ? { value, state } : null;
   }
   const from = runMachine.resolveState({ value, context: s });
