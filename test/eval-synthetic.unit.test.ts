@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_POLICY, diceSimilarity } from '../src/domain/index.js';
+import { cachedDiceSimilarity, DEFAULT_POLICY } from '../src/domain/index.js';
 import { defaultBaselines, evaluate, labelRun, loopguardDetector } from '../src/eval/index.js';
 import { syntheticCodingFiles, syntheticCodingRuns } from '../src/eval/synthetic/coding-runs.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
@@ -12,7 +12,7 @@ import { nodeHashing } from '../src/runtime/node-hashing.js';
 const runs = syntheticCodingRuns();
 const loopguard = loopguardDetector(DEFAULT_POLICY, {
   hashing: nodeHashing('t'),
-  similarity: diceSimilarity,
+  similarity: cachedDiceSimilarity(),
 });
 
 describe('the synthetic coding-agent run set', () => {
