@@ -176,3 +176,36 @@ describe('intentOf', () => {
     expect(intentOf(call.value.argsJson)).toBe('{"q":"refund"}');
   });
 });
+
+describe('intentOf without parsing', () => {
+  it('gives what parsing gives, for every text JSON.stringify writes', async () => {
+    const fc = await import('fast-check');
+    const { intentByParse, intentOf } = await import('../src/domain/intent.js');
+    const key = fc.oneof(
+      fc.constantFrom(
+        'page',
+        'offset',
+        'off-set',
+        'user_id',
+        'userId',
+        'q',
+        'query',
+        'limit',
+        '__proto__',
+        '10',
+        '9',
+      ),
+      fc.string(),
+    );
+    const value = fc.jsonValue({ maxDepth: 3 });
+    fc.assert(
+      fc.property(fc.dictionary(key, value), (args) => {
+        const json = JSON.stringify(args);
+        expect(intentOf(json)).toBe(intentByParse(json));
+      }),
+      { numRuns: 3000 },
+    );
+    expect(intentOf('{"page":1,"q":{"b":1,"1":2}}')).toBe(intentByParse('{"page":1,"q":{"b":1,"1":2}}'));
+    expect(intentOf('{"page": 1, "q": "x"}')).toBe('{"q":"x"}');
+  });
+});

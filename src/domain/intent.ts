@@ -44,6 +44,11 @@ const mayPage = (argsJson: string): boolean =>
 
 export function intentOf(argsJson: string): string {
   if (!mayPage(argsJson)) return argsJson;
+  return intentOfCompact(argsJson) ?? intentByParse(argsJson);
+}
+
+/** The intent by parsing: the definition, for any JSON text. */
+export function intentByParse(argsJson: string): string {
   let v: unknown;
   try {
     v = JSON.parse(argsJson);
@@ -57,4 +62,66 @@ export function intentOf(argsJson: string): string {
   const kept: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) if (!isPagingKey(k)) put(kept, k, x);
   return JSON.stringify(kept);
+}
+
+const INTEGER_KEY = /^(0|[1-9][0-9]*)$/;
+const NESTED_INTEGER_KEY = /[{,]"(0|[1-9][0-9]*)":/;
+
+/**
+ * The intent of compact JSON text (what canonicalCall writes: no whitespace, unique keys) without
+ * parsing it: the top-level members are cut out as they stand, which is what parsing and writing
+ * them again gives for text JSON.stringify wrote. Null for text it does not read so (whitespace,
+ * an escape in a key, an integer-like key, which parsing would reorder, a repeated key, an empty
+ * value): those take `intentByParse`. Either way one pure function of the text.
+ */
+function intentOfCompact(json: string): string | null {
+  if (json.charCodeAt(0) !== 123 /* { */ || json.charCodeAt(json.length - 1) !== 125 /* } */) return null;
+  const kept: string[] = [];
+  const keys = new Set<string>();
+  let paging = false;
+  let i = 1;
+  if (json.length === 2) return json;
+  while (i < json.length) {
+    if (json.charCodeAt(i) !== 34 /* " */) return null;
+    const keyEnd = json.indexOf('"', i + 1);
+    if (keyEnd < 0) return null;
+    const key = json.slice(i + 1, keyEnd);
+    if (key.includes('\\') || INTEGER_KEY.test(key) || keys.has(key)) return null;
+    keys.add(key);
+    if (json.charCodeAt(keyEnd + 1) !== 58 /* : */) return null;
+    const end = valueEnd(json, keyEnd + 2);
+    if (end <= keyEnd + 2) return null;
+    if (isPagingKey(key)) paging = true;
+    else kept.push(json.slice(i, end));
+    const c = json.charCodeAt(end);
+    if (c === 125 && end === json.length - 1) break;
+    if (c !== 44 /* , */) return null;
+    i = end + 1;
+  }
+  // Parsing would put integer-like keys of nested objects first: such text is parsed.
+  if (paging && NESTED_INTEGER_KEY.test(json)) return null;
+  return paging ? `{${kept.join(',')}}` : json;
+}
+
+/** Where the value that starts at `from` ends (the index of the `,` or `}` after it), or -1. */
+function valueEnd(json: string, from: number): number {
+  let depth = 0;
+  for (let i = from; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c === 34) {
+      // A string: skip to its closing quote, over escapes.
+      for (i++; i < json.length; i++) {
+        const d = json.charCodeAt(i);
+        if (d === 92) i++;
+        else if (d === 34) break;
+      }
+      if (i >= json.length) return -1;
+    } else if (c === 123 || c === 91) depth++;
+    else if (c === 125 || c === 93) {
+      if (depth === 0) return c === 125 ? i : -1;
+      depth--;
+    } else if (c === 44 && depth === 0) return i;
+    else if (c === 32 || c === 9 || c === 10 || c === 13) return -1;
+  }
+  return -1;
 }
