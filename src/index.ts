@@ -7,6 +7,7 @@
  */
 export {
   type ChildState,
+  cachedDiceSimilarity,
   DEFAULT_POLICY,
   type Decision,
   type DomainEvent,
@@ -58,7 +59,15 @@ export {
   TOPICS,
   type TopicName,
 } from './log/index.js';
-export { type Clock, ManualClock, systemClock } from './machines/index.js';
+export {
+  type Clock,
+  ManualClock,
+  type RunInspector,
+  type RunMachineEvent,
+  type RunSnapshot,
+  runMachine,
+  systemClock,
+} from './machines/index.js';
 export type { ToolFn } from './runtime/execute-tool.js';
 export {
   type CallHooks,

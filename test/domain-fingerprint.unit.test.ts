@@ -163,5 +163,49 @@ describe('intentOf', () => {
     expect(intentOf('{"nextPageToken":"t","user_id":7,"userId":8,"q":"x"}')).toBe('{"q":"x"}');
     expect(intentOf('{"limit":20,"query":"refund policy"}')).toBe('{"limit":20,"query":"refund policy"}');
     expect(intentOf('{"q":"the page: 2"}')).toBe('{"q":"the page: 2"}');
+    // Names compare without case or punctuation, whatever the JSON text looks like.
+    expect(intentOf('{"off-set":0,"q":"refund"}')).toBe('{"q":"refund"}');
+    expect(intentOf('{"P.A.G.E":3,"q":"x"}')).toBe('{"q":"x"}');
+    expect(intentOf(JSON.stringify({ 'i\nd': 1, q: 'x' }))).toBe('{"q":"x"}');
+  });
+
+  it('is the intent canonicalCall and the fold see: one function of the arguments text', async () => {
+    const { intentOf } = await import('../src/domain/intent.js');
+    const call = canonicalCall('search', { 'off-set': 0, q: ' refund ' }, deps.hashing);
+    if (!call.ok) throw call.error;
+    expect(intentOf(call.value.argsJson)).toBe('{"q":"refund"}');
+  });
+});
+
+describe('intentOf without parsing', () => {
+  it('gives what parsing gives, for every text JSON.stringify writes', async () => {
+    const fc = await import('fast-check');
+    const { intentByParse, intentOf } = await import('../src/domain/intent.js');
+    const key = fc.oneof(
+      fc.constantFrom(
+        'page',
+        'offset',
+        'off-set',
+        'user_id',
+        'userId',
+        'q',
+        'query',
+        'limit',
+        '__proto__',
+        '10',
+        '9',
+      ),
+      fc.string(),
+    );
+    const value = fc.jsonValue({ maxDepth: 3 });
+    fc.assert(
+      fc.property(fc.dictionary(key, value), (args) => {
+        const json = JSON.stringify(args);
+        expect(intentOf(json)).toBe(intentByParse(json));
+      }),
+      { numRuns: 3000 },
+    );
+    expect(intentOf('{"page":1,"q":{"b":1,"1":2}}')).toBe(intentByParse('{"page":1,"q":{"b":1,"1":2}}'));
+    expect(intentOf('{"page": 1, "q": "x"}')).toBe('{"q":"x"}');
   });
 });

@@ -106,11 +106,6 @@ describe('Finish and Cancel', () => {
     s.given(result('c1', 'h'));
     expect(s.when(finish(true)).state.status).toBe('COMPLETED');
   });
-
-  it('a COMPLETED run cannot be resumed', () => {
-    const s = given(start(), finish(true));
-    expect(s.when(resume('more work')).error?.code).toBe('run_completed');
-  });
 });
 
 describe('Resume', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_POLICY, diceSimilarity } from '../src/domain/index.js';
+import { cachedDiceSimilarity, DEFAULT_POLICY } from '../src/domain/index.js';
 import {
   defaultBaselines,
   evaluate,
@@ -20,7 +20,7 @@ const runs = syntheticCodingRuns();
 const EVAL_TIMEOUT_MS = 60_000;
 const loopguard = loopguardDetector(DEFAULT_POLICY, {
   hashing: nodeHashing('t'),
-  similarity: diceSimilarity,
+  similarity: cachedDiceSimilarity(),
 });
 
 describe('the synthetic coding-agent run set', () => {

@@ -1,4 +1,4 @@
-import { diceSimilarity } from '../domain/index.js';
+import { cachedDiceSimilarity } from '../domain/index.js';
 import { defaultBaselines, evaluate, formatSummary, formatTable, loopguardDetector } from '../eval/index.js';
 import { SYNTHETIC_SEEDS, syntheticFiles } from '../eval/synthetic/synthetic-files.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
@@ -26,7 +26,7 @@ export function evalCommand(
   const { files, errors } = readTraceFiles(paths);
   for (const e of errors) io.err(`rejected: ${e.message}`);
   const detectors = [
-    loopguardDetector(policy, { hashing: nodeHashing(EVAL_KEY), similarity: diceSimilarity }),
+    loopguardDetector(policy, { hashing: nodeHashing(EVAL_KEY), similarity: cachedDiceSimilarity() }),
     ...defaultBaselines(),
   ];
   const print = (report: ReturnType<typeof evaluate>, synthetic: boolean) =>

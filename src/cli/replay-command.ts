@@ -1,4 +1,4 @@
-import { diceSimilarity, LoopguardError, type Policy, type RecordedEvent } from '../domain/index.js';
+import { cachedDiceSimilarity, LoopguardError, type Policy, type RecordedEvent } from '../domain/index.js';
 import type { RunSummary } from '../projections/index.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import { replayRun } from '../trace/replay.js';
@@ -72,7 +72,7 @@ async function replayInto(
   io: Io,
 ): Promise<void> {
   const { summaries, errors } = out;
-  const deps = { hashing: nodeHashing(sink.secretKey), similarity: diceSimilarity };
+  const deps = { hashing: nodeHashing(sink.secretKey), similarity: cachedDiceSimilarity() };
   const seen = new Set(sink.knownRunIds);
   const bar = progressBar(
     io,

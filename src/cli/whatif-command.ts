@@ -1,4 +1,4 @@
-import { diceSimilarity, type RecordedEvent } from '../domain/index.js';
+import { cachedDiceSimilarity, type RecordedEvent } from '../domain/index.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import { RecordedRunFold, type WhatIfRow, whatIf, whatIfTotals } from '../whatif/index.js';
 import type { Io } from './io.js';
@@ -50,7 +50,7 @@ export async function whatifCommand(
     reading.update(++n);
   });
   reading.end();
-  const deps = { hashing: nodeHashing(WHATIF_KEY), similarity: diceSimilarity };
+  const deps = { hashing: nodeHashing(WHATIF_KEY), similarity: cachedDiceSimilarity() };
   // By run id: a partitioned runs topic meets its runs in no fixed order, and the table must not vary.
   const ids = fold.runIds().sort();
   const deciding = progressBar(io, 're-deciding', 'runs', ids.length);

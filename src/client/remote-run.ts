@@ -1,12 +1,12 @@
 import {
+  type Decision,
   type Evidence,
-  isTerminal,
   LoopguardError,
   type RunStatus,
   type StopReport,
 } from '../domain/index.js';
 import type { CallRequest } from '../runtime/call-request.js';
-import type { CallResult } from '../runtime/call-result.js';
+import { type CallDecision, type CallResult, executedResult, notRunResult } from '../runtime/call-result.js';
 import { executeTool, type ToolFn } from '../runtime/execute-tool.js';
 import type { ReissueNote } from '../runtime/ledger.js';
 import {
@@ -31,6 +31,17 @@ const parse = <T>(json: string | null, fallback: T): T => {
     return json as T;
   }
 };
+
+/** A decision from the wire as the library reads its recorded one. */
+const wireDecision = (d: WireDecision): CallDecision => ({
+  decision: d.decision as Decision,
+  rule: d.rule,
+  message: d.message,
+  evidence: parse<Evidence>(d.evidence_json, {} as Evidence),
+  warning: d.warning,
+  waitUntilMs: d.wait_until_ms,
+  resultJson: d.result_json,
+});
 
 /** One run behind the remote guard; calls of a run go one at a time, as in the library. */
 export class RemoteRun {
@@ -140,26 +151,7 @@ export class RemoteRun {
       },
       callId,
     );
-    const rule = before.rule ?? before.decision;
-    switch (before.decision) {
-      case 'execute':
-        break;
-      case 'return_cached_success':
-        return { status: 'cached', value: parse(before.result_json, null), message: before.message };
-      case 'wait':
-        return { status: 'waiting', rule, message: before.message, waitUntilMs: before.wait_until_ms };
-      case 'refuse':
-        if (!isTerminal(this.last.status))
-          return {
-            status: 'refused',
-            rule,
-            message: before.message,
-            evidence: parse<Evidence>(before.evidence_json, {} as Evidence),
-          };
-        return { status: 'stopped', rule, message: before.message, report: this.last.report };
-      default:
-        return { status: 'stopped', rule, message: before.message, report: this.last.report };
-    }
+    if (before.decision !== 'execute') return notRunResult(wireDecision(before), this.last);
     // Only an execute decision, durable in the log before it reached us, runs the tool.
     const ran = await executeTool(
       fn,
@@ -180,18 +172,7 @@ export class RemoteRun {
       in_doubt: ran.inDoubt && req.operationKey !== undefined,
       progress_version: ran.progressVersion,
     });
-    return {
-      status: 'executed',
-      value: ran.value,
-      kind: ran.kind,
-      code: ran.code,
-      decision: after.decision as Extract<CallResult, { status: 'executed' }>['decision'],
-      rule: after.rule,
-      message: after.message,
-      warning: after.warning,
-      waitUntilMs: after.wait_until_ms,
-      report: isTerminal(this.last.status) ? this.last.report : null,
-    };
+    return executedResult(ran, wireDecision(after), this.last);
   }
 
   /** Counts a model call's tokens and cost toward the run's budgets, as the library's does. */

@@ -22,6 +22,12 @@ import type { Verdict } from './verdict.js';
 export interface DeciderDeps {
   readonly hashing: Hashing;
   readonly similarity: Similarity;
+  /**
+   * The fold the decider looks ahead with: `evolve`, or one that remembers its answers for the
+   * length of one proposal (the actor then folds the same events onto the same state: see
+   * RunActor.propose). Never a fold with other answers than `evolve`'s.
+   */
+  readonly evolve?: (s: RunState, rec: RecordedEvent) => RunState;
 }
 
 type Cmd<T extends Command['type']> = Extract<Command, { type: T }>;
@@ -29,12 +35,18 @@ type Cmd<T extends Command['type']> = Extract<Command, { type: T }>;
 export const fail = (code: string, message: string) => err(new LoopguardError(code, message));
 
 /** Folds events decided in this step, so later checks in the same step see their effect. */
-export const applied = (s: RunState, events: readonly DomainEvent[], atMs: number): RunState =>
-  events.reduce(
-    (st, event, i) =>
-      evolve(st, { eventId: '', runId: s.runId, seq: s.seq + i + 1, atMs, event } as RecordedEvent),
+export function applied(
+  s: RunState,
+  events: readonly DomainEvent[],
+  atMs: number,
+  deps: DeciderDeps,
+): RunState {
+  const fold = deps.evolve ?? evolve;
+  return events.reduce(
+    (st, event, i) => fold(st, { eventId: '', runId: s.runId, seq: s.seq + i + 1, atMs, event }),
     s,
   );
+}
 
 function decided(callId: string | null, phase: 'before' | 'after', v: Verdict): EventOf<'GuardDecided'> {
   return {
@@ -220,7 +232,7 @@ export function decideResult(
         resultJson: cmd.resultJson ?? 'null',
       });
   }
-  const after = applied(s, events, cmd.atMs);
+  const after = applied(s, events, cmd.atMs, deps);
   const v = checkAfter(after, p, call, done, cmd.atMs, inDoubt);
   events.push(decided(call.callId, 'after', v));
   if (v.waitUntilMs !== undefined) {
@@ -233,6 +245,6 @@ export function decideResult(
   }
   events.push(...budgetWarnings(after, p, cmd.atMs));
   if (v.terminal !== undefined)
-    events.push(stopped(applied(s, events, cmd.atMs), v, cmd.atMs, cmd.family?.children));
+    events.push(stopped(applied(s, events, cmd.atMs, deps), v, cmd.atMs, cmd.family?.children));
   return ok(events);
 }

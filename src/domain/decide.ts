@@ -66,7 +66,7 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
         tokensOut: cmd.tokensOut,
         costUsd: cmd.costUsd,
       };
-      return ok([usage, ...budgetWarnings(applied(s, [usage], cmd.atMs), p, cmd.atMs)]);
+      return ok([usage, ...budgetWarnings(applied(s, [usage], cmd.atMs, deps), p, cmd.atMs)]);
     }
     case 'Finish':
     case 'Cancel':
@@ -130,8 +130,7 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
       ]);
     }
     case 'Resume': {
-      if (s.status === 'COMPLETED')
-        return fail('run_completed', `run ${s.runId} is COMPLETED; there is nothing to resume`);
+      // A COMPLETED run is never resumed: the run machine refuses it (illegal_transition).
       // A missing note is null here, so it is named rather than skipped as an absent option.
       const note = { preconditionChange: cmd.preconditionChange ?? null, approvedBy: cmd.approvedBy };
       const bad = fieldsProblem(note, RESUME_FIELDS, 'change');

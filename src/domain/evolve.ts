@@ -42,7 +42,7 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   const version = Math.max(s.progressVersion, e.progressVersion ?? 0, call.progressVersion ?? 0);
   const outsideNews = version > s.progressVersion || call.afterUserTurn;
   const tracksProgress = s.tracksProgress || call.progressVersion !== null || e.progressVersion !== null;
-  const intent = intentOf(call.argsJson);
+  const intent = call.intent ?? intentOf(call.argsJson);
   const prior = outsideNews ? [] : (own(s.asked, call.tool) ?? []);
   // News is judged on the result's class (volatile parts masked); the raw hash is only recorded.
   const result = e.resultClass ?? e.resultHash;
@@ -138,14 +138,23 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   return n;
 }
 
-function executed(s: RunState, atMs: number): RunState {
+/**
+ * Whether an event ends the run's bounded wait: the execute decision of the waited-for call, or of
+ * any call once the wait ran out (another call may run during a backoff). The run machine's guard.
+ */
+export function endsWait(s: RunState, rec: RecordedEvent): boolean {
+  const e = rec.event;
+  if (s.status !== 'WAITING' || e.type !== 'GuardDecided' || e.phase !== 'before' || e.decision !== 'execute')
+    return false;
+  const call = s.inFlight;
+  return call !== null && (call.fingerprint === s.waitCallFingerprint || rec.atMs >= (s.waitUntilMs ?? 0));
+}
+
+function executed(s: RunState, rec: RecordedEvent): RunState {
   const call = s.inFlight;
   if (call === null) return s;
-  // Another call may run during a backoff; only the waited-for call, or the wait running out, ends it.
-  const waitOver =
-    s.status === 'WAITING' && (call.fingerprint === s.waitCallFingerprint || atMs >= (s.waitUntilMs ?? 0));
   const n = copyState(s) as Mutable<RunState>;
-  if (waitOver) {
+  if (endsWait(s, rec)) {
     n.status = 'RUNNING';
     n.waitUntilMs = null;
     n.waitCallFingerprint = null;
@@ -156,7 +165,9 @@ function executed(s: RunState, atMs: number): RunState {
   return n;
 }
 
-function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
+function apply(s: RunState, rec: RecordedEvent): RunState {
+  const e = rec.event;
+  const atMs = rec.atMs;
   switch (e.type) {
     case 'RunStarted':
       return patch(s, {
@@ -176,6 +187,7 @@ function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
           fingerprint: e.fingerprint,
           tool: e.tool,
           argsJson: e.argsJson,
+          intent: intentOf(e.argsJson),
           operationKey: e.operationKey,
           sideEffect: e.sideEffect,
           afterUserTurn: e.afterUserTurn,
@@ -192,7 +204,7 @@ function apply(s: RunState, e: DomainEvent, atMs: number): RunState {
           : s.ruleWarned;
       if (e.phase === 'after') return patch(s, { ruleWarned });
       if (e.decision === 'execute') {
-        const next = executed(s, atMs);
+        const next = executed(s, rec);
         return ruleWarned === s.ruleWarned ? next : patch(next, { ruleWarned });
       }
       return patch(s, { inFlight: null });
@@ -280,25 +292,9 @@ function operation(s: RunState, e: OperationEvent, atMs: number): RunState {
   });
 }
 
-/** The pure fold: the same events always give the same state, bit for bit. */
-/**
- * The decider folds a call's result to judge it, and the actor then folds the same event onto the
- * same state: remembering the last fold (by identity of state and event) does that work once.
- */
-let last: { s: RunState; event: DomainEvent; atMs: number; next: RunState } | null = null;
-
-function applyOnce(s: RunState, event: DomainEvent, atMs: number): RunState {
-  if (last !== null && last.s === s && last.event === event && last.atMs === atMs) {
-    return last.next === s ? s : copyState(last.next);
-  }
-  const next = apply(s, event, atMs);
-  // The first caller stamps `next` in place (seq, lastAtMs); a second one gets its own copy above.
-  if (event.type === 'ToolCallCompleted') last = { s, event, atMs, next };
-  return next;
-}
-
+/** The pure fold: the same events always give the same state, bit for bit, in any process. */
 export function evolve(s: RunState, rec: RecordedEvent): RunState {
-  const next = applyOnce(s, rec.event, rec.atMs);
+  const next = apply(s, rec);
   // `apply` returns either `s` itself or an object it just made and nobody else holds: stamping
   // that one in place saves a copy of the whole state per event, and nothing observable mutates.
   if (next === s) return patch(s, { seq: rec.seq, lastAtMs: rec.atMs });

@@ -1,7 +1,6 @@
 import { canonicalJson } from './canonical-json.js';
 import { err, type Result } from './errors.js';
 import { inputError, nameProblem } from './input-check.js';
-import { intentOfObject, rememberIntent } from './intent.js';
 import { type Hashing, normalisedKey } from './redact.js';
 
 export interface CanonicalCall {
@@ -12,7 +11,7 @@ export interface CanonicalCall {
 }
 
 /** Fields that differ on every call without changing what is asked: they would hide exact repeats. */
-const VOLATILE = new Set([
+const VOLATILE: ReadonlySet<string> = new Set([
   'timestamp',
   'ts',
   'requestid',
@@ -43,11 +42,7 @@ export function canonicalCall(
     volatileArgs.length === 0 ? isVolatile : (k: string) => isVolatile(k) || volatileArgs.includes(k);
   const canon = canonicalJson(args ?? {}, 'args', { hashing, trim: true, drop, invalid: 'invalid_args' });
   if (!canon.ok) return canon;
-  const { value, json: argsJson } = canon.value;
-  // The near-duplicate rule and the fold both want the intent: computed here, from the object in hand.
-  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-    rememberIntent(argsJson, intentOfObject(value as Record<string, unknown>, argsJson));
-  }
+  const argsJson = canon.value.json;
   const name = tool.trim();
   return {
     ok: true,

@@ -16,4 +16,5 @@ export * from './rules-after.js';
 export * from './run-state.js';
 export * from './similarity.js';
 export * from './stop-report.js';
+export * from './tool-result.js';
 export type { Verdict } from './verdict.js';

@@ -2,10 +2,14 @@
  * What a call asks, apart from which page or which item: its canonical arguments without paging
  * and identity fields. Two calls with one intent are a next page or another item, never a
  * rephrasing; near-duplicate detection compares intents.
+ *
+ * One function of the arguments' text and nothing else: the live guard, a rebuild and a worker
+ * that takes a run over in another process compute the same intent for the same call.
  */
 import { put } from './input-check.js';
+import { normalisedKey } from './redact.js';
 
-const PAGING = new Set([
+const PAGING: ReadonlySet<string> = new Set([
   'page',
   'pagenumber',
   'pagetoken',
@@ -20,57 +24,31 @@ const PAGING = new Set([
   'id',
 ]);
 
-const pagingKeys = new Map<string, boolean>();
-
-/** Whether an argument name is a paging or id field; remembered, since names repeat on every call. */
+/** Whether an argument name is a paging or id field (`off-set`, `pageToken`, `user_id`, `userId`). */
 export function isPagingKey(k: string): boolean {
-  let paging = pagingKeys.get(k);
-  if (paging === undefined) {
-    paging = PAGING.has(k.toLowerCase().replace(/[^a-z0-9]/g, '')) || /(^|_)id$/i.test(k) || /Id$/.test(k);
-    if (pagingKeys.size < 4096) pagingKeys.set(k, paging);
-  }
-  return paging;
+  return PAGING.has(normalisedKey(k)) || /(^|_)id$/i.test(k) || /Id$/.test(k);
 }
 
 /**
- * Each call's intent is needed right after its arguments are canonicalised (the check before the
- * call, the fold after it), on the very same string: a small ring of recent ones, searched by
- * string equality (the same string object compares in one step), saves recomputing it.
+ * Every paging name, normalised, contains one of these words. The arguments' text normalised the
+ * same way contains each key's normalised name (normalising goes character by character), unless
+ * an escape sequence (`\n`, `\u0000`) adds letters: such text is always parsed.
  */
-const RING = 16;
-const ringArgs: string[] = [];
-const ringIntents: string[] = [];
-let ringNext = 0;
+const PAGING_WORD = /page|cursor|offset|start|skip|after|before|version|id/;
+/** The same words as the text has them, tried first: most arguments with paging say `page` plainly. */
+const PAGING_WORD_ANY_CASE = /page|cursor|offset|start|skip|after|before|version|id/i;
+
+/** Whether the arguments may hold a paging key: false only when none of their keys can be one. */
+const mayPage = (argsJson: string): boolean =>
+  PAGING_WORD_ANY_CASE.test(argsJson) || argsJson.includes('\\') || PAGING_WORD.test(normalisedKey(argsJson));
 
 export function intentOf(argsJson: string): string {
-  for (let i = 0; i < ringArgs.length; i++) if (ringArgs[i] === argsJson) return ringIntents[i] as string;
-  const intent = computeIntent(argsJson);
-  rememberIntent(argsJson, intent);
-  return intent;
+  if (!mayPage(argsJson)) return argsJson;
+  return intentOfCompact(argsJson) ?? intentByParse(argsJson);
 }
 
-/** Lets the canonicaliser, which holds the parsed arguments anyway, hand over an intent it computed. */
-export function rememberIntent(argsJson: string, intent: string): void {
-  ringArgs[ringNext] = argsJson;
-  ringIntents[ringNext] = intent;
-  ringNext = (ringNext + 1) % RING;
-}
-
-/** The intent of canonical arguments already in hand as an object (keys sorted). */
-export function intentOfObject(args: Readonly<Record<string, unknown>>, argsJson: string): string {
-  let paging = false;
-  for (const k in args) if (isPagingKey(k)) paging = true;
-  if (!paging) return argsJson;
-  const kept: Record<string, unknown> = {};
-  for (const k in args) if (!isPagingKey(k)) put(kept, k, args[k]);
-  return JSON.stringify(kept);
-}
-
-/** A key that could be a paging or id field; without one the intent is the arguments themselves. */
-const MAYBE_PAGING = /"[^"]*(page|cursor|offset|start|skip|after|before|version|id)[^"]*":/i;
-
-function computeIntent(argsJson: string): string {
-  if (!MAYBE_PAGING.test(argsJson)) return argsJson;
+/** The intent by parsing: the definition, for any JSON text. */
+export function intentByParse(argsJson: string): string {
   let v: unknown;
   try {
     v = JSON.parse(argsJson);
@@ -78,7 +56,72 @@ function computeIntent(argsJson: string): string {
     return argsJson;
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return argsJson;
+  let paging = false;
+  for (const k of Object.keys(v)) if (isPagingKey(k)) paging = true;
+  if (!paging) return argsJson;
   const kept: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) if (!isPagingKey(k)) put(kept, k, x);
   return JSON.stringify(kept);
+}
+
+const INTEGER_KEY = /^(0|[1-9][0-9]*)$/;
+const NESTED_INTEGER_KEY = /[{,]"(0|[1-9][0-9]*)":/;
+
+/**
+ * The intent of compact JSON text (what canonicalCall writes: no whitespace, unique keys) without
+ * parsing it: the top-level members are cut out as they stand, which is what parsing and writing
+ * them again gives for text JSON.stringify wrote. Null for text it does not read so (whitespace,
+ * an escape in a key, an integer-like key, which parsing would reorder, a repeated key, an empty
+ * value): those take `intentByParse`. Either way one pure function of the text.
+ */
+function intentOfCompact(json: string): string | null {
+  if (json.charCodeAt(0) !== 123 /* { */ || json.charCodeAt(json.length - 1) !== 125 /* } */) return null;
+  const kept: string[] = [];
+  const keys = new Set<string>();
+  let paging = false;
+  let i = 1;
+  if (json.length === 2) return json;
+  while (i < json.length) {
+    if (json.charCodeAt(i) !== 34 /* " */) return null;
+    const keyEnd = json.indexOf('"', i + 1);
+    if (keyEnd < 0) return null;
+    const key = json.slice(i + 1, keyEnd);
+    if (key.includes('\\') || INTEGER_KEY.test(key) || keys.has(key)) return null;
+    keys.add(key);
+    if (json.charCodeAt(keyEnd + 1) !== 58 /* : */) return null;
+    const end = valueEnd(json, keyEnd + 2);
+    if (end <= keyEnd + 2) return null;
+    if (isPagingKey(key)) paging = true;
+    else kept.push(json.slice(i, end));
+    const c = json.charCodeAt(end);
+    if (c === 125 && end === json.length - 1) break;
+    if (c !== 44 /* , */) return null;
+    i = end + 1;
+  }
+  // Parsing would put integer-like keys of nested objects first: such text is parsed.
+  if (paging && NESTED_INTEGER_KEY.test(json)) return null;
+  return paging ? `{${kept.join(',')}}` : json;
+}
+
+/** Where the value that starts at `from` ends (the index of the `,` or `}` after it), or -1. */
+function valueEnd(json: string, from: number): number {
+  let depth = 0;
+  for (let i = from; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c === 34) {
+      // A string: skip to its closing quote, over escapes.
+      for (i++; i < json.length; i++) {
+        const d = json.charCodeAt(i);
+        if (d === 92) i++;
+        else if (d === 34) break;
+      }
+      if (i >= json.length) return -1;
+    } else if (c === 123 || c === 91) depth++;
+    else if (c === 125 || c === 93) {
+      if (depth === 0) return c === 125 ? i : -1;
+      depth--;
+    } else if (c === 44 && depth === 0) return i;
+    else if (c === 32 || c === 9 || c === 10 || c === 13) return -1;
+  }
+  return -1;
 }

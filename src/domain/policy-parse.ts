@@ -24,7 +24,7 @@ const NULLABLE_COUNTS = [
   'maxConsecutiveSameTool',
 ] as const;
 const COUNTS = ['sameCallLimit', 'noProgressLimit', 'maxRetries', 'maxPolls'] as const;
-const LIMIT_KEYS = new Set<string>([
+const LIMIT_KEYS: ReadonlySet<string> = new Set([
   ...NULLABLE_COUNTS,
   ...COUNTS,
   'maxCostUsd',
@@ -32,8 +32,14 @@ const LIMIT_KEYS = new Set<string>([
   'warnAt',
   'rules',
 ]);
-const POLICY_KEYS = new Set<string>([...LIMIT_KEYS, 'tools', 'taskTypes', '$schema', 'description']);
-const TOOL_KEYS = new Set(['sideEffect', 'maxCalls', 'volatileArgs', 'costUsd']);
+const POLICY_KEYS: ReadonlySet<string> = new Set([
+  ...LIMIT_KEYS,
+  'tools',
+  'taskTypes',
+  '$schema',
+  'description',
+]);
+const TOOL_KEYS: ReadonlySet<string> = new Set(['sideEffect', 'maxCalls', 'volatileArgs', 'costUsd']);
 const ACTIONS: readonly RuleAction[] = ['stop', 'warn_first', 'warn_only', 'off'];
 
 /** Collects every problem in one pass so a user fixes a policy file in one edit, not ten. */
@@ -78,7 +84,7 @@ function fraction(v: unknown, path: string, issues: Issues): number | undefined 
   return undefined;
 }
 
-function unknownKeys(o: Obj, allowed: Set<string>, path: string, issues: Issues): void {
+function unknownKeys(o: Obj, allowed: ReadonlySet<string>, path: string, issues: Issues): void {
   for (const k of Object.keys(o)) if (!allowed.has(k)) issues.add(path ? `${path}.${k}` : k, 'unknown key');
 }
 

@@ -21,7 +21,7 @@ export const normalisedKey = (key: string): string => key.toLowerCase().replace(
 /** Key names, normalised (lower case, letters and digits only), whose whole value is a secret. */
 const SECRET_NAME =
   /secret|passw|passphrase|authoriz|apikey|accesskey|privatekey|sshkey|signingkey|encryptionkey|masterkey|cookie|credential|signature|jwt|bearer|sessionid|sessionkey/;
-const SECRET_EXACT = new Set(['pwd', 'pass', 'auth', 'session', 'sid', 'otp', 'sig']);
+const SECRET_EXACT: ReadonlySet<string> = new Set(['pwd', 'pass', 'auth', 'session', 'sid', 'otp', 'sig']);
 
 /**
  * A name ending or starting with "token" is a secret ("access_token", "tokenId", "token_value");

@@ -20,6 +20,11 @@ export interface InFlightCall {
   readonly fingerprint: string;
   readonly tool: string;
   readonly argsJson: string;
+  /**
+   * What the call asks (intent.ts), computed once from `argsJson` when the call is folded in.
+   * Absent in snapshots written before it was kept: then computed from `argsJson` again.
+   */
+  readonly intent?: string;
   readonly operationKey: string | null;
   readonly sideEffect: boolean;
   readonly afterUserTurn: boolean;

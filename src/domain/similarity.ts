@@ -33,21 +33,14 @@ function bigrams(text: string): Map<string, number> {
   return out;
 }
 
-/**
- * Bigram counts of recently compared texts. A run compares each new call with the same few earlier
- * ones, so a small cache saves most of the work; it changes no result, only how fast it comes.
- */
-const cache = new Map<string, { text: string; grams: Map<string, number> }>();
-const CACHE_CAP = 256;
-function prepared(argsJson: string): { text: string; grams: Map<string, number> } {
-  let hit = cache.get(argsJson);
-  if (hit === undefined) {
-    const text = valuesText(argsJson);
-    hit = { text, grams: bigrams(text) };
-    if (cache.size >= CACHE_CAP) cache.delete(cache.keys().next().value as string);
-    cache.set(argsJson, hit);
-  }
-  return hit;
+interface Prepared {
+  readonly text: string;
+  readonly grams: Map<string, number>;
+}
+
+function prepare(argsJson: string): Prepared {
+  const text = valuesText(argsJson);
+  return { text, grams: bigrams(text) };
 }
 
 /**
@@ -55,12 +48,36 @@ function prepared(argsJson: string): { text: string; grams: Map<string, number> 
  * and inflected queries ("refund policy" / "refund policies"), and works for scripts without
  * spaces. 1 means the same text, 0 nothing in common.
  */
-export const diceSimilarity: Similarity = (a, b) => {
-  const { text: ta, grams: ga } = prepared(a);
-  const { text: tb, grams: gb } = prepared(b);
+function dice(pa: Prepared, pb: Prepared): number {
+  const { text: ta, grams: ga } = pa;
+  const { text: tb, grams: gb } = pb;
   if (ta === tb) return 1;
   if (ta.length < 2 || tb.length < 2) return 0;
   let shared = 0;
   for (const [g, n] of ga) shared += Math.min(n, gb.get(g) ?? 0);
   return (2 * shared) / (ta.length - 1 + (tb.length - 1));
-};
+}
+
+/** The built-in measure, with nothing remembered between calls. */
+export const diceSimilarity: Similarity = (a, b) => dice(prepare(a), prepare(b));
+
+const CACHE_CAP = 256;
+
+/**
+ * The built-in measure with a cache of its own, for one guard or one worker: a run compares each
+ * new call with the same few earlier ones, so bigram counts of recent texts save most of the work.
+ * The cache holds a pure function's answers, so it changes how fast a result comes, never which.
+ */
+export function cachedDiceSimilarity(): Similarity {
+  const cache = new Map<string, Prepared>();
+  const prepared = (argsJson: string): Prepared => {
+    let hit = cache.get(argsJson);
+    if (hit === undefined) {
+      hit = prepare(argsJson);
+      if (cache.size >= CACHE_CAP) cache.delete(cache.keys().next().value as string);
+      cache.set(argsJson, hit);
+    }
+    return hit;
+  };
+  return (a, b) => dice(prepared(a), prepared(b));
+}

@@ -1,17 +1,18 @@
-import { type SnapshotFrom, transition } from 'xstate';
 import {
   type Command,
   type DeciderDeps,
   decide,
-  evolve,
+  err,
   initialState,
   LoopguardError,
+  ok,
   type RecordedEvent,
   type Result,
   type RunState,
   type RunStatus,
 } from '../domain/index.js';
-import { lifecycleEvent, runMachine } from './run-machine.js';
+import { foldMemo } from './fold-memo.js';
+import { type MachineScope, type RunSnapshot, runMachine, step } from './run-machine.js';
 
 export interface Clock {
   now(): number;
@@ -23,52 +24,31 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 /** A command as a caller gives it: the actor's clock stamps the time. */
 export type CommandInput = DistributiveOmit<Command, 'atMs'>;
 
-interface Fold {
-  readonly next: RunState;
-  /** Each status the run passes through, in order (empty when it stays where it was). */
-  readonly statuses: readonly RunStatus[];
-}
-
-function foldTracking(from: RunState, records: readonly RecordedEvent[]): Fold {
-  let s = from;
-  const statuses: RunStatus[] = [];
-  for (const r of records) {
-    s = evolve(s, r);
-    if (s.status !== (statuses.at(-1) ?? from.status)) statuses.push(s.status);
-  }
-  return { next: s, statuses };
-}
-
-type Lifecycle = SnapshotFrom<typeof runMachine>;
-
-/**
- * Lifecycle snapshots carry no per-run data, so one per status serves every run: a live run costs
- * its domain state, not a machine instance (a started XState actor is several KiB).
- */
-const LIFECYCLE = new Map<RunStatus, Lifecycle>();
-function lifecycleOf(status: RunStatus): Lifecycle {
-  let snap = LIFECYCLE.get(status);
-  if (snap === undefined) {
-    snap = runMachine.resolveState({ value: status });
-    LIFECYCLE.set(status, snap);
-  }
-  return snap;
+/** Where the machine takes a run through some events: its status and its state after them. */
+interface Moved {
+  readonly value: RunStatus;
+  readonly state: RunState;
 }
 
 /**
- * A run's actor: the XState lifecycle machine plus the domain state folded from recorded events,
- * and the two-step protocol that keeps "record first, then act": `propose` runs the pure decider
- * and returns the events with their envelopes, the caller makes them durable, and only then
- * `commit` moves the run. A proposal that is never committed leaves no trace.
+ * A run's actor: the run machine's snapshot (its value, the run's status; its context, the run's
+ * state) and the two-step protocol that keeps "record first, then act". `propose` runs the pure
+ * decider and then the machine over the events it decided: an event the machine does not take in
+ * the run's status is a refused command (`illegal_transition`), and nothing reaches the log. The
+ * caller makes the proposal durable, and only then `commit` moves the run. A proposal that is
+ * never committed leaves no trace.
+ *
+ * No XState actor per run: the snapshot is evaluated with XState's pure transition, so a live run
+ * costs its state and its status (see run-machine.ts).
  */
 export class RunActor {
-  private lifecycle: Lifecycle = lifecycleOf('NEW');
+  private value: RunStatus;
   private folded: RunState;
-  /** The last proposal and the state it folds to, so a commit of it does not fold twice. */
+  /** The last proposal and where it takes the run, so a commit of it does not fold twice. */
   private proposed: {
     readonly records: readonly RecordedEvent[];
     readonly from: RunState;
-    readonly fold: Fold;
+    readonly moved: Moved;
   } | null = null;
 
   constructor(
@@ -78,9 +58,11 @@ export class RunActor {
     history: readonly RecordedEvent[] = [],
     /** A snapshot of the run's state that `history` continues (a resume from a snapshot store). */
     from: RunState | null = null,
+    /** The guard's machine scope (an inspection observer); none: XState's pure transition alone. */
+    private readonly scope?: MachineScope,
   ) {
     this.folded = from ?? initialState(runId);
-    if (from !== null) this.lifecycle = lifecycleOf(from.status);
+    this.value = this.folded.status;
     if (history.length > 0) this.commit(history);
   }
 
@@ -90,13 +72,19 @@ export class RunActor {
 
   /** The machine's state: RUNNING, WAITING or a terminal state (NEW before the start). */
   get status(): RunStatus {
-    return this.lifecycle.value as RunStatus;
+    return this.value;
+  }
+
+  /** The run machine's snapshot: `value` the run's status, `context` the run's state. */
+  getSnapshot(): RunSnapshot {
+    return runMachine.resolveState({ value: this.value, context: this.folded });
   }
 
   propose(input: CommandInput): Result<RecordedEvent[]> {
     const atMs = this.clock.now();
     const state = this.folded;
-    const decided = decide(state, { ...input, atMs } as Command, this.deps);
+    const fold = foldMemo();
+    const decided = decide(state, { ...input, atMs } as Command, { ...this.deps, evolve: fold });
     if (!decided.ok) return decided;
     const records = decided.value.map((event, i) => ({
       eventId: `${this.runId}/${state.seq + i + 1}`,
@@ -105,31 +93,49 @@ export class RunActor {
       atMs,
       event,
     }));
-    this.proposed = { records, from: state, fold: foldTracking(state, records) };
-    return { ok: true, value: records };
+    const moved = this.follow(this.value, state, records, fold);
+    if (!moved.ok) return moved;
+    this.proposed = { records, from: state, moved: moved.value };
+    return ok(records);
   }
 
+  /** Moves the run by durable records: its own proposal, or history it loads or finds in the log. */
   commit(records: readonly RecordedEvent[]): void {
     const p = this.proposed;
     this.proposed = null;
-    const from = this.folded;
-    const { next, statuses } =
-      p !== null && p.records === records && p.from === from ? p.fold : foldTracking(from, records);
-    // Events of one commit may pass through several statuses (a resume then a stop); the machine
-    // follows each change, in order, so its history is the run's.
-    for (const to of statuses) {
-      const at = this.status;
-      // XState's pure transition: the machine decides whether the lifecycle allows the move.
-      const [moved] = transition(runMachine, this.lifecycle, lifecycleEvent(at, to));
-      if (moved.value !== to) {
-        throw new LoopguardError(
-          'illegal_transition',
-          `run ${this.runId}: the lifecycle does not allow ${at} -> ${to}`,
+    const moved =
+      p !== null && p.records === records && p.from === this.folded
+        ? ok(p.moved)
+        : this.follow(this.value, this.folded, records);
+    // Durable records the machine does not take: a log this version did not write. Loading stops.
+    if (!moved.ok) throw moved.error;
+    this.value = moved.value.value;
+    this.folded = moved.value.state;
+  }
+
+  /** The machine over `records`, from status `value` and state `s`: where they take the run, or the refusal. */
+  private follow(
+    value: RunStatus,
+    s: RunState,
+    records: readonly RecordedEvent[],
+    fold?: (s: RunState, rec: RecordedEvent) => RunState,
+  ): Result<Moved> {
+    let at = value;
+    let state = s;
+    for (const r of records) {
+      const next = step(at, state, r, this.scope, fold);
+      if (next === null)
+        return err(
+          new LoopguardError(
+            'illegal_transition',
+            `run ${this.runId} is ${at}: its lifecycle does not take ${r.event.type} there`,
+            { details: { status: at, event: r.event.type } },
+          ),
         );
-      }
-      this.lifecycle = lifecycleOf(to);
+      at = next.value;
+      state = next.state;
     }
-    this.folded = next;
+    return ok({ value: at, state });
   }
 
   /** Kept for callers that end a run's actor; there is nothing to release. */

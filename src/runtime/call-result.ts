@@ -4,9 +4,11 @@ import {
   type Evidence,
   isTerminal,
   LoopguardError,
+  own,
   type RecordedEvent,
   type ResultKind,
   type RunState,
+  type RunStatus,
   type StopReport,
 } from '../domain/index.js';
 import type { CallEnd } from '../telemetry/index.js';
@@ -76,26 +78,85 @@ export function callEnd(r: CallResult): CallEnd {
   return { rule: r.status === 'cached' ? null : r.rule, errorType: null };
 }
 
-/** What a call the guard did not let run gives back: cached, waiting, refused or stopped. */
-export function notRunResult(d: EventOf<'GuardDecided'>, state: RunState): CallResult {
+/** The run as a call result reports it: its status and, once it ended, its stop report. */
+export interface RunEnd {
+  readonly status: RunStatus;
+  readonly report: StopReport | null;
+}
+
+/** A guard decision as a call result needs it: read off the records (library) or the wire (remote run). */
+export interface CallDecision {
+  readonly decision: Decision;
+  readonly rule: string | null;
+  readonly message: string;
+  readonly evidence: Evidence;
+  readonly warning: string | null;
+  readonly waitUntilMs: number | null;
+  /** For return_cached_success: the recorded result handed back (see cachedResultJson). */
+  readonly resultJson: string | null;
+}
+
+/**
+ * What a call the guard did not let run gives back: cached, waiting, refused or stopped. The one
+ * mapping for the library and the remote run, so a decision means the same to both callers.
+ */
+export function notRunResult(d: CallDecision, run: RunEnd): CallResult {
   const rule = d.rule ?? d.decision;
   switch (d.decision) {
-    case 'return_cached_success': {
-      const cached = Object.values(state.operations).find(
-        (o) => o.status === 'completed' && o.resultJson !== null,
-      )?.resultJson;
-      return { status: 'cached', value: parseValue(d.resultJson ?? cached ?? 'null'), message: d.message };
-    }
+    case 'return_cached_success':
+      return { status: 'cached', value: parseValue(d.resultJson ?? 'null'), message: d.message };
     case 'wait':
       return { status: 'waiting', rule, message: d.message, waitUntilMs: d.waitUntilMs };
     case 'refuse':
-      if (isTerminal(state.status))
-        return { status: 'stopped', rule, message: d.message, report: state.report };
+      if (isTerminal(run.status)) return { status: 'stopped', rule, message: d.message, report: run.report };
       return { status: 'refused', rule, message: d.message, evidence: d.evidence };
     default:
-      return { status: 'stopped', rule, message: d.message, report: state.report };
+      return { status: 'stopped', rule, message: d.message, report: run.report };
   }
 }
+
+/** What a call whose tool ran gives back: the tool's value and the guard's decision after it. */
+export function executedResult(
+  ran: { readonly value: unknown; readonly kind: ResultKind; readonly code: string | null },
+  after: CallDecision,
+  run: RunEnd,
+): CallResult {
+  return {
+    status: 'executed',
+    value: ran.value,
+    kind: ran.kind,
+    code: ran.code,
+    decision: after.decision,
+    rule: after.rule,
+    message: after.message,
+    warning: after.warning,
+    waitUntilMs: after.waitUntilMs,
+    // Only this call can have ended the run: a run that had ended runs no tool.
+    report: isTerminal(run.status) ? run.report : null,
+  };
+}
+
+/**
+ * The recorded result a cached call hands back: the decision's own, else (records from before
+ * decisions carried it) the result of the operation the call named, keyed as recorded: redacted.
+ */
+export function cachedResultJson(
+  d: EventOf<'GuardDecided'>,
+  records: readonly RecordedEvent[],
+  s: RunState,
+): string {
+  if (d.resultJson !== null) return d.resultJson;
+  const call = records.find((r) => r.event.type === 'ToolCallRequested')?.event;
+  const key = call?.type === 'ToolCallRequested' ? call.operationKey : null;
+  return (key === null ? null : own(s.operations, key)?.resultJson) ?? 'null';
+}
+
+/** A recorded decision as a call result reads it. */
+export const recordedDecision = (
+  d: EventOf<'GuardDecided'>,
+  records: readonly RecordedEvent[],
+  s: RunState,
+): CallDecision => ({ ...d, resultJson: cachedResultJson(d, records, s) });
 
 /** The guard's decision of one phase among a command's records. */
 export function decision(
@@ -104,12 +165,6 @@ export function decision(
 ): EventOf<'GuardDecided'> {
   for (const r of records) if (r.event.type === 'GuardDecided' && r.event.phase === phase) return r.event;
   throw new LoopguardError('internal', `no ${phase} decision recorded`);
-}
-
-/** The stop report among a command's records, if the command ended the run. */
-export function stoppedReport(records: readonly RecordedEvent[]) {
-  for (const r of records) if (r.event.type === 'RunStopped') return r.event.report;
-  return null;
 }
 
 /** A recorded result as the value the agent gets back (the raw text when it is not JSON). */

@@ -1,5 +1,5 @@
-import { hash } from 'node:crypto';
 import {
+  failedResult,
   fieldsProblem,
   type Hashing,
   inputError,
@@ -7,7 +7,7 @@ import {
   nameProblem,
   OUTCOME_FIELDS,
   type ResultKind,
-  resultJsonOf,
+  toolResult,
 } from '../domain/index.js';
 import { isToolOutcome, ToolError } from './tool-outcome.js';
 
@@ -57,19 +57,15 @@ export async function executeTool(
     code: string,
     inDoubt: boolean,
     retryAfterMs: number | null = null,
-  ): Executed => {
-    const resultJson = JSON.stringify({ error: code });
-    return {
-      ...base,
-      kind,
-      code,
-      value: null,
-      resultJson,
-      resultHash: sha(resultJson),
-      inDoubt,
-      retryAfterMs,
-    };
-  };
+  ): Executed => ({
+    ...base,
+    ...failedResult(kind, code, hashing),
+    kind,
+    code,
+    value: null,
+    inDoubt,
+    retryAfterMs,
+  });
   /**
    * The tool answered with something that cannot be recorded as given (a circular value, tokens
    * of 1.5): FATAL, with the problem in the value. A side effect may well have happened, so it is
@@ -77,14 +73,13 @@ export async function executeTool(
    */
   const unrecordable = (e: LoopguardError): Executed => {
     const value = { error: 'invalid_result', problem: e.message };
-    const resultJson = JSON.stringify(value);
+    const recorded = toolResult('FATAL', 'invalid_result', value, hashing);
     return {
+      ...(recorded.ok ? recorded.value : failedResult('FATAL', 'invalid_result', hashing)),
       ...base,
       kind: 'FATAL',
       code: 'invalid_result',
       value,
-      resultJson,
-      resultHash: sha(resultJson),
       inDoubt: sideEffect,
     };
   };
@@ -96,15 +91,13 @@ export async function executeTool(
     if (isToolOutcome(raw)) {
       const bad = fieldsProblem(raw, OUTCOME_FIELDS, 'result');
       if (bad !== null) return unrecordable(inputError('invalid_result', bad.path, bad.problem));
-      const recorded = resultJsonOf(raw.value, hashing);
+      const recorded = toolResult(raw.kind, raw.code ?? null, raw.value, hashing);
       if (!recorded.ok) return unrecordable(recorded.error);
-      const resultJson = recorded.value.json;
       return {
+        ...recorded.value,
         kind: raw.kind,
         code: raw.code ?? null,
         value: raw.value,
-        resultJson,
-        resultHash: sha(`${raw.kind}:${raw.code ?? ''}:${resultJson}`),
         terminal: raw.terminal ?? false,
         retryAfterMs: raw.retryAfterMs ?? null,
         progressVersion: raw.progressVersion ?? null,
@@ -113,10 +106,9 @@ export async function executeTool(
         inDoubt: false,
       };
     }
-    const recorded = resultJsonOf(raw, hashing);
+    const recorded = toolResult('SUCCESS', null, raw, hashing);
     if (!recorded.ok) return unrecordable(recorded.error);
-    const resultJson = recorded.value.json;
-    return { ...base, kind: 'SUCCESS', code: null, value: raw, resultJson, resultHash: sha(resultJson) };
+    return { ...base, ...recorded.value, kind: 'SUCCESS', code: null, value: raw };
   } catch (e) {
     if (e instanceof Timeout) {
       ctl.abort(new Error(`step timeout after ${timeoutMs} ms`));
@@ -133,5 +125,3 @@ export async function executeTool(
     clearTimeout(timer);
   }
 }
-
-const sha = (s: string) => hash('sha256', s, 'hex');

@@ -1,8 +1,8 @@
 import type { Tracer } from '@opentelemetry/api';
 import {
+  cachedDiceSimilarity,
   DEFAULT_POLICY,
   type DeciderDeps,
-  diceSimilarity,
   fieldsProblem,
   type Hashing,
   inputError,
@@ -27,7 +27,14 @@ import {
   runStreamOf,
   SqliteSchemaStore,
 } from '../log/index.js';
-import { type Clock, RunActor, systemClock } from '../machines/index.js';
+import {
+  type Clock,
+  type MachineScope,
+  machineScope,
+  RunActor,
+  type RunInspector,
+  systemClock,
+} from '../machines/index.js';
 import { GuardTelemetry, LoopguardMetrics } from '../telemetry/index.js';
 import { GuardedRun } from './guarded-run.js';
 import type { Ledger } from './ledger.js';
@@ -52,6 +59,8 @@ export interface GuardPorts {
   readonly tracer?: Tracer;
   /** Called when the guard is closed (the adapters it opened). */
   readonly onClose?: () => Promise<void>;
+  /** An XState inspection observer: sees each transition of every run's machine (see runMachine). */
+  readonly inspect?: RunInspector;
 }
 
 export interface StartRun {
@@ -92,6 +101,8 @@ export class Guard {
   private readonly family = new RunFamily();
   private readonly deps: DeciderDeps;
   private readonly telemetry: GuardTelemetry;
+  /** Where this guard's runs' machine is evaluated (and inspected). */
+  private readonly machine: MachineScope;
   readonly policy: Policy;
   /** The metrics behind `metrics()`: merge `.registry` into an application's own registry to serve both. */
   readonly loopguardMetrics: LoopguardMetrics;
@@ -107,7 +118,11 @@ export class Guard {
       metrics: this.loopguardMetrics,
       ...(ports.tracer ? { tracer: ports.tracer } : {}),
     });
-    this.deps = { hashing: nodeHashing(ports.secretKey), similarity: ports.similarity ?? diceSimilarity };
+    this.deps = {
+      hashing: nodeHashing(ports.secretKey),
+      similarity: ports.similarity ?? cachedDiceSimilarity(),
+    };
+    this.machine = machineScope(ports.inspect);
   }
 
   /** How this guard hashes: fingerprints, and secret values under its key. */
@@ -141,7 +156,7 @@ export class Guard {
         );
     }
     const run = new GuardedRun(
-      new RunActor(opts.runId, this.deps, this.clock()),
+      new RunActor(opts.runId, this.deps, this.clock(), [], null, this.machine),
       this.ports.store,
       this.ports.ledger,
       this.deps.hashing,
@@ -176,7 +191,7 @@ export class Guard {
       if (loaded.snapshot === null && loaded.events.length === 0)
         throw new LoopguardError('unknown_run', `run ${runId} is not in the log`);
       run = new GuardedRun(
-        new RunActor(runId, this.deps, this.clock(), loaded.events, loaded.snapshot),
+        new RunActor(runId, this.deps, this.clock(), loaded.events, loaded.snapshot, this.machine),
         this.ports.store,
         this.ports.ledger,
         this.deps.hashing,
@@ -233,6 +248,8 @@ export interface CreateGuard {
   readonly secretKey?: string;
   readonly metrics?: LoopguardMetrics;
   readonly tracer?: Tracer;
+  /** An XState inspection observer of every run's machine (`@xstate.microstep` per event). */
+  readonly inspect?: RunInspector;
 }
 
 /** Opens the adapters (embedded by default) and returns a Guard over them. */
@@ -259,6 +276,7 @@ export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
     ...(opts.similarity ? { similarity: opts.similarity } : {}),
     ...(opts.metrics ? { metrics: opts.metrics } : {}),
     ...(opts.tracer ? { tracer: opts.tracer } : {}),
+    ...(opts.inspect ? { inspect: opts.inspect } : {}),
     onClose: async () => {
       await store.close();
       if (opts.log === undefined) await log.close();

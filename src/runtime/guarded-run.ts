@@ -13,7 +13,7 @@ import {
   textProblem,
 } from '../domain/index.js';
 import type { RunStream } from '../log/index.js';
-import type { CommandInput, RunActor } from '../machines/index.js';
+import type { CommandInput, RunActor, RunSnapshot } from '../machines/index.js';
 import { type CallObservation, GuardTelemetry } from '../telemetry/index.js';
 import {
   type CallHooks,
@@ -25,7 +25,14 @@ import {
   requestProblem,
   runningTool,
 } from './call-request.js';
-import { type CallResult, callEnd, decision, notRunResult, stoppedReport } from './call-result.js';
+import {
+  type CallResult,
+  callEnd,
+  decision,
+  executedResult,
+  notRunResult,
+  recordedDecision,
+} from './call-result.js';
 import { claimOperation, ledgerCall, type OperationClaim } from './claim-operation.js';
 import { executeTool, type ToolFn } from './execute-tool.js';
 import { interruptedCompletion } from './interrupted-call.js';
@@ -52,7 +59,7 @@ export class GuardedRun {
     private readonly family?: RunFamily,
     private readonly telemetry: GuardTelemetry = new GuardTelemetry(),
   ) {
-    this.writer = new RunWriter(actor, store);
+    this.writer = new RunWriter(actor, store, hashing);
   }
 
   /** Operation keys are recorded redacted; the ledger holds them the same way. */
@@ -66,6 +73,11 @@ export class GuardedRun {
 
   get state(): RunState {
     return this.actor.state;
+  }
+
+  /** The run machine's XState snapshot: `value` the run's status, `context` its state. */
+  getSnapshot(): RunSnapshot {
+    return this.actor.getSnapshot();
   }
 
   private serial<T>(work: () => Promise<T>): Promise<T> {
@@ -165,7 +177,7 @@ export class GuardedRun {
     obs.decided(before.decision);
     if (before.decision !== 'execute') {
       if (claim.won && key !== undefined) await this.ledger.release(key, owner);
-      return notRunResult(before, this.actor.state);
+      return notRunResult(recordedDecision(before, records, this.actor.state), this.actor.state);
     }
     const ran = await obs.runTool(() =>
       runningTool(this, () => executeTool(fn, policy.stepTimeoutMs, sideEffect, this.hashing)),
@@ -206,19 +218,11 @@ export class GuardedRun {
       },
       covered,
     );
-    const after = decision(done, 'after');
-    return {
-      status: 'executed',
-      value: ran.value,
-      kind: ran.kind,
-      code: ran.code,
-      decision: after.decision,
-      rule: after.rule,
-      message: after.message,
-      warning: after.warning,
-      waitUntilMs: after.waitUntilMs,
-      report: stoppedReport(done),
-    };
+    return executedResult(
+      ran,
+      recordedDecision(decision(done, 'after'), done, this.actor.state),
+      this.actor.state,
+    );
   }
 
   async recordModelUsage(u: { tokensIn: number; tokensOut: number; costUsd: number }): Promise<void> {
@@ -318,7 +322,7 @@ export class GuardedRun {
   /** Used by Guard.resume: records the approved precondition change. */
   async resumeWith(change: { preconditionChange: string; approvedBy?: string }): Promise<void> {
     await this.serial(async () => {
-      const cutOff = await interruptedCompletion(this.actor.state, this.ledger);
+      const cutOff = await interruptedCompletion(this.actor.state, this.ledger, this.hashing);
       if (cutOff !== null) await this.record(cutOff);
       await this.record({ type: 'Resume', ...change });
       this.cascaded = false;

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import type { RunState } from '../domain/index.js';
+import { failedResult, type Hashing, type RunState, resultHash } from '../domain/index.js';
 import type { CommandInput } from '../machines/index.js';
 import { ledgerCall } from './claim-operation.js';
 import type { Ledger } from './ledger.js';
@@ -13,6 +12,7 @@ import type { Ledger } from './ledger.js';
 export async function interruptedCompletion(
   state: RunState,
   ledger: Ledger,
+  hashing: Hashing,
 ): Promise<Extract<CommandInput, { type: 'CompleteToolCall' }> | null> {
   const call = state.inFlight;
   if (call === null) return null;
@@ -27,7 +27,7 @@ export async function interruptedCompletion(
         callId: call.callId,
         kind: 'SUCCESS',
         resultJson: known.resultJson,
-        resultHash: createHash('sha256').update(known.resultJson).digest('hex'),
+        resultHash: resultHash('SUCCESS', null, known.resultJson, hashing),
       };
     }
     if (known?.status === 'claimed' && ours)
@@ -35,14 +35,12 @@ export async function interruptedCompletion(
         ledger.markInDoubt(key, owner, 'the process ended while the tool ran'),
       );
   }
-  const resultJson = JSON.stringify({ error: 'interrupted' });
   return {
     type: 'CompleteToolCall',
     callId: call.callId,
     kind: 'RETRYABLE',
     code: 'interrupted',
-    resultJson,
-    resultHash: createHash('sha256').update(resultJson).digest('hex'),
+    ...failedResult('RETRYABLE', 'interrupted', hashing),
     inDoubt: key !== null,
   };
 }

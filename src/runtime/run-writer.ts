@@ -12,8 +12,7 @@
  *   (its caller was told nothing ran, and its claim was released), and the command is proposed
  *   again on that state. Any other conflict (another writer) is passed on as it is.
  */
-import { createHash } from 'node:crypto';
-import { LoopguardError, type RecordedEvent } from '../domain/index.js';
+import { failedResult, type Hashing, LoopguardError, type RecordedEvent } from '../domain/index.js';
 import type { RunStream } from '../log/index.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
 import { logRefused } from './call-request.js';
@@ -29,6 +28,7 @@ export class RunWriter {
   constructor(
     private readonly actor: RunActor,
     private readonly store: RunStream,
+    private readonly hashing: Hashing,
   ) {}
 
   get holding(): boolean {
@@ -115,15 +115,13 @@ export class RunWriter {
     this.actor.commit(landed.slice(0, lost.length).filter((r) => r.seq > this.actor.state.seq));
     const call = this.actor.state.inFlight;
     if (call === null) return true;
-    const resultJson = JSON.stringify({ error: 'not_run' });
     const proposed = this.actor.propose({
       type: 'CompleteToolCall',
       callId: call.callId,
       kind: 'RETRYABLE',
       code: 'not_run',
       retryAfterMs: 0,
-      resultJson,
-      resultHash: createHash('sha256').update(resultJson).digest('hex'),
+      ...failedResult('RETRYABLE', 'not_run', this.hashing),
     });
     if (!proposed.ok) throw proposed.error;
     await this.store.append(this.actor.runId, this.actor.state.seq, proposed.value);

@@ -4,7 +4,6 @@
  * GuardDecided), so the service never decides anything the log does not say.
  */
 import {
-  type EventOf,
   type Hashing,
   isTerminal,
   type LedgerView,
@@ -14,6 +13,7 @@ import {
   type RunState,
 } from '../domain/index.js';
 import type { RunActor } from '../machines/index.js';
+import { cachedResultJson } from '../runtime/call-result.js';
 import { requestCommand } from './request-command.js';
 import type { RequestType, WireDecision, WireRequest } from './service-topics.js';
 
@@ -149,7 +149,7 @@ export function recordedDecision(
     warning: d.warning,
     wait_until_ms: d.waitUntilMs,
     evidence_json: JSON.stringify(d.evidence),
-    result_json: d.decision === 'return_cached_success' ? cachedResult(d, records, s) : null,
+    result_json: d.decision === 'return_cached_success' ? cachedResultJson(d, records, s) : null,
   };
 }
 
@@ -168,12 +168,4 @@ const quiet = {
 function decided(records: readonly RecordedEvent[], phase: 'before' | 'after') {
   for (const r of records) if (r.event.type === 'GuardDecided' && r.event.phase === phase) return r.event;
   return undefined;
-}
-
-/** The recorded result of the operation the cached call repeats (keyed as recorded: redacted). */
-function cachedResult(d: EventOf<'GuardDecided'>, records: readonly RecordedEvent[], s: RunState): string {
-  if (d.resultJson !== null) return d.resultJson;
-  const call = records.find((r) => r.event.type === 'ToolCallRequested')?.event;
-  const key = call?.type === 'ToolCallRequested' ? call.operationKey : null;
-  return (key === null ? null : s.operations[key]?.resultJson) ?? 'null';
 }

@@ -16,9 +16,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import {
+  cachedDiceSimilarity,
   DEFAULT_POLICY,
   type DeciderDeps,
-  diceSimilarity,
   LoopguardError,
   type Policy,
 } from '../domain/index.js';
@@ -115,7 +115,7 @@ export class GuardWorker {
   ) {
     this.workerId = opts.workerId ?? `worker-${randomUUID().slice(0, 8)}`;
     this.stats = new WorkerStats(opts.metrics);
-    this.deps = { hashing: nodeHashing(secretKey), similarity: diceSimilarity };
+    this.deps = { hashing: nodeHashing(secretKey), similarity: cachedDiceSimilarity() };
     this.backoff = new BatchBackoff(this.stats, (line) => opts.onLog?.(`${this.workerId}: ${line}`));
   }
 

@@ -3,7 +3,6 @@
  * and the library share one decider, so a request means exactly what the matching library call
  * means. A request that cannot become a command is refused with the field it got wrong.
  */
-import { hash } from 'node:crypto';
 import {
   CALL_FIELDS,
   type FieldSpec,
@@ -19,6 +18,7 @@ import {
   type ResultKind,
   redactText,
   resolvePolicy,
+  resultHash,
   resultJsonOf,
   textProblem,
 } from '../domain/index.js';
@@ -161,15 +161,9 @@ export function requestCommand(req: WireRequest, policy: Policy, hashing: Hashin
           callId: req.call_id,
           kind: kind as ResultKind,
           resultJson,
-          // Hashed from what is recorded, as the library hashes a tool's answer: a client's own
-          // result_hash may cover a secret the record no longer holds, so it is not taken.
-          resultHash: hash(
-            'sha256',
-            kind === 'SUCCESS' && req.result_code === null
-              ? resultJson
-              : `${kind}:${req.result_code}:${resultJson}`,
-            'hex',
-          ),
+          // Hashed from what is recorded, by the one function the library hashes a tool's answer
+          // with: a client's own result_hash may cover a secret the record no longer holds.
+          resultHash: resultHash(kind as ResultKind, req.result_code, resultJson, hashing),
           ...opt('code', req.result_code),
           ...opt('retryAfterMs', req.retry_after_ms),
           ...opt('tokens', req.tokens),

@@ -3,7 +3,7 @@
  * takeover does without being a worker (the snapshot tests, the takeover benchmark).
  */
 import type { Admin } from 'kafkajs';
-import { type DeciderDeps, diceSimilarity } from '../domain/index.js';
+import { cachedDiceSimilarity, type DeciderDeps } from '../domain/index.js';
 import type { EventStore } from '../log/event-store.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import { KafkaRunStream } from '../log/kafka/kafka-run-stream.js';
@@ -60,7 +60,7 @@ export async function openRunsContext(
       stream,
       snapshots,
       group: opts.group,
-      deps: { hashing: nodeHashing(opts.secretKey), similarity: diceSimilarity },
+      deps: { hashing: nodeHashing(opts.secretKey), similarity: cachedDiceSimilarity() },
       clock: opts.clock ?? systemClock,
       timeoutMs,
     },
