@@ -287,7 +287,10 @@ describe('an operation key declares a side effect', () => {
     const tools = guardTools(
       run,
       { charge_card: charge.fn({ receipt: 'r-1' }) },
-      { operationKey: (tool, args) => (tool === 'charge_card' ? `acme:charge:${String(args.order)}` : undefined) },
+      {
+        operationKey: (tool, args) =>
+          tool === 'charge_card' ? `acme:charge:${String(args.order)}` : undefined,
+      },
     );
     expect(await tools.charge_card({ order: 'A1' })).toMatchObject({ status: 'executed' });
     expect(await tools.charge_card({ order: 'A1' })).toMatchObject({

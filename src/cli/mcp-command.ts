@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { LoopguardError } from '../domain/index.js';
 import { declaredSideEffects, McpGuardProxy } from '../mcp/index.js';
+import { upstreamEnv } from '../mcp/upstream-command.js';
 import type { Io } from './io.js';
 import { serviceMetrics, startMetricsServer } from './metrics-server.js';
 import { portFlag } from './number-flags.js';
@@ -19,6 +20,7 @@ const OPTIONS = {
   'topic-prefix': { type: 'string' },
   'run-id': { type: 'string' },
   'metrics-port': { type: 'string' },
+  env: { type: 'string', multiple: true },
 } as const;
 
 /**
@@ -62,8 +64,12 @@ export async function mcpCommand(
       {
         guard,
         runId,
-        upstream: { command, args },
+        upstream: { command, args, env: upstreamEnv(values.env ?? [], env) },
         declaredSideEffects: declaredSideEffects(json),
+        onNextRun: (next, ended) =>
+          io.err(
+            `loopguard mcp: run ${ended.runId} ended ${ended.status}; the session goes on in run ${next}`,
+          ),
       },
       new StdioServerTransport(),
     );
@@ -71,7 +77,7 @@ export async function mcpCommand(
     await guard.close();
     throw e;
   }
-  io.err(`loopguard mcp: run ${runId} (${where}); upstream: ${upstream.join(' ')}`);
+  io.err(`loopguard mcp: run ${runId} (${where}); upstream: ${proxy.upstreamCommand}`);
   const server = metrics === undefined || port === null ? null : await startMetricsServer(metrics, port);
   if (server !== null) io.err(`loopguard mcp: metrics on ${server.url}`);
   // The stdio transport does not notice a closed stdin; a client ends the session by closing it.
@@ -79,6 +85,11 @@ export async function mcpCommand(
   signal.addEventListener('abort', () => void proxy.close('loopguard mcp was stopped'), { once: true });
   const final = await proxy.closed;
   await server?.close();
-  io.err(`loopguard mcp: run ${runId} ended ${final.status}`);
+  io.err(`loopguard mcp: run ${final.runId} ended ${final.status}`);
+  const by = proxy.endedBy;
+  if (by?.code === 'upstream_exited') {
+    io.err(`loopguard mcp: upstream_exited: ${by.message} (${proxy.upstreamCommand})`);
+    return 1;
+  }
   return 0;
 }
