@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { LoopguardError } from '../domain/index.js';
 import { declaredSideEffects, McpGuardProxy } from '../mcp/index.js';
@@ -8,49 +7,37 @@ import type { Io } from './io.js';
 import { serviceMetrics, startMetricsServer } from './metrics-server.js';
 import { portFlag } from './number-flags.js';
 import { openGuard } from './open-guard.js';
-import type { Env } from './open-kafka-store.js';
+import type { Env, KafkaFlags } from './open-kafka-store.js';
 import { readPolicyFile } from './policy-file.js';
 
-const OPTIONS = {
-  policy: { type: 'string' },
-  'data-dir': { type: 'string' },
-  kafka: { type: 'boolean' },
-  brokers: { type: 'string' },
-  registry: { type: 'string' },
-  'topic-prefix': { type: 'string' },
-  'run-id': { type: 'string' },
-  'metrics-port': { type: 'string' },
-  env: { type: 'string', multiple: true },
-} as const;
+export interface McpFlags extends KafkaFlags {
+  readonly policy?: string;
+  readonly 'run-id'?: string;
+  readonly 'metrics-port'?: string;
+  readonly env?: readonly string[];
+}
 
 /**
  * `loopguard mcp [options] -- COMMAND [ARGS...]`: serves MCP on stdin/stdout in front of the
- * upstream server COMMAND, one guarded run for the session. stdout is the protocol, so everything
- * for people goes to stderr. Returns when the client closes the session (stdin ends) or `signal` fires.
+ * upstream server COMMAND, one guarded run for the session (a new one after each stop). stdout is
+ * the protocol, so everything for people goes to stderr. Returns when the client closes the
+ * session (stdin ends), the upstream exits (1), or `signal` fires.
  */
 export async function mcpCommand(
-  argv: readonly string[],
+  values: McpFlags,
+  before: readonly string[],
+  upstream: readonly string[] | null,
   io: Io,
   env: Env,
   signal: AbortSignal,
 ): Promise<number> {
-  const sep = argv.indexOf('--');
-  const upstream = sep < 0 ? [] : argv.slice(sep + 1);
-  const [command, ...args] = upstream;
+  if (before.length > 0)
+    throw new LoopguardError('usage', `mcp: unexpected ${before[0]}; the upstream command goes after --`);
+  const [command, ...args] = upstream ?? [];
   if (command === undefined)
     throw new LoopguardError(
       'usage',
       'mcp: give the upstream MCP server after --, e.g. loopguard mcp -- npx -y @modelcontextprotocol/server-everything',
-    );
-  const { values, positionals } = parseArgs({
-    args: [...(sep < 0 ? argv : argv.slice(0, sep))],
-    options: OPTIONS,
-    allowPositionals: true,
-  });
-  if (positionals.length > 0)
-    throw new LoopguardError(
-      'usage',
-      `mcp: unexpected ${positionals[0]}; the upstream command goes after --`,
     );
   const { policy, json } = readPolicyFile(values.policy);
   const runId = values['run-id'] ?? `mcp-${randomUUID()}`;
