@@ -21,7 +21,7 @@ import {
 import { escapeControls } from './escape-controls.js';
 import { evalCommand } from './eval-command.js';
 import { fleetCommand } from './fleet-command.js';
-import { type Io, processIo } from './io.js';
+import { type Io, processIo, terminalSafe } from './io.js';
 import { mcpCommand } from './mcp-command.js';
 import { serviceMetrics, startMetricsServer } from './metrics-server.js';
 import { portFlag } from './number-flags.js';
@@ -452,6 +452,7 @@ export async function main(
   opts: MainOptions = {},
 ): Promise<number> {
   const env = opts.env ?? process.env;
+  io = terminalSafe(io);
   let code: number = EXIT.ok;
   // Everything after mcp's -- is the upstream's command line, none of it loopguard's flags.
   const sep = argv[0] === 'mcp' ? argv.indexOf('--') : -1;
