@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { LoopguardError } from '../domain/index.js';
-import { DEFAULT_DATA_DIR } from '../log/index.js';
+import { DEFAULT_DATA_DIR, TOPICS } from '../log/index.js';
 import { type AlertFlags, alertCommand } from './alert-command.js';
 import { auditHtmlCommand, auditOutput } from './audit-command.js';
 import {
@@ -240,7 +240,18 @@ function program(
       const metricsPort = f['metrics-port'] as string | undefined;
       const signal = shutdownSignal(opts.signal);
       return withStore(f, env, async (s) => {
-        const ui = await startUiServer({ rebuild: () => s.rebuild(), scan: (apply) => s.scan(apply) }, port);
+        // On the embedded log the list is kept and read on from its offset; Kafka's runs topic has one per partition.
+        const embedded = kafkaConfig(f, env) === null;
+        const ui = await startUiServer(
+          {
+            rebuild: () => s.rebuild(),
+            scan: (apply) => s.scan(apply),
+            ...(embedded ? { entries: (offset: number) => s.events.entries(TOPICS.runs, offset) } : {}),
+          },
+          port,
+          '127.0.0.1',
+          { allowHosts: (f['allow-host'] as string[] | undefined) ?? [] },
+        );
         const metrics =
           metricsPort === undefined
             ? null
