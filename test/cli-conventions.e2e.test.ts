@@ -170,4 +170,38 @@ describe('loopguard CLI conventions', () => {
     expect(r.stderr).not.toMatch(/ERR_PARSE_ARGS|at .*\.js:\d+/);
     expect(r.stderr.trim().split('\n')).toHaveLength(2);
   });
+
+  it('every --json output names its fields in snake_case, reports and timelines included', async () => {
+    const examples = join(root, 'examples');
+    const data = tmp();
+    const policy = join(examples, 'policy.json');
+    expect(
+      (await run(['replay', join(examples, 'runs.jsonl'), '--policy', policy, '--data-dir', data])).code,
+    ).toBe(0);
+    const keys = new Set<string>();
+    const walk = (v: unknown, dataKeyed = false): void => {
+      if (Array.isArray(v)) for (const x of v) walk(x);
+      else if (typeof v === 'object' && v !== null)
+        for (const [k, x] of Object.entries(v)) {
+          if (!dataKeyed) keys.add(k);
+          walk(x, k === 'stops_by_rule' || k === 'counts');
+        }
+    };
+    for (const args of [
+      ['stops'],
+      ['audit', 'demo/duplicate-payment'],
+      ['audit', 'demo/exact-repeat'],
+      ['rebuild'],
+      ['whatif', '--policy', policy],
+      ['replay', join(examples, 'runs.jsonl'), '--policy', policy, '--data-dir', tmp()],
+    ]) {
+      const r = await run([...args, ...(args[0] === 'replay' ? [] : ['--data-dir', data]), '--json']);
+      for (const line of r.out.trim().split('\n')) walk(JSON.parse(line));
+    }
+    for (const line of (await run(['eval', join(examples, 'runs.jsonl'), '--json'])).out.trim().split('\n'))
+      walk(JSON.parse(line));
+    expect(keys).toContain('terminal_state');
+    expect(keys).toContain('guard_reason');
+    expect([...keys].filter((k) => /[A-Z]/.test(k))).toEqual([]);
+  });
 });

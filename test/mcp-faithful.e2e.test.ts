@@ -205,7 +205,7 @@ describe('loopguard mcp, a faithful MCP server', () => {
     await expect.poll(() => s.stderr()).toContain('upstream_exited: the upstream MCP server exited');
     expect(s.stderr()).not.toMatch(/run_ended|did not accept|at .*\.ts:\d+/);
     const stop = JSON.parse((await runCli(['stops', '--data-dir', s.dataDir, '--json'])).out);
-    expect([stop.run_id, stop.report.terminalState, stop.report.message]).toEqual([
+    expect([stop.run_id, stop.report.terminal_state, stop.report.message]).toEqual([
       runId,
       'PARTIAL',
       expect.stringContaining('the upstream MCP server exited'),

@@ -117,7 +117,7 @@ describe('loopguard mcp', () => {
     ]);
     expect(calls[3].result).toMatchObject({ kind: 'PRECONDITION', code: 'tool_error' });
     const stops = (await cli(['stops', '--data-dir', s.dataDir, '--json'])).out.trim().split('\n');
-    expect(stops.map((l) => JSON.parse(l)).map((e) => [e.run_id, e.report.terminalState])).toEqual([
+    expect(stops.map((l) => JSON.parse(l)).map((e) => [e.run_id, e.report.terminal_state])).toEqual([
       [runId, 'STOPPED_LOOP_GUARD'],
       [`${runId}-2`, 'PARTIAL'],
     ]);
@@ -138,7 +138,7 @@ describe('loopguard mcp', () => {
     expect(audit.timeline.filter((e: { kind: string }) => e.kind === 'call')).toHaveLength(2);
     // The client went away with the run still live: it ends PARTIAL, the reason kept in its stop report.
     const stop = JSON.parse((await cli(['stops', '--data-dir', s.dataDir, '--json'])).out);
-    expect([stop.run_id, stop.report.terminalState, stop.report.message]).toEqual([
+    expect([stop.run_id, stop.report.terminal_state, stop.report.message]).toEqual([
       'desk-1',
       'PARTIAL',
       expect.stringContaining('the MCP client closed the session'),

@@ -3,6 +3,7 @@ import { defaultBaselines, evaluate, formatTable, loopguardDetector } from '../e
 import { SYNTHETIC_SEED, syntheticCodingFiles } from '../eval/synthetic/coding-runs.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import type { Io } from './io.js';
+import { jsonLine } from './json-output.js';
 import { loadPolicy } from './policy-file.js';
 import { readTraceFiles } from './trace-files.js';
 
@@ -30,7 +31,7 @@ export function evalCommand(
     ...defaultBaselines(),
   ];
   const print = (report: ReturnType<typeof evaluate>) =>
-    io.out(opts.json ? `${JSON.stringify(report)}\n` : formatTable(report));
+    io.out(opts.json ? jsonLine(report) : formatTable(report));
   if (files.length > 0) {
     print(
       evaluate(
