@@ -145,6 +145,23 @@ describe('loopguard mcp', () => {
     ]);
   }, 60_000);
 
+  it('a second session under a fixed --run-id is refused with a clear error', async () => {
+    const s = await connect(['--run-id', 'desk-2']);
+    await s.call('search', { q: 'first session' });
+    await s.client.close();
+    await expect.poll(() => s.stderr()).toContain('run desk-2 ended');
+    const upstream = join(import.meta.dirname, 'fixtures', 'mcp-upstream.mjs');
+    await expect(
+      main(
+        ['mcp', '--data-dir', s.dataDir, '--run-id', 'desk-2', '--', process.execPath, upstream, s.dir],
+        captureIo(),
+      ),
+    ).rejects.toMatchObject({
+      code: 'run_exists',
+      message: 'run desk-2 is already in the log: give another --run-id, or leave it out for a generated one',
+    });
+  }, 60_000);
+
   it('says what is missing when the upstream command is not given after --', async () => {
     await expect(main(['mcp', '--data-dir', 'unused'], captureIo())).rejects.toMatchObject({
       code: 'usage',
