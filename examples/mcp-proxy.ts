@@ -3,7 +3,8 @@
  * An MCP client (the SDK's, standing in for a desktop app and its model) talks to `loopguard mcp`,
  * which starts the shop server behind it. The "model" pays, pays again with the same arguments,
  * then loops on a search: the card is charged once, and the loop is stopped with a `[loopguard]`
- * message the model can read. Closing the client ends the run; its audit is printed at the end.
+ * message the model can read. The stop ends the task, not the server: the next call runs in the
+ * session's next run. Closing the client ends the run; the stopped run's audit is printed at the end.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,6 +47,8 @@ const plan: [string, Record<string, unknown>][] = [
   ['search_docs', { q: 'refund policy' }],
   ['search_docs', { q: 'refund policy' }],
   ['search_docs', { q: 'refund policy' }],
+  // After the stop was answered once, the session goes on in run mcp-example-2.
+  ['search_docs', { q: 'shipping times' }],
 ];
 for (const [name, args] of plan) {
   const r = (await client.callTool({ name, arguments: args })) as CallToolResult;

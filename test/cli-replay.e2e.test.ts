@@ -150,7 +150,7 @@ describe('loopguard rebuild, audit, stops', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
-    expect(reports.map((r) => [r.run_id, r.report.terminalState])).toEqual([
+    expect(reports.map((r) => [r.run_id, r.report.terminal_state])).toEqual([
       ['fx/repeat', 'STOPPED_LOOP_GUARD'],
       ['fx/paging', 'COMPLETED'],
       ['fx/unknown', 'PARTIAL'],

@@ -40,11 +40,11 @@ describe('parent_run_id in the trace format', () => {
     );
     const json = JSON.parse((await run(['audit', 'boss', '--data-dir', dataDir, '--json'])).out);
     expect(json.tree).toEqual({
-      runId: 'boss',
+      run_id: 'boss',
       state: 'COMPLETED',
       children: [
-        { runId: 'worker-1', state: 'COMPLETED', children: [] },
-        { runId: 'worker-2', state: 'FAILED', children: [] },
+        { run_id: 'worker-1', state: 'COMPLETED', children: [] },
+        { run_id: 'worker-2', state: 'FAILED', children: [] },
       ],
     });
   });

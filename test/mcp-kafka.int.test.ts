@@ -45,7 +45,7 @@ describe('loopguard mcp on Kafka', () => {
         .split('\n')
         .map((l) => JSON.parse(l));
       expect(more).toEqual([]);
-      expect([stop.run_id, stop.report.terminalState, stop.report.guardReason]).toEqual([
+      expect([stop.run_id, stop.report.terminal_state, stop.report.guard_reason]).toEqual([
         'mcp-kafka',
         'STOPPED_LOOP_GUARD',
         'exact_repeat',

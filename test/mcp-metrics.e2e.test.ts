@@ -29,5 +29,5 @@ describe('loopguard mcp --metrics-port', () => {
     expect(text).toContain('loopguard_guard_seconds_count 2\n');
     expect(text).toContain('process_resident_memory_bytes');
     expect(text).not.toContain('mcp-secret-run');
-  });
+  }, 60_000);
 });

@@ -41,6 +41,10 @@ describe('loopguard mcp', () => {
       ['search', { readOnlyHint: true }],
       ['pay', { destructiveHint: true }],
       ['broken', { readOnlyHint: true }],
+      ['write', undefined],
+      ['slow', { readOnlyHint: true }],
+      ['big', { readOnlyHint: true }],
+      ['env', { readOnlyHint: true }],
     ]);
     expect(tools.tools[1]?.inputSchema.required).toEqual(['order', 'amount']);
 
@@ -72,7 +76,7 @@ describe('loopguard mcp', () => {
     ]);
 
     // The default sameCallLimit is 2: the third identical search is refused, and with the default
-    // rule action (stop) that ends the run: later calls do not run either.
+    // rule action (stop) that ends the run; the session goes on in a new run.
     const searches = [];
     for (let i = 0; i < 3; i++) searches.push(await s.call('search', { q: 'refund policy' }));
     expect(searches.slice(0, 2).map((r) => [r.isError ?? false, s.text(r)])).toEqual([
@@ -83,8 +87,8 @@ describe('loopguard mcp', () => {
     expect(s.text(searches[2] as CallToolResult)).toMatch(/^\[loopguard\] stopped \(exact_repeat\): /);
 
     const late = await s.call('pay', { order: 'A3', amount: 5 });
-    expect([late.isError, s.text(late)]).toEqual([true, expect.stringMatching(/^\[loopguard\] stopped/)]);
-    expect(s.charges()).toBe(2);
+    expect([late.isError ?? false, s.text(late)]).toEqual([false, 'payment p-3: 5 for order A3']);
+    expect(s.charges()).toBe(3);
 
     const runId = /run (mcp-[0-9a-f-]{36}) /.exec(s.stderr())?.[1];
     expect(runId).toBeDefined();
@@ -110,12 +114,12 @@ describe('loopguard mcp', () => {
       ['search', 'execute', null],
       ['search', 'execute', null],
       ['search', 'stop_partial', 'exact_repeat'],
-      ['pay', 'refuse', 'run_stopped'],
     ]);
     expect(calls[3].result).toMatchObject({ kind: 'PRECONDITION', code: 'tool_error' });
     const stops = (await cli(['stops', '--data-dir', s.dataDir, '--json'])).out.trim().split('\n');
-    expect(stops.map((l) => JSON.parse(l)).map((e) => [e.run_id, e.report.terminalState])).toEqual([
+    expect(stops.map((l) => JSON.parse(l)).map((e) => [e.run_id, e.report.terminal_state])).toEqual([
       [runId, 'STOPPED_LOOP_GUARD'],
+      [`${runId}-2`, 'PARTIAL'],
     ]);
   }, 60_000);
 
@@ -134,11 +138,28 @@ describe('loopguard mcp', () => {
     expect(audit.timeline.filter((e: { kind: string }) => e.kind === 'call')).toHaveLength(2);
     // The client went away with the run still live: it ends PARTIAL, the reason kept in its stop report.
     const stop = JSON.parse((await cli(['stops', '--data-dir', s.dataDir, '--json'])).out);
-    expect([stop.run_id, stop.report.terminalState, stop.report.message]).toEqual([
+    expect([stop.run_id, stop.report.terminal_state, stop.report.message]).toEqual([
       'desk-1',
       'PARTIAL',
       expect.stringContaining('the MCP client closed the session'),
     ]);
+  }, 60_000);
+
+  it('a second session under a fixed --run-id is refused with a clear error', async () => {
+    const s = await connect(['--run-id', 'desk-2']);
+    await s.call('search', { q: 'first session' });
+    await s.client.close();
+    await expect.poll(() => s.stderr()).toContain('run desk-2 ended');
+    const upstream = join(import.meta.dirname, 'fixtures', 'mcp-upstream.mjs');
+    await expect(
+      main(
+        ['mcp', '--data-dir', s.dataDir, '--run-id', 'desk-2', '--', process.execPath, upstream, s.dir],
+        captureIo(),
+      ),
+    ).rejects.toMatchObject({
+      code: 'run_exists',
+      message: 'run desk-2 is already in the log: give another --run-id, or leave it out for a generated one',
+    });
   }, 60_000);
 
   it('says what is missing when the upstream command is not given after --', async () => {

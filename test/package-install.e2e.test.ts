@@ -109,11 +109,14 @@ describe('the packed package, installed', () => {
 
   it('installs a working loopguard command', () => {
     const bin = join(project, 'node_modules', '.bin', 'loopguard');
-    expect(sh(bin, ['--help'], project)).toContain('loopguard mcp [--policy P.json]');
+    expect(sh(bin, ['--help'], project)).toMatch(/\n {2}mcp \[options\] \[upstream\.\.\.\]/);
+    expect(sh(bin, ['mcp', '--help'], project)).toContain(
+      'Usage: loopguard mcp [options] -- COMMAND [ARGS...]',
+    );
     const demo = sh(bin, ['demo'], project);
     expect(demo).toMatch(/demo\/exact-repeat\s+STOPPED_LOOP_GUARD\s+exact_repeat/);
     expect(demo).toMatch(/demo\/duplicate-payment\s+COMPLETED/);
-  });
+  }, 30_000);
 
   it('runs the installed loopguard mcp in front of an MCP server', async () => {
     const dir = mkdtempSync(join(project, 'mcp-'));
@@ -134,7 +137,11 @@ describe('the packed package, installed', () => {
         stderr: 'ignore',
       }),
     );
-    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['search', 'pay', 'broken']);
+    expect((await client.listTools()).tools.map((t) => t.name).slice(0, 3)).toEqual([
+      'search',
+      'pay',
+      'broken',
+    ]);
     const r = await client.callTool({ name: 'search', arguments: { q: 'x' } });
     expect(r.content).toEqual([{ type: 'text', text: 'no document matches "x"' }]);
     await client.close();

@@ -3,6 +3,7 @@ import type { RecordedEvent } from '../domain/index.js';
 import { type AuditEntry, RunTimelineFold, type RunTreeNode } from '../projections/index.js';
 import { runPage } from '../timeline/run-page.js';
 import type { Io } from './io.js';
+import { jsonLine } from './json-output.js';
 
 const fmtEvidence = (e: {
   fingerprints: readonly string[];
@@ -69,7 +70,7 @@ export function auditOutput(
   }
   // A run on its own has no tree worth printing; a supervisor or a sub-agent shows where it stands.
   const family = tree !== undefined && (tree.runId !== runId || tree.children.length > 0) ? tree : undefined;
-  if (json) io.out(`${JSON.stringify({ run_id: runId, timeline, ...(family ? { tree: family } : {}) })}\n`);
+  if (json) io.out(jsonLine({ run_id: runId, timeline, ...(family ? { tree: family } : {}) }));
   else io.out(formatAudit(runId, timeline) + (family ? formatTree(runId, family) : ''));
   return 0;
 }

@@ -3,6 +3,7 @@ import { defaultBaselines, evaluate, formatSummary, formatTable, loopguardDetect
 import { SYNTHETIC_SEEDS, syntheticFiles } from '../eval/synthetic/synthetic-files.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import type { Io } from './io.js';
+import { jsonLine } from './json-output.js';
 import { loadPolicy } from './policy-file.js';
 import { readTraceFiles } from './trace-files.js';
 
@@ -32,7 +33,7 @@ export function evalCommand(
   const print = (report: ReturnType<typeof evaluate>, synthetic: boolean) =>
     io.out(
       opts.json
-        ? `${JSON.stringify(report)}\n`
+        ? jsonLine(report)
         : `${formatTable(report)}\nPer source, beside the one-line rules and the step caps:\n\n${formatSummary(report, synthetic)}`,
     );
   if (files.length > 0) {

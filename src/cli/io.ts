@@ -1,3 +1,5 @@
+import { escapeControls } from './escape-controls.js';
+
 /** Where a command writes: the process's streams, or a buffer in tests. */
 export interface Io {
   out(text: string): void;
@@ -16,3 +18,20 @@ export const processIo: Io = {
   },
   isTty: process.stdout.isTTY === true,
 };
+
+/**
+ * The same streams with every control character in what is written shown escaped (see
+ * escapeControls): names and reasons come from agents and servers, and an operator's terminal must
+ * not obey them. JSON output is unchanged by it (JSON.stringify already escapes control
+ * characters); the status line keeps its own \r and ESC[K, which loopguard writes itself.
+ */
+export function terminalSafe(io: Io): Io {
+  return {
+    out: (t) => io.out(escapeControls(t)),
+    err: (t) => io.err(escapeControls(t)),
+    status: (t) => io.status(t),
+    get isTty() {
+      return io.isTty;
+    },
+  };
+}

@@ -1,16 +1,27 @@
 #!/usr/bin/env node
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { Command, CommanderError, Option } from 'commander';
 import { LoopguardError } from '../domain/index.js';
-import { DEFAULT_DATA_DIR } from '../log/index.js';
-import { alertCommand } from './alert-command.js';
+import { DEFAULT_DATA_DIR, TOPICS } from '../log/index.js';
+import { type AlertFlags, alertCommand } from './alert-command.js';
 import { auditHtmlCommand, auditOutput } from './audit-command.js';
+import {
+  countOption,
+  flagsOf,
+  jsonOption,
+  kafkaOptions,
+  logOptions,
+  policyOption,
+  portOption,
+  positiveOption,
+} from './cli-options.js';
+import { escapeControls } from './escape-controls.js';
 import { evalCommand } from './eval-command.js';
 import { fleetCommand } from './fleet-command.js';
-import { type Io, processIo } from './io.js';
+import { type Io, processIo, terminalSafe } from './io.js';
 import { mcpCommand } from './mcp-command.js';
 import { serviceMetrics, startMetricsServer } from './metrics-server.js';
 import { migrateCommand } from './migrate-command.js';
@@ -28,77 +39,28 @@ import { whatifCommand } from './whatif-command.js';
 
 const DEFAULT_UI_PORT = 4280;
 
-const USAGE = `loopguard: a runtime guard for AI-agent tool calls
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const examples = join(root, 'examples');
+const VERSION = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
 
-  loopguard replay FILE.jsonl... [--policy P.json] [--data-dir D | --kafka] [--json]
-  loopguard rebuild [--data-dir D | --kafka] [--json]
-  loopguard whatif --policy NEW.json [--data-dir D | --kafka] [--json]
-  loopguard audit RUN_ID [--data-dir D | --kafka] [--json | --html FILE]
-  loopguard ui [--port P] [--metrics-port P] [--data-dir D | --kafka]
-  loopguard fleet [--follow] [--threshold N] [--window-ms W] [--data-dir D | --kafka [--group G]] [--json]
-  loopguard stops [--follow] [--data-dir D | --kafka] [--json]
-  loopguard alert --kafka [--webhook URL [--webhook-header 'Name: value']...] [--group G] [--metrics-port P]
-  loopguard project --kafka [--once]
-  loopguard serve --kafka [--group G] [--metrics-port P] [--policy P.json] [--partitions N]
-                [--snapshot-every N] [--ended-idle-ms MS] [--from-beginning]
-                [--tenant-keys KEYS.json]
-  loopguard eval FILE.jsonl... [--synthetic] [--policy P.json] [--json]
-  loopguard mcp [--policy P.json] [--data-dir D | --kafka] [--run-id ID] [--metrics-port P] -- COMMAND [ARGS...]
-  loopguard repair [--data-dir D]
-  loopguard migrate --data-dir D
-  loopguard demo [--data-dir D]
+/**
+ * Exit codes: 0 done; 1 bad input (a malformed trace line, an unknown run) or a runtime failure
+ * (the log, Kafka, a port in use); 2 a usage error (an unknown command or flag, a missing or bad
+ * flag value), reported before anything starts.
+ */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
-The data dir defaults to ./.loopguard (the embedded, file-backed log). --kafka uses Kafka and a
-schema registry: --brokers host:port[,...] and --registry URL, or KAFKA_BROKERS and
-SCHEMA_REGISTRY_URL (with both set, Kafka is the default unless --data-dir is given);
---topic-prefix P prefixes every topic. alert: --retry-base-ms, --retry-max-ms, --session-timeout-ms,
---dead-letter-after N attempts (default 20) before an alert goes to loopguard.dlq.
-serve: --snapshot-every N runs records between a partition's snapshots (default 1000);
---ended-idle-ms MS before an ended run leaves memory at the next snapshot (default 600000).
-A new --group starts at the end of loopguard.requests; --from-beginning decides what is there.
---tenant-keys: per-tenant keys; only requests signed with one are decided, on their tenant's runs.
-On Kafka the stops and ledger copies are derived from the runs topic by the copy projector, which
-\`alert\` runs beside its subscriber and \`project\` runs on its own (--once: until what was
-recorded when it started is copied).
-mcp: an MCP server on stdio in front of the MCP server COMMAND; every tool call goes through the
-guard, one run per session (its id from --run-id, else generated and printed on stderr).
-`;
+const ABOUT = 'a runtime guard for AI-agent tool calls';
 
-const OPTIONS = {
-  policy: { type: 'string' },
-  'data-dir': { type: 'string' },
-  json: { type: 'boolean' },
-  html: { type: 'string' },
-  synthetic: { type: 'boolean' },
-  follow: { type: 'boolean' },
-  once: { type: 'boolean' },
-  kafka: { type: 'boolean' },
-  brokers: { type: 'string' },
-  registry: { type: 'string' },
-  'topic-prefix': { type: 'string' },
-  webhook: { type: 'string' },
-  'webhook-header': { type: 'string', multiple: true },
-  'dead-letter-after': { type: 'string' },
-  group: { type: 'string' },
-  'retry-base-ms': { type: 'string' },
-  'retry-max-ms': { type: 'string' },
-  'session-timeout-ms': { type: 'string' },
-  port: { type: 'string' },
-  threshold: { type: 'string' },
-  'window-ms': { type: 'string' },
-  'metrics-port': { type: 'string' },
-  partitions: { type: 'string' },
-  'snapshot-every': { type: 'string' },
-  'ended-idle-ms': { type: 'string' },
-  'from-beginning': { type: 'boolean' },
-  'tenant-keys': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-const examples = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'examples');
+const GLOBAL_HELP = `
+The log: the embedded SQLite store in --data-dir (default LOOPGUARD_DATA_DIR, else
+./.loopguard), or Kafka and a schema registry with --kafka (--brokers and --registry, or
+KAFKA_BROKERS and SCHEMA_REGISTRY_URL; with both set, Kafka is the default unless a data dir is
+given). --policy defaults to LOOPGUARD_POLICY. loopguard COMMAND --help: a command's options.
+Exit codes: 0 ok, 1 bad input or a runtime failure, 2 a usage error.`;
 
 export interface MainOptions {
-  /** Where KAFKA_BROKERS / SCHEMA_REGISTRY_URL are read; process.env by default. */
+  /** Where KAFKA_BROKERS / SCHEMA_REGISTRY_URL / LOOPGUARD_* are read; process.env by default. */
   readonly env?: Env;
   /** Ends `alert` and `stops --follow`; SIGINT/SIGTERM by default. */
   readonly signal?: AbortSignal;
@@ -129,80 +91,168 @@ function shutdownSignal(given: AbortSignal | undefined): AbortSignal {
   return ctl.signal;
 }
 
-export async function main(
-  argv: readonly string[],
-  io: Io = processIo,
-  opts: MainOptions = {},
-): Promise<number> {
-  // mcp parses its own flags: everything after its -- belongs to the upstream command.
-  if (argv[0] === 'mcp')
-    return mcpCommand(argv.slice(1), io, opts.env ?? process.env, shutdownSignal(opts.signal));
-  const { values, positionals } = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true });
-  const [command, ...rest] = positionals;
-  const env = opts.env ?? process.env;
-  const json = values.json ?? false;
-  if (values.help || command === undefined) {
-    io.out(USAGE);
-    return command === undefined && !values.help ? 2 : 0;
-  }
-  switch (command) {
-    case 'replay':
-      if (rest.length === 0) throw new LoopguardError('usage', 'replay: give at least one FILE.jsonl');
-      return replayCommand(
-        rest,
-        { ...(values.policy ? { policy: values.policy } : {}), json },
-        (work) =>
-          withStore(
-            values,
-            env,
-            async (s) =>
-              work({
-                knownRunIds: await s.knownRunIds(),
-                where: s.where,
-                secretKey: s.secretKey(env),
-                append: (runId, r) => s.stream.append(runId, 0, r),
-              }),
-            'write',
+type Flags = Record<string, unknown> & KafkaFlags & { json?: boolean; policy?: string };
+
+/**
+ * The environment's defaults under the flags: LOOPGUARD_POLICY for --policy, LOOPGUARD_DATA_DIR
+ * for --data-dir unless the command line asks for Kafka (then it is not an explicit data dir).
+ */
+function withEnvDefaults(opts: Record<string, unknown>, env: Env, takes: { policy?: boolean }): Flags {
+  const flags = flagsOf(opts) as Flags;
+  const kafkaAsked = flags.kafka === true || flags.brokers !== undefined || flags.registry !== undefined;
+  const dataDir = flags['data-dir'] ?? (kafkaAsked ? undefined : env.LOOPGUARD_DATA_DIR);
+  const policy = flags.policy ?? (takes.policy ? env.LOOPGUARD_POLICY : undefined);
+  return {
+    ...flags,
+    ...(dataDir ? { 'data-dir': dataDir } : {}),
+    ...(policy ? { policy } : {}),
+  };
+}
+
+/** The program: one command each, with its own options and help; unknown flags are usage errors. */
+function program(
+  io: Io,
+  env: Env,
+  opts: MainOptions,
+  upstream: readonly string[] | null,
+  done: (code: number) => void,
+): Command {
+  const run =
+    (work: (flags: Flags, args: string[]) => Promise<number> | number, takes: { policy?: boolean } = {}) =>
+    async (...a: unknown[]) => {
+      const cmd = a[a.length - 1] as Command;
+      done(await work(withEnvDefaults(cmd.opts(), env, takes), cmd.args));
+    };
+  const p = new Command('loopguard')
+    .description(ABOUT)
+    .addHelpText('after', GLOBAL_HELP)
+    .version(VERSION, '-V, --version', 'the version')
+    .helpOption('-h, --help', 'this help')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (t) => io.out(t),
+      writeErr: (t) => io.err(t),
+      outputError: () => undefined,
+      // loopguard prints no colour at all, so NO_COLOR holds everywhere.
+      getOutHasColors: () => false,
+      getErrHasColors: () => false,
+    })
+    .showSuggestionAfterError(true)
+    .enablePositionalOptions();
+
+  policyOption(
+    logOptions(
+      jsonOption(
+        p
+          .command('replay')
+          .summary('runs recorded agent traces through the guard, recording every event')
+          .argument('<files...>', 'trace files (JSON lines)'),
+      ),
+    ),
+  ).action(
+    run(
+      (f, files) =>
+        replayCommand(
+          files,
+          { ...(f.policy ? { policy: f.policy } : {}), json: f.json ?? false },
+          (work) =>
+            withStore(
+              f,
+              env,
+              async (s) =>
+                work({
+                  knownRunIds: await s.knownRunIds(),
+                  where: s.where,
+                  secretKey: s.secretKey(env),
+                  append: (runId, r) => s.stream.append(runId, 0, r),
+                }),
+              'write',
+            ),
+          io,
+        ),
+      { policy: true },
+    ),
+  );
+
+  logOptions(jsonOption(p.command('rebuild').summary('rebuilds every projection from the log'))).action(
+    run((f) =>
+      withStore(f, env, async (s) =>
+        rebuildCommand((pr) => s.rebuild(pr), { json: f.json ?? false, total: await s.eventCount() }, io),
+      ),
+    ),
+  );
+
+  policyOption(
+    logOptions(
+      jsonOption(
+        p.command('whatif').summary('re-decides every recorded run under another policy, writing nothing'),
+      ),
+    ),
+    'the new policy (required)',
+  ).action(
+    run(
+      (f) => {
+        const policy = f.policy;
+        if (policy === undefined)
+          throw new LoopguardError('usage', 'whatif: give the new policy, --policy NEW.json');
+        return withStore(f, env, async (s) =>
+          whatifCommand(
+            (apply) => s.scan(apply),
+            { policy, json: f.json ?? false, total: await s.eventCount() },
+            io,
           ),
-        io,
-      );
-    case 'eval':
-      if (rest.length === 0 && !values.synthetic)
-        throw new LoopguardError('usage', 'eval: give at least one FILE.jsonl, or --synthetic');
-      return evalCommand(
-        rest,
-        { ...(values.policy ? { policy: values.policy } : {}), json, synthetic: values.synthetic ?? false },
-        io,
-      );
-    case 'rebuild':
-      return withStore(values, env, async (s) =>
-        rebuildCommand((p) => s.rebuild(p), { json, total: await s.eventCount() }, io),
-      );
-    case 'whatif': {
-      const policy = values.policy;
-      if (policy === undefined)
-        throw new LoopguardError('usage', 'whatif: give the new policy, --policy NEW.json');
-      return withStore(values, env, async (s) =>
-        whatifCommand((apply) => s.scan(apply), { policy, json, total: await s.eventCount() }, io),
-      );
-    }
-    case 'audit': {
-      const runId = rest[0];
-      if (runId === undefined) throw new LoopguardError('usage', 'audit: give a RUN_ID');
-      const html = values.html;
+        );
+      },
+      { policy: true },
+    ),
+  );
+
+  logOptions(
+    p
+      .command('audit')
+      .summary("a run's timeline: each call, its decision, the rule and evidence, the result")
+      .argument('<run-id>')
+      .addOption(new Option('--json', 'the timeline as one JSON object').conflicts('html'))
+      .option('--html <file>', 'writes the timeline as one self-contained, script-free HTML file'),
+  ).action(
+    run((f, [runId]) => {
+      const id = runId as string;
+      const html = f.html as string | undefined;
       if (html !== undefined)
-        return withStore(values, env, (s) => auditHtmlCommand(runId, html, (apply) => s.scan(apply), io));
-      return withStore(values, env, async (s) => {
-        const p = await s.rebuild();
-        return auditOutput(runId, p.audit.timeline(runId), json, io, p.tree.of(runId));
+        return withStore(f, env, (s) => auditHtmlCommand(id, html, (apply) => s.scan(apply), io));
+      return withStore(f, env, async (s) => {
+        const pr = await s.rebuild();
+        return auditOutput(id, pr.audit.timeline(id), f.json ?? false, io, pr.tree.of(id));
       });
-    }
-    case 'ui': {
-      const port = portFlag('port', values.port, DEFAULT_UI_PORT);
-      const metricsPort = values['metrics-port'];
+    }),
+  );
+
+  logOptions(
+    p
+      .command('ui')
+      .summary('serves the run list and each run timeline on 127.0.0.1, read-only')
+      .addOption(portOption('--port <port>', `the port (default ${DEFAULT_UI_PORT})`))
+      .addOption(
+        portOption('--metrics-port <port>', 'serves GET /metrics on 127.0.0.1:port (0: any free port)'),
+      ),
+  ).action(
+    run((f) => {
+      const port = portFlag('port', f.port as string | undefined, DEFAULT_UI_PORT);
+      const metricsPort = f['metrics-port'] as string | undefined;
       const signal = shutdownSignal(opts.signal);
-      return withStore(values, env, async (s) => {
-        const ui = await startUiServer({ rebuild: () => s.rebuild(), scan: (apply) => s.scan(apply) }, port);
+      return withStore(f, env, async (s) => {
+        // On the embedded log the list is kept and read on from its offset; Kafka's runs topic has one per partition.
+        const embedded = kafkaConfig(f, env) === null;
+        const ui = await startUiServer(
+          {
+            rebuild: () => s.rebuild(),
+            scan: (apply) => s.scan(apply),
+            ...(embedded ? { entries: (offset: number) => s.events.entries(TOPICS.runs, offset) } : {}),
+          },
+          port,
+          '127.0.0.1',
+          { allowHosts: (f['allow-host'] as string[] | undefined) ?? [] },
+        );
         const metrics =
           metricsPort === undefined
             ? null
@@ -210,54 +260,287 @@ export async function main(
         io.err(
           `ui: ${ui.url} (read-only, ${s.where})${metrics ? `; metrics on ${metrics.url}` : ''}; Ctrl-C ends it`,
         );
-        await new Promise<void>((done) =>
-          signal.aborted ? done() : signal.addEventListener('abort', () => done(), { once: true }),
+        await new Promise<void>((resolve) =>
+          signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
         );
         await Promise.all([ui.close(), metrics?.close()]);
         return 0;
       });
-    }
-    case 'fleet':
+    }),
+  );
+
+  logOptions(
+    jsonOption(
+      p
+        .command('fleet')
+        .summary('finds loops many runs share and publishes each detection once on the stops topic')
+        .option('--follow', 'keeps watching (needs Kafka)')
+        .addOption(positiveOption('--threshold <n>', 'distinct runs on one signature (default 5)'))
+        .addOption(positiveOption('--window-ms <ms>', 'the sliding window on event time (default 600000)'))
+        .option('--group <group>', 'the consumer group of --follow (default loopguard-fleet)'),
+    ),
+  ).action(
+    run((f) =>
       // It publishes its detections on the stops topic.
-      return withStore(
-        values,
+      withStore(
+        f,
         env,
         (s) =>
-          fleetCommand(s, { ...values, json }, io, values.follow ? shutdownSignal(opts.signal) : undefined),
+          fleetCommand(
+            s,
+            { ...f, json: f.json ?? false },
+            io,
+            f.follow ? shutdownSignal(opts.signal) : undefined,
+          ),
         'write',
-      );
-    case 'stops':
-      return withStore(values, env, async (s) => {
-        if (!values.follow) {
+      ),
+    ),
+  );
+
+  logOptions(
+    jsonOption(
+      p
+        .command('stops')
+        .summary('stop reports and fleet loop detections')
+        .option('--follow', 'as they happen'),
+    ),
+  ).action(
+    run((f) =>
+      withStore(f, env, async (s) => {
+        const json = f.json ?? false;
+        if (!f.follow) {
           for await (const e of s.readStops()) printStop(e, json, io);
           return 0;
         }
         await s.events.followStops(0, (e) => printStop(e, json, io), shutdownSignal(opts.signal));
         return 0;
-      });
-    case 'alert': {
-      const kafka = kafkaConfig({ ...values, kafka: true }, env);
+      }),
+    ),
+  );
+
+  kafkaOptions(
+    p
+      .command('alert')
+      .summary('delivers each stop report and fleet loop detection (stdout or a webhook), on Kafka')
+      .option('--webhook <url>', 'POSTs each alert there, with retries (no credentials in it)')
+      .option(
+        '--webhook-header <header>',
+        "'Name: value' sent with every POST, where a webhook's credentials go; repeatable",
+        (v: string, prev: string[] = []) => [...prev, v],
+      )
+      .addOption(
+        positiveOption(
+          '--dead-letter-after <n>',
+          'delivery attempts before an alert goes to loopguard.dlq (default 20)',
+        ),
+      )
+      .option('--group <group>', 'the consumer group (default loopguard-alert)')
+      .addOption(positiveOption('--retry-base-ms <ms>', 'first retry delay'))
+      .addOption(positiveOption('--retry-max-ms <ms>', 'longest retry delay'))
+      .addOption(
+        positiveOption('--session-timeout-ms <ms>', 'Kafka consumer session timeout (default 15000)'),
+      )
+      .addOption(portOption('--metrics-port <port>', 'serves GET /metrics on 127.0.0.1:port')),
+  ).action(
+    run((f) => {
+      const kafka = kafkaConfig({ ...f, kafka: true }, env);
       if (kafka === null) throw new LoopguardError('usage', 'alert: needs Kafka (--kafka)');
-      return alertCommand(kafka, values, io, shutdownSignal(opts.signal));
-    }
-    case 'project': {
-      const kafka = kafkaConfig({ ...values, kafka: true }, env);
+      return alertCommand(kafka, f as AlertFlags, io, shutdownSignal(opts.signal));
+    }),
+  );
+
+  kafkaOptions(
+    p
+      .command('project')
+      .summary('the copy projector alone: derives the stops and ledger copies from the runs topic')
+      .option('--once', 'until what was recorded when it started is copied'),
+  ).action(
+    run((f) => {
+      const kafka = kafkaConfig({ ...f, kafka: true }, env);
       if (kafka === null) throw new LoopguardError('usage', 'project: needs Kafka (--kafka)');
-      return projectCommand(kafka, values.once === true, io, shutdownSignal(opts.signal));
-    }
-    case 'serve': {
-      const kafka = kafkaConfig({ ...values, kafka: true }, env);
-      if (kafka === null) throw new LoopguardError('usage', 'serve: needs Kafka (--kafka)');
-      return serveCommand(kafka, values, io, shutdownSignal(opts.signal));
-    }
-    case 'repair':
-      return repairCommand(values['data-dir'] ?? DEFAULT_DATA_DIR, io);
-    case 'migrate':
-      return migrateCommand(values['data-dir'] ?? DEFAULT_DATA_DIR, io);
-    case 'demo':
-      return demo(values['data-dir'], io);
-    default:
-      throw new LoopguardError('usage', `unknown command ${command}\n\n${USAGE}`);
+      return projectCommand(kafka, f.once === true, io, shutdownSignal(opts.signal));
+    }),
+  );
+
+  policyOption(
+    kafkaOptions(
+      p
+        .command('serve')
+        .summary('a guard worker for clients in any language, on Kafka')
+        .option('--group <group>', 'the consumer group (default loopguard-serve)')
+        .addOption(portOption('--metrics-port <port>', 'serves GET /metrics on 127.0.0.1:port'))
+        .addOption(positiveOption('--partitions <n>', 'partitions of the topics it creates'))
+        .addOption(positiveOption('--session-timeout-ms <ms>', 'Kafka consumer session timeout'))
+        .addOption(
+          countOption('--snapshot-every <n>', "runs records between a partition's snapshots (default 1000)"),
+        )
+        .addOption(countOption('--ended-idle-ms <ms>', 'before an ended run leaves memory (default 600000)'))
+        .option(
+          '--from-beginning',
+          'a new group decides what loopguard.requests already holds (default: it starts at the end)',
+        )
+        .option(
+          '--tenant-keys <file>',
+          "per-tenant keys (JSON): only requests signed with one are decided, on their tenant's runs",
+        ),
+    ),
+  ).action(
+    run(
+      (f) => {
+        const kafka = kafkaConfig({ ...f, kafka: true }, env);
+        if (kafka === null) throw new LoopguardError('usage', 'serve: needs Kafka (--kafka)');
+        return serveCommand(kafka, f, io, shutdownSignal(opts.signal));
+      },
+      { policy: true },
+    ),
+  );
+
+  policyOption(
+    jsonOption(
+      p
+        .command('eval')
+        .summary('loopguard against the stopping rules other agent tools ship, side by side')
+        .argument('[files...]', 'trace files (JSON lines)')
+        .option('--synthetic', 'adds the seeded synthetic coding-agent runs, scored apart'),
+    ),
+  ).action(
+    run(
+      (f, files) => {
+        if (files.length === 0 && !f.synthetic)
+          throw new LoopguardError('usage', 'eval: give at least one FILE.jsonl, or --synthetic');
+        return evalCommand(
+          files,
+          {
+            ...(f.policy ? { policy: f.policy } : {}),
+            json: f.json ?? false,
+            synthetic: f.synthetic === true,
+          },
+          io,
+        );
+      },
+      { policy: true },
+    ),
+  );
+
+  policyOption(
+    logOptions(
+      p
+        .command('mcp')
+        .summary('an MCP server on stdio in front of the MCP server COMMAND (after --)')
+        .usage('[options] -- COMMAND [ARGS...]')
+        .option('--run-id <id>', "the session's first run (default: mcp-<uuid>, printed on stderr)")
+        .addOption(portOption('--metrics-port <port>', 'serves GET /metrics on 127.0.0.1:port'))
+        .option(
+          '--env <NAME[=VALUE]>',
+          "passes NAME (from loopguard's environment, or VALUE) to the upstream; repeatable",
+          (v: string, prev: string[] = []) => [...prev, v],
+        )
+        .argument('[upstream...]', 'the upstream MCP server command, after --')
+        .addHelpText('after', MCP_HELP),
+    ),
+  ).action(
+    run((f, before) => mcpCommand(f, before, upstream, io, env, shutdownSignal(opts.signal)), {
+      policy: true,
+    }),
+  );
+
+  p.command('repair')
+    .summary("checks the data dir's database (integrity_check); a damaged one is kept aside and rebuilt")
+    .option('--data-dir <dir>', 'the data dir (default: LOOPGUARD_DATA_DIR, else ./.loopguard)')
+    .action(run(async (f) => repairCommand(f['data-dir'] ?? DEFAULT_DATA_DIR, io)));
+
+  p.command('migrate')
+    .summary('converts a data dir written by the segment log into the SQLite store, once')
+    .option('--data-dir <dir>', 'the data dir (default: LOOPGUARD_DATA_DIR, else ./.loopguard)')
+    .action(run(async (f) => migrateCommand(f['data-dir'] ?? DEFAULT_DATA_DIR, io)));
+
+  p.command('demo')
+    .summary('replays the bundled example runs, then audits two of them (npm start)')
+    .option('--data-dir <dir>', 'where to record them (default: a temporary dir, removed after)')
+    .action(run(async (f) => demo(f['data-dir'], io)));
+  return p;
+}
+
+const MCP_HELP = `
+Every tool call goes through the guard; everything else the upstream offers passes through. A stop
+ends the task, not the session: the next call runs in the session's next run (<run id>-2, ...).
+The upstream gets a minimal environment (HOME, LOGNAME, PATH, SHELL, TERM, USER) plus --env names.
+
+Example:
+  loopguard mcp --data-dir ~/.loopguard/fs -- npx -y @modelcontextprotocol/server-filesystem ~/Desktop`;
+
+/** The usage line of the command argv names, for an error message. */
+function usageOf(p: Command, argv: readonly string[]): string {
+  const sub = p.commands.find((c) => c.name() === argv[0]);
+  return sub
+    ? `usage: loopguard ${sub.name()} ${sub.usage()} (loopguard ${sub.name()} --help)`
+    : 'usage: loopguard <command> [options] (loopguard --help)';
+}
+
+/**
+ * Runs one command line. Returns the exit code of a command that ran (0, or 1 for bad input);
+ * throws a LoopguardError for a usage error (`usage`, with the command's usage line) and for a
+ * failure; help and --version print and return 0.
+ */
+export async function main(
+  argv: readonly string[],
+  io: Io = processIo,
+  opts: MainOptions = {},
+): Promise<number> {
+  const env = opts.env ?? process.env;
+  io = terminalSafe(io);
+  let code: number = EXIT.ok;
+  // Everything after mcp's -- is the upstream's command line, none of it loopguard's flags.
+  const sep = argv[0] === 'mcp' ? argv.indexOf('--') : -1;
+  const own = sep < 0 ? argv : argv.slice(0, sep);
+  const p = program(io, env, opts, sep < 0 ? null : argv.slice(sep + 1), (c) => {
+    code = c;
+  });
+  if (argv.length === 0) {
+    io.err(p.helpInformation());
+    throw new LoopguardError('usage', 'give a command');
+  }
+  try {
+    await p.parseAsync([...own], { from: 'user' });
+  } catch (e) {
+    if (!(e instanceof CommanderError)) throw e;
+    if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return EXIT.ok;
+    if (e.code === 'commander.help' || e.code === 'commander.executeSubCommandAsync')
+      throw new LoopguardError('usage', 'give a command');
+    throw new LoopguardError('usage', `${e.message.replace(/^error: /, '')}\n${usageOf(p, argv)}`, {
+      cause: e,
+    });
+  }
+  return code;
+}
+
+/** Whether the command line asks for JSON output (errors are then JSON too). */
+const wantsJson = (argv: readonly string[]): boolean => {
+  const sep = argv.indexOf('--');
+  return (sep < 0 ? argv : argv.slice(0, sep)).includes('--json');
+};
+
+/**
+ * The CLI as a process sees it: runs main and turns what it throws into one line on stderr (or,
+ * under --json, one JSON object `{"error":{"code","message"}}` on stdout) and an exit code:
+ * 2 for a usage error, 1 for any other failure. A usage error adds the command's usage line.
+ */
+export async function cli(
+  argv: readonly string[],
+  io: Io = processIo,
+  opts: MainOptions = {},
+): Promise<number> {
+  try {
+    return await main(argv, io, opts);
+  } catch (e) {
+    const err = e instanceof LoopguardError ? e : null;
+    const code = err?.code ?? 'internal';
+    const [message = '', ...more] = (err?.message ?? (e instanceof Error ? e.message : String(e))).split(
+      '\n',
+    );
+    if (wantsJson(argv)) io.out(`${JSON.stringify({ error: { code, message: escapeControls(message) } })}\n`);
+    else io.err(`loopguard: ${code}: ${escapeControls(message)}${more.length ? `\n${more.join('\n')}` : ''}`);
+    return code === 'usage' ? EXIT.usage : EXIT.failed;
   }
 }
 
@@ -289,18 +572,9 @@ export function runCli(): void {
     if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
     throw e;
   });
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (e: unknown) => {
-      const err = e instanceof LoopguardError ? e : null;
-      process.stderr.write(
-        `loopguard: ${err ? `${err.code}: ${err.message}` : e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`,
-      );
-      process.exitCode = 2;
-    },
-  );
+  cli(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) runCli();

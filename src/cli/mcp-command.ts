@@ -1,54 +1,43 @@
 import { randomUUID } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { LoopguardError } from '../domain/index.js';
 import { declaredSideEffects, McpGuardProxy } from '../mcp/index.js';
+import { upstreamEnv } from '../mcp/upstream-command.js';
 import type { Io } from './io.js';
 import { serviceMetrics, startMetricsServer } from './metrics-server.js';
 import { portFlag } from './number-flags.js';
 import { openGuard } from './open-guard.js';
-import type { Env } from './open-kafka-store.js';
+import type { Env, KafkaFlags } from './open-kafka-store.js';
 import { readPolicyFile } from './policy-file.js';
 
-const OPTIONS = {
-  policy: { type: 'string' },
-  'data-dir': { type: 'string' },
-  kafka: { type: 'boolean' },
-  brokers: { type: 'string' },
-  registry: { type: 'string' },
-  'topic-prefix': { type: 'string' },
-  'run-id': { type: 'string' },
-  'metrics-port': { type: 'string' },
-} as const;
+export interface McpFlags extends KafkaFlags {
+  readonly policy?: string;
+  readonly 'run-id'?: string;
+  readonly 'metrics-port'?: string;
+  readonly env?: readonly string[];
+}
 
 /**
  * `loopguard mcp [options] -- COMMAND [ARGS...]`: serves MCP on stdin/stdout in front of the
- * upstream server COMMAND, one guarded run for the session. stdout is the protocol, so everything
- * for people goes to stderr. Returns when the client closes the session (stdin ends) or `signal` fires.
+ * upstream server COMMAND, one guarded run for the session (a new one after each stop). stdout is
+ * the protocol, so everything for people goes to stderr. Returns when the client closes the
+ * session (stdin ends), the upstream exits (1), or `signal` fires.
  */
 export async function mcpCommand(
-  argv: readonly string[],
+  values: McpFlags,
+  before: readonly string[],
+  upstream: readonly string[] | null,
   io: Io,
   env: Env,
   signal: AbortSignal,
 ): Promise<number> {
-  const sep = argv.indexOf('--');
-  const upstream = sep < 0 ? [] : argv.slice(sep + 1);
-  const [command, ...args] = upstream;
+  if (before.length > 0)
+    throw new LoopguardError('usage', `mcp: unexpected ${before[0]}; the upstream command goes after --`);
+  const [command, ...args] = upstream ?? [];
   if (command === undefined)
     throw new LoopguardError(
       'usage',
       'mcp: give the upstream MCP server after --, e.g. loopguard mcp -- npx -y @modelcontextprotocol/server-everything',
-    );
-  const { values, positionals } = parseArgs({
-    args: [...(sep < 0 ? argv : argv.slice(0, sep))],
-    options: OPTIONS,
-    allowPositionals: true,
-  });
-  if (positionals.length > 0)
-    throw new LoopguardError(
-      'usage',
-      `mcp: unexpected ${positionals[0]}; the upstream command goes after --`,
     );
   const { policy, json } = readPolicyFile(values.policy);
   const runId = values['run-id'] ?? `mcp-${randomUUID()}`;
@@ -62,8 +51,12 @@ export async function mcpCommand(
       {
         guard,
         runId,
-        upstream: { command, args },
+        upstream: { command, args, env: upstreamEnv(values.env ?? [], env) },
         declaredSideEffects: declaredSideEffects(json),
+        onNextRun: (next, ended) =>
+          io.err(
+            `loopguard mcp: run ${ended.runId} ended ${ended.status}; the session goes on in run ${next}`,
+          ),
       },
       new StdioServerTransport(),
     );
@@ -71,7 +64,7 @@ export async function mcpCommand(
     await guard.close();
     throw e;
   }
-  io.err(`loopguard mcp: run ${runId} (${where}); upstream: ${upstream.join(' ')}`);
+  io.err(`loopguard mcp: run ${runId} (${where}); upstream: ${proxy.upstreamCommand}`);
   const server = metrics === undefined || port === null ? null : await startMetricsServer(metrics, port);
   if (server !== null) io.err(`loopguard mcp: metrics on ${server.url}`);
   // The stdio transport does not notice a closed stdin; a client ends the session by closing it.
@@ -79,6 +72,11 @@ export async function mcpCommand(
   signal.addEventListener('abort', () => void proxy.close('loopguard mcp was stopped'), { once: true });
   const final = await proxy.closed;
   await server?.close();
-  io.err(`loopguard mcp: run ${runId} ended ${final.status}`);
+  io.err(`loopguard mcp: run ${final.runId} ended ${final.status}`);
+  const by = proxy.endedBy;
+  if (by?.code === 'upstream_exited') {
+    io.err(`loopguard mcp: upstream_exited: ${by.message} (${proxy.upstreamCommand})`);
+    return 1;
+  }
   return 0;
 }

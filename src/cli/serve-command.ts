@@ -68,7 +68,11 @@ export async function serveCommand(
       onLog: (line) => io.err(`serve: ${line}`),
     });
     // All interfaces, as before: a worker in a container is scraped from outside it.
-    if (metricsPort !== undefined) metrics = await startMetricsServer(registry, metricsPort, '0.0.0.0');
+    if (metricsPort !== undefined) {
+      metrics = await startMetricsServer(registry, metricsPort, '0.0.0.0');
+      // With port 0 the port is known only now; say which it is.
+      io.err(`serve: metrics on ${metrics.url}`);
+    }
     io.err(`serve: ${worker.workerId} in group ${groupId} on ${conn.log.physicalName('loopguard.requests')}`);
     await new Promise<void>((resolve) => {
       if (signal.aborted) resolve();

@@ -2,6 +2,7 @@ import { toFleetLoopAlert } from '../alert/fleet-loop-alert.js';
 import type { RecordedEvent, StopReport } from '../domain/index.js';
 import { formatFleetLoop } from './fleet-command.js';
 import type { Io } from './io.js';
+import { jsonLine } from './json-output.js';
 
 export function formatStop(runId: string, atMs: number, r: StopReport): string {
   const lines = [
@@ -23,7 +24,7 @@ export function printStop(e: RecordedEvent, json: boolean, io: Io): void {
   if (e.event.type !== 'RunStopped') return;
   io.out(
     json
-      ? `${JSON.stringify({ event_id: e.eventId, run_id: e.runId, at_ms: e.atMs, report: e.event.report })}\n`
+      ? jsonLine({ event_id: e.eventId, run_id: e.runId, at_ms: e.atMs, report: e.event.report })
       : formatStop(e.runId, e.atMs, e.event.report),
   );
 }

@@ -3,11 +3,18 @@ import type { AddressInfo } from 'node:net';
 import type { RecordedEvent } from '../domain/index.js';
 import { type Projections, RunTimelineFold } from '../projections/index.js';
 import { esc, page } from '../timeline/html.js';
-import { type RunFilters, runListPage, runListRows } from '../timeline/run-list-page.js';
+import { Abandoned, RunListIndex, type RunListSource } from '../timeline/run-list-index.js';
+import {
+  DEFAULT_PAGE,
+  MAX_PAGE_LIMIT,
+  type RunFilters,
+  type RunPaging,
+  runListPage,
+} from '../timeline/run-list-page.js';
 import { runPage } from '../timeline/run-page.js';
 
-/** What the ui reads: the log it was pointed at, folded afresh for every page so it is never stale. */
-export interface UiSource {
+/** What the ui reads: the log it was pointed at, so a page is never stale. */
+export interface UiSource extends RunListSource {
   rebuild(): Promise<Projections>;
   scan(apply: (rec: RecordedEvent) => void): Promise<number>;
 }
@@ -17,7 +24,37 @@ export interface UiServer {
   close(): Promise<void>;
 }
 
+export interface UiOptions {
+  /** Host names (beside 127.0.0.1, localhost and [::1]) a request may name in its Host header. */
+  readonly allowHosts?: readonly string[];
+}
+
 const runHref = (runId: string) => `/run?id=${encodeURIComponent(runId)}`;
+
+/**
+ * No script at all, styles only inline (the pages' own), images only data: (the icon), forms only
+ * to itself, never framed: a recorded name that slipped past the escaping still cannot run.
+ */
+const HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-store',
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+};
+
+const LOCAL_HOSTS = ['127.0.0.1', 'localhost', '[::1]'];
+
+/** The Host header's name without its port, lower case; null when there is none. */
+function hostName(header: string | undefined): string | null {
+  if (header === undefined || header === '') return null;
+  const h = header.toLowerCase();
+  if (h.startsWith('[')) return h.slice(0, h.indexOf(']') + 1);
+  const colon = h.lastIndexOf(':');
+  return colon < 0 ? h : h.slice(0, colon);
+}
 
 function filters(q: URLSearchParams): RunFilters {
   // The form sends "" for "any".
@@ -28,21 +65,62 @@ function filters(q: URLSearchParams): RunFilters {
   return { ...pick('state'), ...pick('rule'), ...pick('tenant') };
 }
 
-async function respond(source: UiSource, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://ui');
+/** limit (1 to 1000, default 100) and offset (>= 0) from the query; null when one is not a number there. */
+function paging(q: URLSearchParams): RunPaging | null {
+  const int = (k: string, fallback: number) => {
+    const v = q.get(k);
+    if (v === null || v === '') return fallback;
+    return /^\d{1,9}$/.test(v) ? Number(v) : Number.NaN;
+  };
+  const limit = int('limit', DEFAULT_PAGE.limit);
+  const offset = int('offset', DEFAULT_PAGE.offset);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT || !Number.isInteger(offset))
+    return null;
+  return { limit, offset };
+}
+
+async function respond(
+  source: UiSource,
+  index: RunListIndex,
+  allowed: ReadonlySet<string>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  signal: AbortSignal,
+): Promise<void> {
   const send = (status: number, html: string) => {
-    res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    if (signal.aborted) return;
+    res.writeHead(status, HEADERS);
     res.end(html);
   };
+  // DNS rebinding: a web page's script reaching 127.0.0.1 under its own name is refused.
+  const host = hostName(req.headers.host);
+  if (host === null || !allowed.has(host))
+    return send(
+      421,
+      page('loopguard', '<p>This server answers only to the host names it was started for.</p>'),
+    );
+  const url = new URL(req.url ?? '/', 'http://ui');
   if (req.method !== 'GET') return send(405, page('loopguard', '<p>read-only: GET only</p>'));
   if (url.pathname === '/') {
-    const rows = runListRows(await source.rebuild());
-    return send(200, runListPage(rows, filters(url.searchParams), runHref));
+    const p = paging(url.searchParams);
+    if (p === null)
+      return send(
+        400,
+        page(
+          'loopguard',
+          `<p>limit must be 1 to ${MAX_PAGE_LIMIT} and offset a whole number. <a href="/">All runs</a></p>`,
+        ),
+      );
+    const rows = await index.rows(signal);
+    return send(200, runListPage(rows, filters(url.searchParams), runHref, p));
   }
   if (url.pathname === '/run') {
     const id = url.searchParams.get('id') ?? '';
     const fold = new RunTimelineFold(id);
-    await source.scan((rec) => fold.apply(rec));
+    await source.scan((rec) => {
+      if (signal.aborted) throw new Abandoned('the client went away');
+      fold.apply(rec);
+    });
     const t = fold.timeline();
     if (t === undefined)
       return send(404, page('loopguard', `<p>No run <code>${esc(id)}</code>. <a href="/">All runs</a></p>`));
@@ -51,11 +129,28 @@ async function respond(source: UiSource, req: IncomingMessage, res: ServerRespon
   send(404, page('loopguard', '<p>Not found. <a href="/">All runs</a></p>'));
 }
 
-/** Serves the run list and each run's timeline, read-only, on `host:port` (port 0: any free port). */
-export function startUiServer(source: UiSource, port: number, host = '127.0.0.1'): Promise<UiServer> {
+/**
+ * Serves the run list (paged, from a kept index) and each run's timeline, read-only, on
+ * `host:port` (port 0: any free port). Work for a client that went away is stopped.
+ */
+export function startUiServer(
+  source: UiSource,
+  port: number,
+  host = '127.0.0.1',
+  opts: UiOptions = {},
+): Promise<UiServer> {
+  const index = new RunListIndex(source);
+  // Read the log into the index once, at start, not on the first visitor's time.
+  if (source.entries !== undefined) index.rows(new AbortController().signal).catch(() => undefined);
+  const allowed = new Set([...LOCAL_HOSTS, ...(opts.allowHosts ?? []).map((h) => h.toLowerCase())]);
   const server = createServer((req, res) => {
-    respond(source, req, res).catch((e: unknown) => {
-      res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
+    const left = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) left.abort();
+    });
+    respond(source, index, allowed, req, res, left.signal).catch((e: unknown) => {
+      if (e instanceof Abandoned || left.signal.aborted) return;
+      res.writeHead(500, { ...HEADERS, 'content-type': 'text/plain; charset=utf-8' });
       res.end(`loopguard ui: ${e instanceof Error ? e.message : String(e)}`);
     });
   });
@@ -65,7 +160,11 @@ export function startUiServer(source: UiSource, port: number, host = '127.0.0.1'
       const a = server.address() as AddressInfo;
       resolve({
         url: `http://${host}:${a.port}`,
-        close: () => new Promise((done) => server.close(() => done())),
+        close: () =>
+          new Promise((done) => {
+            server.closeAllConnections();
+            server.close(() => done());
+          }),
       });
     });
   });

@@ -1,6 +1,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { outcome, ToolError, type ToolOutcome } from '../runtime/index.js';
+import { storedResult, type TruncatedResult } from './stored-result.js';
 
 /** What the upstream server answered to one tools/call: a result, or a JSON-RPC error. */
 export type UpstreamAnswer =
@@ -19,39 +21,62 @@ class UpstreamFailure extends Error {
 /** setTimeout's ceiling: "no step timeout" in the policy means the guard never gives up either. */
 const NO_TIMEOUT_MS = 2_147_483_647;
 
+export interface UpstreamCallOptions {
+  /** The guard's step signal and the client's cancel, combined. */
+  readonly signal: AbortSignal;
+  /** The client's own cancel: a call it aborts is recorded `cancelled`, not as a failure of the server. */
+  readonly cancelled: AbortSignal;
+  readonly timeoutMs: number | null;
+  /** Progress forwarding (see forwardedOptions). */
+  readonly onprogress?: RequestOptions['onprogress'];
+  readonly onAnswer: (a: UpstreamAnswer) => void;
+}
+
 /**
  * Calls one tool on the upstream and classifies the answer for the guard, keeping the raw answer
  * for the MCP client in `onAnswer`:
- * - a result is SUCCESS; a result with `isError: true` (the tool's own failure) is PRECONDITION
- *   `tool_error`: the same call is refused until something changes, while other calls go on;
+ * - a result is SUCCESS (stored truncated with its hash when large, see storedResult); a result
+ *   with `isError: true` (the tool's own failure) is PRECONDITION `tool_error`: the same call is
+ *   refused until something changes, while other calls go on;
  * - a JSON-RPC InvalidParams or MethodNotFound is PRECONDITION too (the server refused before acting);
- * - a timeout, a closed connection or any other error is unclassified: RETRYABLE for a read, in
- *   doubt for a side effect, never retried blindly.
+ * - the client's cancel is `cancelled`, a timeout, a closed connection or any other error is
+ *   unclassified: RETRYABLE for a read, in doubt for a side effect (the server may have acted
+ *   before it heard the cancel), never retried blindly.
  */
 export async function callUpstream(
   client: Client,
   name: string,
   args: Record<string, unknown>,
-  signal: AbortSignal,
-  timeoutMs: number | null,
-  onAnswer: (a: UpstreamAnswer) => void,
-): Promise<CallToolResult | ToolOutcome> {
+  o: UpstreamCallOptions,
+): Promise<CallToolResult | TruncatedResult | ToolOutcome> {
   let result: CallToolResult;
   try {
     result = (await client.callTool({ name, arguments: args }, undefined, {
-      signal,
-      timeout: timeoutMs ?? NO_TIMEOUT_MS,
+      signal: o.signal,
+      timeout: o.timeoutMs ?? NO_TIMEOUT_MS,
+      ...(o.onprogress ? { onprogress: o.onprogress } : {}),
     })) as CallToolResult;
   } catch (e) {
     const code = e instanceof McpError ? e.code : ErrorCode.InternalError;
     const message = e instanceof Error ? e.message : String(e);
-    onAnswer({ kind: 'error', code, message });
+    if (o.cancelled.aborted) {
+      o.onAnswer({
+        kind: 'error',
+        code: ErrorCode.RequestTimeout,
+        message: 'the MCP client cancelled the call',
+      });
+      throw new UpstreamFailure('cancelled', 'the MCP client cancelled the call');
+    }
+    if (code === ErrorCode.ConnectionClosed) {
+      o.onAnswer({ kind: 'error', code, message: 'the upstream MCP server exited during the call' });
+      throw new UpstreamFailure('upstream_exited', message);
+    }
+    o.onAnswer({ kind: 'error', code, message });
     if (code === ErrorCode.InvalidParams) throw new ToolError('PRECONDITION', 'invalid_params', message);
     if (code === ErrorCode.MethodNotFound) throw new ToolError('PRECONDITION', 'unknown_tool', message);
     if (code === ErrorCode.RequestTimeout) throw new UpstreamFailure('upstream_timeout', message);
-    if (code === ErrorCode.ConnectionClosed) throw new UpstreamFailure('upstream_closed', message);
     throw new UpstreamFailure('upstream_error', message);
   }
-  onAnswer({ kind: 'result', result });
-  return result.isError === true ? outcome.precondition('tool_error') : result;
+  o.onAnswer({ kind: 'result', result });
+  return result.isError === true ? outcome.precondition('tool_error') : storedResult(result);
 }

@@ -1,13 +1,12 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { RecordedEvent } from '../domain/index.js';
-
-/** The label for "no rule": a decision without one still needs a label value. */
-const NONE = 'none';
+import { type RecordedEvent, TERMINAL_STATES } from '../domain/index.js';
+import { OTHER, ruleLabel, TOOL_LABEL_CAP, ToolLabels } from './bounded-labels.js';
 
 /**
  * The guard's Prometheus metrics, in a registry of their own (created by whoever runs the guard
- * and handed in, never a module global). Labels are bounded sets: decisions, rules, terminal
- * states, tool names, topics and partitions; never run ids or arguments.
+ * and handed in, never a module global). Labels are bounded sets: decisions, rules (the guard's
+ * own, else `other`), terminal states, tool names (the first TOOL_LABEL_CAP, then `other`),
+ * topics and partitions; never run ids or arguments.
  */
 export class LoopguardMetrics {
   private readonly decisions: Counter<'decision' | 'rule'>;
@@ -18,8 +17,13 @@ export class LoopguardMetrics {
   private readonly lag: Gauge<'topic' | 'partition'>;
   // Operation keys in doubt as this process saw them: the gauge is their count.
   private readonly doubtful = new Set<string>();
+  private readonly tools: ToolLabels;
 
-  constructor(readonly registry: Registry = new Registry()) {
+  constructor(
+    readonly registry: Registry = new Registry(),
+    toolLabelCap = TOOL_LABEL_CAP,
+  ) {
+    this.tools = new ToolLabels(toolLabelCap);
     const registers = [registry];
     this.decisions = new Counter({
       name: 'loopguard_decisions_total',
@@ -64,7 +68,7 @@ export class LoopguardMetrics {
     for (const { event: e } of records) {
       switch (e.type) {
         case 'GuardDecided':
-          this.decisions.inc({ decision: e.decision, rule: e.rule ?? NONE });
+          this.decisions.inc({ decision: e.decision, rule: ruleLabel(e.rule) });
           break;
         case 'RunStopped':
           this.stopped(e.report.terminalState, e.report.guardReason);
@@ -83,7 +87,9 @@ export class LoopguardMetrics {
 
   /** A run that ended: counted where the guard records it, and where `loopguard alert` delivers it. */
   stopped(terminalState: string, rule: string): void {
-    this.stops.inc({ terminal_state: terminalState, rule: rule || NONE });
+    // A report read back from Kafka is a client's word: its state is labelled only if it is one.
+    const state = (TERMINAL_STATES as readonly string[]).includes(terminalState) ? terminalState : OTHER;
+    this.stops.inc({ terminal_state: state, rule: ruleLabel(rule) });
   }
 
   guardSeconds(seconds: number): void {
@@ -91,7 +97,7 @@ export class LoopguardMetrics {
   }
 
   toolSeconds(tool: string, seconds: number): void {
-    this.toolTime.observe({ tool }, seconds);
+    this.toolTime.observe({ tool: this.tools.label(tool) }, seconds);
   }
 
   consumerLag(topic: string, partition: number, lag: number): void {

@@ -1,4 +1,4 @@
-import type { Projections } from '../projections/index.js';
+import type { RunsProjection } from '../projections/index.js';
 import { esc, page } from './html.js';
 
 /** One line of the run list: a run's summary with who ran it and where it stands. */
@@ -20,7 +20,8 @@ export interface RunFilters {
   readonly tenant?: string;
 }
 
-export function runListRows(p: Projections): RunListRow[] {
+/** The list needs only the runs: a full Projections, or the ui's RunListIndex. */
+export function runListRows(p: { readonly runs: RunsProjection }): RunListRow[] {
   return p.runs.allSummaries().map((s) => {
     const st = p.runs.get(s.run_id);
     return {
@@ -52,13 +53,40 @@ const select = (name: keyof RunFilters, values: readonly (string | null)[], chos
     .join('')}</select></label>`;
 };
 
-/** The run list with its filter form; each run links to `runHref(runId)`. */
+/** Which slice of the (filtered) run list a page shows. */
+export interface RunPaging {
+  readonly limit: number;
+  readonly offset: number;
+}
+
+export const DEFAULT_PAGE: RunPaging = { limit: 100, offset: 0 };
+export const MAX_PAGE_LIMIT = 1000;
+
+/** The link to another slice of the list, keeping the filters. */
+function pageHref(f: RunFilters, p: RunPaging): string {
+  const q = new URLSearchParams({ ...f, limit: String(p.limit), offset: String(p.offset) });
+  return `/?${q.toString()}`;
+}
+
+/** The run list with its filter form, one page of it; each run links to `runHref(runId)`. */
 export function runListPage(
   all: readonly RunListRow[],
   f: RunFilters,
   runHref: (runId: string) => string,
+  paging: RunPaging = DEFAULT_PAGE,
 ): string {
-  const rows = filterRuns(all, f);
+  const matching = filterRuns(all, f);
+  const rows = matching.slice(paging.offset, paging.offset + paging.limit);
+  const prev =
+    paging.offset > 0
+      ? ` <a rel="prev" href="${esc(pageHref(f, { ...paging, offset: Math.max(0, paging.offset - paging.limit) }))}">previous</a>`
+      : '';
+  const next =
+    paging.offset + paging.limit < matching.length
+      ? ` <a rel="next" href="${esc(pageHref(f, { ...paging, offset: paging.offset + paging.limit }))}">next</a>`
+      : '';
+  const shown =
+    matching.length === 0 ? '' : `; ${paging.offset + 1}-${paging.offset + rows.length} shown${prev}${next}`;
   const form = `<form method="get" id="filters">${select(
     'state',
     all.map((r) => r.state),
@@ -80,7 +108,7 @@ export function runListPage(
     .join('\n');
   return page(
     'loopguard runs',
-    `<h1>Runs</h1>${form}<p>${rows.length} of ${all.length} runs</p>
+    `<h1>Runs</h1>${form}<p>${matching.length} of ${all.length} runs${shown}</p>
 <table id="runs"><thead><tr><th>run</th><th>state</th><th>rule</th><th>tenant</th><th>task type</th><th>stop step</th><th>executed/total</th></tr></thead>
 <tbody>${body}</tbody></table>`,
   );

@@ -12,10 +12,11 @@ const upstreamServer = join(import.meta.dirname, '..', 'fixtures', 'mcp-upstream
  * `loopguard mcp` from the sources as a real stdio child of the SDK's Client, in front of the test
  * upstream (test/fixtures/mcp-upstream.mjs) running in its own temporary dir. `log` selects the
  * log (default: an embedded data dir inside that dir); `env` adds to the SDK's default child
- * environment (LOOPGUARD_SECRET_KEY on Kafka); the caller removes `dir`.
+ * environment (LOOPGUARD_SECRET_KEY on Kafka); `upstreamArgs` follow the upstream's dir (it
+ * ignores them); the caller removes `dir`.
  */
 export async function mcpSession(
-  opts: { log?: string[]; flags?: string[]; env?: Record<string, string> } = {},
+  opts: { log?: string[]; flags?: string[]; env?: Record<string, string>; upstreamArgs?: string[] } = {},
 ) {
   const dir = mkdtempSync(join(tmpdir(), 'lg-mcp-'));
   const dataDir = join(dir, 'data');
@@ -32,6 +33,7 @@ export async function mcpSession(
       process.execPath,
       upstreamServer,
       dir,
+      ...(opts.upstreamArgs ?? []),
     ],
     cwd: root,
     env: { ...getDefaultEnvironment(), ...opts.env },
@@ -51,6 +53,7 @@ export async function mcpSession(
     const f = join(dir, 'charges.log');
     return existsSync(f) ? readFileSync(f, 'utf8').trim().split('\n').length : 0;
   };
+  const notes = () => readFileSync(join(dir, 'notes.txt'), 'utf8');
   const upstreamPid = () => Number(readFileSync(join(dir, 'upstream.pid'), 'utf8'));
-  return { dir, dataDir, client, call, text, charges, upstreamPid, stderr: () => stderr };
+  return { dir, dataDir, client, call, text, charges, notes, upstreamPid, stderr: () => stderr };
 }

@@ -1,0 +1,77 @@
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { LoopguardError } from '../domain/index.js';
+import { portFlag, positiveInt } from './number-flags.js';
+
+/**
+ * Options several commands share, and value checks that run while the command line is parsed:
+ * a bad value is a usage error before anything starts (no log opened, no port bound). The
+ * commands still get the text as given (they read flags as parseArgs gave them, kebab-case keys).
+ */
+
+const checked =
+  (check: (flag: string, value: string) => unknown, flag: string) =>
+  (value: string): string => {
+    try {
+      check(flag, value);
+    } catch (e) {
+      throw new InvalidArgumentError(e instanceof LoopguardError ? e.message : String(e));
+    }
+    return value;
+  };
+
+/** A TCP port from 0 (any free one) to 65535. */
+export const portOption = (flags: string, description: string): Option =>
+  new Option(flags, description).argParser(
+    checked((f, v) => portFlag(f, v, 0), flags.replace(/^--([\w-]+).*$/, '$1')),
+  );
+
+/** A positive integer (a count, a duration in ms). */
+export const positiveOption = (flags: string, description: string): Option =>
+  new Option(flags, description).argParser(
+    checked((f, v) => positiveInt(f, v, 1), flags.replace(/^--([\w-]+).*$/, '$1')),
+  );
+
+/** An integer >= 0. */
+export const countOption = (flags: string, description: string): Option =>
+  new Option(flags, description).argParser(
+    checked(
+      (f, v) => {
+        const n = v.trim() === '' ? Number.NaN : Number(v);
+        if (!Number.isInteger(n) || n < 0)
+          throw new LoopguardError('usage', `--${f} must be an integer >= 0, got ${v}`);
+      },
+      flags.replace(/^--([\w-]+).*$/, '$1'),
+    ),
+  );
+
+/** Kafka connection options: `--kafka`, `--brokers`, `--registry`, `--topic-prefix`. */
+export function kafkaOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      '--kafka',
+      'use Kafka and a schema registry (default when KAFKA_BROKERS and SCHEMA_REGISTRY_URL are set)',
+    )
+    .option('--brokers <host:port,...>', 'Kafka brokers (default: KAFKA_BROKERS)')
+    .option('--registry <url>', 'schema registry URL (default: SCHEMA_REGISTRY_URL)')
+    .option('--topic-prefix <prefix>', 'prefix of every topic (isolation on a shared cluster)');
+}
+
+/** Where the log is: the embedded data dir, or Kafka. */
+export function logOptions(cmd: Command): Command {
+  return kafkaOptions(
+    cmd.option('--data-dir <dir>', 'the embedded log (default: LOOPGUARD_DATA_DIR, else ./.loopguard)'),
+  );
+}
+
+export const jsonOption = (cmd: Command): Command =>
+  cmd.option('--json', 'one JSON object per line on stdout');
+
+export const policyOption = (cmd: Command, what = 'the policy'): Command =>
+  cmd.option('--policy <file.json>', `${what} (default: LOOPGUARD_POLICY)`);
+
+/** Commander's camelCase option names back to the flags' own spelling, as the commands read them. */
+export function flagsOf(opts: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(opts)) out[k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)] = v;
+  return out;
+}

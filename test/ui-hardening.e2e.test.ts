@@ -1,0 +1,130 @@
+/**
+ * `loopguard ui` under a hostile web page and a large log: only its own host names are answered
+ * (DNS rebinding), every page forbids scripts and sniffing, the run list is paged from a kept
+ * index (a page reads only what was appended since the last one), and work stops when the
+ * client leaves.
+ */
+
+import { writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openEmbeddedStore } from '../src/cli/open-store.js';
+import { startUiServer, type UiSource } from '../src/cli/ui-server.js';
+import type { RecordedEvent } from '../src/domain/index.js';
+import { TOPICS } from '../src/log/index.js';
+import { runCli, tempDirs } from './support/cli-run.js';
+
+const tmp = tempDirs('lg-ui-hard-');
+
+function get(
+  url: string,
+  host?: string,
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: u.hostname, port: u.port, path: `${u.pathname}${u.search}`, headers: host ? { host } : {} },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          body += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** A data dir with `n` one-call runs, replayed by the CLI. */
+async function dataDirWith(n: number): Promise<string> {
+  const dir = tmp();
+  const trace = join(dir, 'runs.jsonl');
+  const lines = Array.from({ length: n }, (_, i) =>
+    JSON.stringify({
+      run_id: `r${String(i).padStart(5, '0')}`,
+      outcome: { success: true },
+      calls: [
+        { step: 0, tool: 'search', args: { q: i }, result: 'x', result_sha256: 'h', after_user_turn: true },
+      ],
+    }),
+  );
+  writeFileSync(trace, `${lines.join('\n')}\n`);
+  const data = join(dir, 'data');
+  expect((await runCli(['replay', trace, '--data-dir', data])).code).toBe(0);
+  return data;
+}
+
+/** The ui over `data`, counting the records it reads from the log. */
+async function uiOver(data: string, allowHosts: string[] = []) {
+  const store = await openEmbeddedStore(data, { readOnly: true });
+  let read = 0;
+  const source: UiSource = {
+    rebuild: () => store.rebuild(),
+    scan: (apply) => store.scan(apply),
+    entries: async function* (offset: number) {
+      for await (const e of store.events.entries(TOPICS.runs, offset)) {
+        read++;
+        yield e as { offset: number; event: RecordedEvent };
+      }
+    },
+  };
+  const ui = await startUiServer(source, 0, '127.0.0.1', { allowHosts });
+  return {
+    url: ui.url,
+    read: () => read,
+    close: async () => {
+      await ui.close();
+      await store.close();
+    },
+  };
+}
+
+describe('loopguard ui, hardened', () => {
+  it('answers only its own host names, and sends CSP and nosniff', async () => {
+    const ui = await uiOver(await dataDirWith(3), ['loopguard.internal']);
+    try {
+      const port = new URL(ui.url).port;
+      expect((await get(`${ui.url}/`, `127.0.0.1:${port}`)).status).toBe(200);
+      expect((await get(`${ui.url}/`, `localhost:${port}`)).status).toBe(200);
+      expect((await get(`${ui.url}/`, `loopguard.internal:${port}`)).status).toBe(200);
+      // A rebinding page: its own name, resolved to 127.0.0.1.
+      const rebound = await get(`${ui.url}/`, `attacker.example:${port}`);
+      expect(rebound.status).toBe(421);
+      expect(rebound.body).not.toContain('r00000');
+      expect((await get(`${ui.url}/run?id=r00000`, 'attacker.example')).status).toBe(421);
+      const ok = await get(`${ui.url}/run?id=r00000`);
+      expect(ok.headers['content-security-policy']).toMatch(/default-src 'none'/);
+      expect(ok.headers['content-security-policy']).not.toMatch(/script-src/);
+      expect(ok.headers['x-content-type-options']).toBe('nosniff');
+    } finally {
+      await ui.close();
+    }
+  }, 60_000);
+
+  it('pages the run list from its index: a page reads only what is new', async () => {
+    const ui = await uiOver(await dataDirWith(250));
+    try {
+      const first = await get(`${ui.url}/?limit=100`);
+      expect(first.body).toContain('250 of 250 runs; 1-100 shown');
+      expect(first.body).toContain('data-run-id="r00099"');
+      expect(first.body).not.toContain('data-run-id="r00100"');
+      const readOnce = ui.read();
+      expect(readOnce).toBeGreaterThan(250);
+      const last = await get(`${ui.url}/?limit=100&offset=200`);
+      expect(last.body).toContain('201-250 shown');
+      expect(last.body).toContain('rel="prev"');
+      expect(last.body).not.toContain('rel="next"');
+      expect(last.body).toContain('data-run-id="r00249"');
+      // Nothing was appended: the second page read no record again.
+      expect(ui.read()).toBe(readOnce);
+      expect((await get(`${ui.url}/?limit=0`)).status).toBe(400);
+      expect((await get(`${ui.url}/?offset=-1`)).status).toBe(400);
+    } finally {
+      await ui.close();
+    }
+  }, 60_000);
+});
