@@ -153,7 +153,7 @@ describe('loopguard CLI conventions', () => {
     // A flag beats the environment.
     const other = tmp();
     expect((await run(['replay', fixture('mixed.jsonl'), '--data-dir', other], env)).code).toBe(0);
-    expect(existsSync(join(other, 'topics'))).toBe(true);
+    expect(existsSync(join(other, 'loopguard.db'))).toBe(true);
   });
 
   it('the installed command prints one line for a usage error and exits 2', () => {

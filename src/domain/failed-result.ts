@@ -7,9 +7,9 @@
  * repeated-failure.ts); a failure missed here is still caught by the repeat rules.
  */
 
-const STATUS_KEYS = new Set(['exitcode', 'returncode', 'exitstatus', 'rc']);
-const FLAG_KEYS = new Set(['ok', 'success', 'succeeded']);
-const ERROR_KEYS = new Set(['error', 'errors', 'exception']);
+const STATUS_KEYS: ReadonlySet<string> = new Set(['exitcode', 'returncode', 'exitstatus', 'rc']);
+const FLAG_KEYS: ReadonlySet<string> = new Set(['ok', 'success', 'succeeded']);
+const ERROR_KEYS: ReadonlySet<string> = new Set(['error', 'errors', 'exception']);
 const key = (k: string) => k.toLowerCase().replace(/[^a-z]/g, '');
 
 const LEADING = /^\s*(?:error|fatal|exception)\b\s*[:\-[(]/i;
