@@ -13,6 +13,7 @@ import { RegistrySchemaStore } from '../src/events/registry-schema-store.js';
 import { KafkaLog } from '../src/log/kafka/kafka-log.js';
 import { createGuard } from '../src/runtime/index.js';
 import { type Bench, percentile, result } from './bench-result.js';
+import { BENCH_SECRET_KEY } from './serve-workers.js';
 import { argsOf, unbounded } from './synthetic.js';
 
 const WARMUP = 30;
@@ -32,6 +33,8 @@ export const kafkaGuardedCallBench: Bench = {
       const guard = await createGuard({
         policy: unbounded,
         dataDir: dir,
+        // Its own throwaway topics: a fixed key is enough, and a fresh clone has none set.
+        secretKey: BENCH_SECRET_KEY,
         log,
         schemaStore: new RegistrySchemaStore({ url: target.registryUrl }),
       });
