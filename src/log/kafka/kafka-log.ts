@@ -27,6 +27,7 @@ import type { EventLog, LogRecord, StoredRecord } from '../event-log.js';
 import { checkRead, checkTopic, closedError } from '../log-errors.js';
 import { AppendBatcher, type PendingAppend } from './append-batcher.js';
 import { headersToStrings, kafkaError, withTimeout } from './kafka-error.js';
+import { fixKafkajsRequestQueue } from './kafkajs-request-queue.js';
 import { followPartition, type PartitionMessage, readRanges } from './partition-reader.js';
 import { TopicLayout, type TopicLayoutOptions } from './topic-layout.js';
 import { type PartitionOffsets, type TopicInfo, TopicRegistry } from './topic-registry.js';
@@ -80,6 +81,7 @@ export class KafkaLog implements EventLog {
 
   static async connect(opts: KafkaLogOptions): Promise<KafkaLog> {
     const layout = new TopicLayout(opts); // validates partitions before any connection
+    fixKafkajsRequestQueue();
     const kafka = new Kafka({
       clientId: opts.clientId ?? 'loopguard',
       brokers: [...opts.brokers],
