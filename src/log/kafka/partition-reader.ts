@@ -50,6 +50,15 @@ class HandlerFailure {
 }
 
 /**
+ * The throwaway group's one member is assigned every partition of the topic, and would fetch
+ * (and decode) all of them from the beginning: only the partitions read are fetched.
+ */
+function onlyPartitions(c: Consumer, topic: string, partitions: number[]): void {
+  c.pause([{ topic }]);
+  c.resume([{ topic, partitions }]);
+}
+
+/**
  * Reads every range (in offset order per partition) and stops; ranges with from >= to are skipped.
  * With onMessage, each record is handed over as it arrives instead of collected (the result is
  * then empty), so a whole topic can be folded without holding it in memory.
@@ -133,6 +142,7 @@ async function readOpen(
         },
       }).catch(reject);
     });
+    onlyPartitions(c, topic, [...open.keys()]);
     for (const [partition, pos] of open) c.seek({ topic, partition, offset: String(pos.next) });
     await withTimeout(done, timeoutMs, `reading ${topic}`);
   } catch (e) {
@@ -216,6 +226,7 @@ export async function followPartition(
         },
       }).catch((e: unknown) => stop({ error: kafkaError(e, `following ${topic}`) }));
     });
+    onlyPartitions(c, topic, [partition]);
     c.seek({ topic, partition, offset: String(from) });
     await finished;
   } finally {

@@ -40,7 +40,10 @@ export class RunSnapshots {
 
   /** Records `s`, not waiting for it: loads fall back on the runs topic until it is there. */
   write(s: RunSnapshot): void {
-    this.log.append(TOPICS.snapshots, [{ key: s.runId, value: this.codec.encode(s) }]).catch(() => undefined);
+    // Aside: the run's next append, which its caller waits on, must not queue behind this one.
+    this.log
+      .appendAside(TOPICS.snapshots, [{ key: s.runId, value: this.codec.encode(s) }])
+      .catch(() => undefined);
   }
 
   /** The newest snapshot of `runId` at or below `maxSeq`, once the follower has caught up; null if none. */
