@@ -84,14 +84,24 @@ describe('withKafkaRetry', () => {
     const always = async () => {
       throw createErrorFromCode(NOT_LEADER_OR_FOLLOWER);
     };
-    const started = performance.now();
+    let now = 0;
+    const slept: number[] = [];
+    const clock = {
+      now: () => now,
+      sleep: async (ms: number) => {
+        slept.push(ms);
+        now += ms;
+      },
+    };
     const got = await withKafkaRetry('op', always, {
-      policy: { initialBackoffMs: 10, maxBackoffMs: 20, deadlineMs: 150 },
+      policy: { initialBackoffMs: 100, maxBackoffMs: 400, deadlineMs: 1_500 },
+      clock,
+      random: () => 0.5,
     }).catch((e) => e);
-    const ms = performance.now() - started;
     expect(got).toMatchObject({ code: 'kafka_unavailable', retriable: true });
-    expect(got.details.attempts).toBeGreaterThan(3);
     expect(got.message).toMatch(/not the leader|NOT_LEADER/i);
-    expect(ms).toBeLessThan(1_000);
+    // 100, 200, 400, 400, 400 reach the deadline exactly; one more would pass it.
+    expect(slept).toEqual([100, 200, 400, 400, 400]);
+    expect(got.details.attempts).toBe(6);
   });
 });

@@ -42,10 +42,19 @@ export interface KafkaRetry {
   readonly backoffMs: number;
 }
 
+/** Time as the policy sees it: injected, so a test can run the backoff without waiting. */
+export interface RetryClock {
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
 export interface RetryOptions {
   readonly policy?: KafkaRetryPolicy;
   readonly onRetry?: (r: KafkaRetry) => void;
   readonly signal?: AbortSignal;
+  readonly clock?: RetryClock;
+  /** In [0, 1): spreads the backoff by -20% to +20%. Math.random by default. */
+  readonly random?: () => number;
 }
 
 interface FlaggedError {
@@ -78,7 +87,7 @@ export function isRetriableKafkaError(e: unknown): boolean {
   return false;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
+const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise<void>((resolve) => {
     const timer = setTimeout(done, ms);
     function done() {
@@ -88,6 +97,8 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     }
     signal?.addEventListener('abort', done, { once: true });
   });
+
+const REAL_CLOCK: RetryClock = { now: () => performance.now(), sleep };
 
 /**
  * Runs `work` (attempt 1, 2, ...) until it resolves, fails with what Kafka does not mark
@@ -100,15 +111,17 @@ export async function withKafkaRetry<T>(
   opts: RetryOptions = {},
 ): Promise<T> {
   const policy = opts.policy ?? KAFKA_RETRY;
-  const started = performance.now();
+  const clock = opts.clock ?? REAL_CLOCK;
+  const random = opts.random ?? Math.random;
+  const started = clock.now();
   for (let attempt = 1; ; attempt++) {
     try {
       return await work(attempt);
     } catch (e) {
       const backoff = Math.min(policy.maxBackoffMs, policy.initialBackoffMs * 2 ** (attempt - 1));
       // A little jitter, so clients that failed together do not come back together.
-      const backoffMs = Math.round(backoff * (0.8 + 0.4 * Math.random()));
-      const late = performance.now() - started + backoffMs > policy.deadlineMs;
+      const backoffMs = Math.round(backoff * (0.8 + 0.4 * random()));
+      const late = clock.now() - started + backoffMs > policy.deadlineMs;
       if (!isRetriableKafkaError(e) || late || opts.signal?.aborted) {
         const err = kafkaError(e, what);
         if (attempt === 1) throw err;
@@ -119,7 +132,7 @@ export async function withKafkaRetry<T>(
         });
       }
       opts.onRetry?.({ what, attempt, error: e, backoffMs });
-      await sleep(backoffMs, opts.signal);
+      await clock.sleep(backoffMs, opts.signal);
     }
   }
 }
