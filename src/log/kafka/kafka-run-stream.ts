@@ -19,9 +19,9 @@
  *
  * The writer appends to the runs topic only; KafkaCopyProjector derives the stops and ledger copies.
  *
- * Loading a run for a resume reads its newest snapshot (`loopguard.snapshots`, written after each
- * accepted append) and only the records of its partition between that snapshot and the run's head
- * as the fold knows it: none when the snapshot is current.
+ * Loading a run for a resume reads its newest snapshot (`loopguard.snapshots`, written for a run's
+ * first accepted state, then every SNAPSHOT_EVERY events and for every ended state) and only the
+ * records of its partition between that snapshot and the run's head as the fold knows it.
  */
 import { randomUUID } from 'node:crypto';
 import type { RecordedEvent } from '../../domain/events.js';
