@@ -11,9 +11,7 @@
  * `scan` (rebuild from every partition) or a consumer group (DecodingConsumer).
  *
  * Durability: one idempotent producer (acks=-1, one request in flight); `append` resolves after
- * the broker acked; concurrent appends within `lingerMs` share one produce request. Records
- * nobody waits for (a run's snapshot after its append) go through `appendAside`: a second
- * producer with its own queue, so they are never sent ahead of an append a caller waits on.
+ * the broker acked; concurrent appends within `lingerMs` share one produce request.
  */
 import {
   type Admin,
@@ -27,20 +25,13 @@ import {
 import { LoopguardError } from '../../domain/errors.js';
 import type { EventLog, LogRecord, StoredRecord } from '../event-log.js';
 import { checkRead, checkTopic, closedError } from '../log-errors.js';
-import { AppendBatcher, type AppendBatcherOptions, type PendingAppend } from './append-batcher.js';
+import { AppendBatcher, type PendingAppend } from './append-batcher.js';
 import { headersToStrings, kafkaError, withTimeout } from './kafka-error.js';
 import { type KafkaRetryPolicy, retryWithin } from './kafka-retry.js';
 import { fixKafkajsRequestQueue } from './kafkajs-request-queue.js';
 import { followPartition, type PartitionMessage, readRanges } from './partition-reader.js';
 import { TopicLayout, type TopicLayoutOptions } from './topic-layout.js';
 import { type PartitionOffsets, type TopicInfo, TopicRegistry } from './topic-registry.js';
-
-const PRODUCER_CONFIG = {
-  idempotent: true,
-  maxInFlightRequests: 1,
-  allowAutoTopicCreation: false,
-  createPartitioner: Partitioners.DefaultPartitioner,
-} as const;
 
 export interface KafkaLogOptions extends TopicLayoutOptions {
   readonly brokers: readonly string[];
@@ -66,12 +57,9 @@ export interface PartitionedRecord extends StoredRecord {
 
 export class KafkaLog implements EventLog {
   private readonly batcher: AppendBatcher;
-  /** The lane of appendAside: its producer is connected on first use. */
-  private aside: { batcher: AppendBatcher; producer: Promise<Producer> } | undefined;
   private readonly topics: TopicRegistry;
   private readonly partitioner = Partitioners.DefaultPartitioner();
   private readonly timeoutMs: number;
-  private readonly batchOptions: AppendBatcherOptions;
   private readonly retry: KafkaRetryPolicy;
   private readonly layout: TopicLayout;
   private closed = false;
@@ -90,13 +78,12 @@ export class KafkaLog implements EventLog {
     // A read retried past the log's own request timeout would outwait what its caller allows.
     this.retry = opts.retry ?? retryWithin(this.timeoutMs);
     this.topics = new TopicRegistry(admin, layout, this.retry);
-    this.batchOptions = {
+    this.batcher = new AppendBatcher((appends) => this.send(appends), {
       lingerMs: opts.lingerMs ?? 2,
       maxBatchRecords: opts.maxBatchRecords ?? 10_000,
       // The broker refuses a record batch above message.max.bytes (about 1 MiB by default).
       maxBatchBytes: opts.maxBatchBytes ?? 512 * 1024,
-    };
-    this.batcher = new AppendBatcher((appends) => this.send(appends, this.producer), this.batchOptions);
+    });
   }
 
   static async connect(opts: KafkaLogOptions): Promise<KafkaLog> {
@@ -107,7 +94,12 @@ export class KafkaLog implements EventLog {
       brokers: [...opts.brokers],
       logLevel: opts.logLevel ?? logLevel.NOTHING,
     });
-    const producer = kafka.producer(PRODUCER_CONFIG);
+    const producer = kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
     const admin = kafka.admin();
     try {
       await Promise.all([producer.connect(), admin.connect()]);
@@ -141,32 +133,6 @@ export class KafkaLog implements EventLog {
     await this.topics.ensure(topic);
     this.assertOpen(); // close() may have flushed while the topic was being created
     return this.batcher.append(topic, records);
-  }
-
-  /**
-   * Like append, through a producer of its own: for records whose writer does not wait on them,
-   * so they never hold up an append that a caller waits on (one produce request in flight per
-   * producer). No order holds between the two lanes.
-   */
-  async appendAside(topic: string, records: readonly LogRecord[]): Promise<number[]> {
-    checkTopic(topic);
-    this.assertOpen();
-    await this.topics.ensure(topic);
-    this.assertOpen();
-    if (this.aside === undefined) {
-      const p = this.kafka.producer(PRODUCER_CONFIG);
-      const producer = p.connect().then(() => p);
-      producer.catch(() => undefined);
-      this.aside = {
-        producer,
-        batcher: new AppendBatcher(
-          async (appends) =>
-            this.send(appends, await producer.catch((e) => Promise.reject(kafkaError(e, 'append')))),
-          this.batchOptions,
-        ),
-      };
-    }
-    return this.aside.batcher.append(topic, records);
   }
 
   async read(topic: string, fromOffset: number, maxRecords?: number): Promise<StoredRecord[]> {
@@ -310,12 +276,11 @@ export class KafkaLog implements EventLog {
     if (this.closed) return;
     this.closed = true;
     this.closing.abort();
-    await Promise.all([this.batcher.flush(), this.aside?.batcher.flush()]);
-    const aside = this.aside?.producer.then((p) => p.disconnect());
-    await Promise.allSettled([this.producer.disconnect(), this.admin.disconnect(), aside]);
+    await this.batcher.flush();
+    await Promise.allSettled([this.producer.disconnect(), this.admin.disconnect()]);
   }
 
-  private async send(appends: readonly PendingAppend[], producer: Producer): Promise<number[][]> {
+  private async send(appends: readonly PendingAppend[]): Promise<number[][]> {
     // Partitions are chosen here, not by kafkajs, so each record's offset can be computed from
     // its partition's baseOffset and its position among that partition's records in the request.
     const byTopic = new Map<
@@ -342,7 +307,11 @@ export class KafkaLog implements EventLog {
     let acks: Awaited<ReturnType<Producer['sendBatch']>>;
     try {
       const topicMessages = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
-      acks = await withTimeout(producer.sendBatch({ topicMessages, acks: -1 }), this.timeoutMs, 'append');
+      acks = await withTimeout(
+        this.producer.sendBatch({ topicMessages, acks: -1 }),
+        this.timeoutMs,
+        'append',
+      );
     } catch (e) {
       throw kafkaError(e, 'append');
     }

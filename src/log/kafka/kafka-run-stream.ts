@@ -10,18 +10,11 @@
  * `conflict`. An append that timed out and lands later, after a newer one, is ignored the same
  * way: a zombie writer cannot change a run.
  *
- * The check usually needs no wait for the fold: the writer knows the records it wrote itself
- * (their offsets come back with the ack). When the fold has reached the writer's first unfolded
- * record and everything from there to the end of the new batch is the writer's own (no other
- * writer's record between), folding those known records onto the fold's heads gives exactly what
- * the fold will find, so the append resolves at the produce's ack. Any gap (another writer, a
- * transaction marker) and the append waits for the fold as before.
- *
  * The writer appends to the runs topic only; KafkaCopyProjector derives the stops and ledger copies.
  *
  * Loading a run for a resume reads its newest snapshot (`loopguard.snapshots`, written for a run's
- * first accepted state, then every SNAPSHOT_EVERY events and for every ended state) and only the
- * records of its partition between that snapshot and the run's head as the fold knows it.
+ * first accepted state, then every SNAPSHOT_EVERY events and for every ended state) and only the records of its partition between that snapshot and the run's head
+ * as the fold knows it: none when the snapshot is current.
  */
 import { randomUUID } from 'node:crypto';
 import type { RecordedEvent } from '../../domain/events.js';
@@ -46,14 +39,6 @@ interface PlacedHead extends RunHead {
   readonly offset: number;
 }
 
-/** Records this writer appended and the fold has not passed yet: offsets [from, to) of a partition. */
-interface OwnSpan {
-  readonly from: number;
-  readonly to: number;
-  readonly key: string;
-  readonly headers: readonly Readonly<Record<string, string>>[];
-}
-
 /** At most this many events of a live run's tail to read after its newest snapshot. */
 const SNAPSHOT_EVERY = 16;
 
@@ -67,10 +52,6 @@ export class KafkaRunStream implements RunStream {
   private readonly heads = new Map<string, PlacedHead>();
   /** This writer's batches in flight: how many of their records the fold has counted. */
   private readonly mine = new Map<string, number>();
-  /** Per partition, this writer's acked records the fold has not passed, in offset order. */
-  private readonly own = new Map<number, OwnSpan[]>();
-  /** Heads known from this writer's own records ahead of the fold (cleared once it passes them). */
-  private readonly ahead = new Map<string, PlacedHead>();
   /** The seq of the last snapshot this writer recorded, per run. */
   private readonly snapshotted = new Map<string, number>();
   /** Tells this writer's batches from any other's: randomness for identity only, never for a decision. */
@@ -114,31 +95,29 @@ export class KafkaRunStream implements RunStream {
   }
 
   snapshot(state: RunState): void {
-    const head = this.headOf(state.runId);
+    const head = this.heads.get(state.runId);
     // Only a state that is the run's counted head: anything else would be a snapshot of a stream
     // nobody reads.
     if (head === undefined || head.seq !== state.seq) return;
-    // A state per append would encode and send the whole, growing state on every call: the first
-    // of a run here, then one every SNAPSHOT_EVERY events, and every state of an ended run.
+    // A state per append would encode and send the whole, growing state on every call (and the
+    // run's next append would queue behind it): the first of a run here, then one every
+    // SNAPSHOT_EVERY events, and every state of an ended run.
     const last = this.snapshotted.get(state.runId);
     const live = state.status === 'RUNNING' || state.status === 'WAITING' || state.status === 'NEW';
     if (last !== undefined && live && state.seq - last < SNAPSHOT_EVERY) return;
     this.snapshotted.set(state.runId, state.seq);
-    // After the caller's own work: the encoding is not on the path of the call that caused it.
-    setImmediate(() => {
-      void Promise.all([this.snapshotting(), this.log.partitionOfKey(TOPICS.runs, state.runId)])
-        .then(([snapshots, runsPartition]) =>
-          snapshots.write({
-            runId: state.runId,
-            seq: state.seq,
-            runsPartition,
-            runsOffset: head.offset,
-            batch: head.batch,
-            state,
-          }),
-        )
-        .catch(() => undefined);
-    });
+    void Promise.all([this.snapshotting(), this.log.partitionOfKey(TOPICS.runs, state.runId)])
+      .then(([snapshots, runsPartition]) =>
+        snapshots.write({
+          runId: state.runId,
+          seq: state.seq,
+          runsPartition,
+          runsOffset: head.offset,
+          batch: head.batch,
+          state,
+        }),
+      )
+      .catch(() => undefined);
   }
 
   async append(runId: string, expectedSeq: number, events: readonly RecordedEvent[]): Promise<void> {
@@ -146,34 +125,19 @@ export class KafkaRunStream implements RunStream {
     checkStreamAppend(runId, expectedSeq, events);
     if (events.length === 0) return;
     const follower = await this.following();
-    const known = this.headOf(runId)?.seq ?? 0;
+    const known = this.heads.get(runId)?.seq ?? 0;
     // The fold may lag, but a head it has already passed is certainly taken.
     if (known > expectedSeq) throw streamConflict(runId, expectedSeq, known);
     const batch = `${this.writer}/${++this.appends}`;
     this.mine.set(batch, 0);
     try {
       const headers = { [AFTER_HEADER]: String(expectedSeq), [BATCH_HEADER]: batch };
-      const records = events.map((e) => this.events.runRecord(e, headers));
-      const [offsets, partition] = await Promise.all([
-        this.log.append(TOPICS.runs, records),
-        this.log.partitionOfKey(TOPICS.runs, runId),
-      ]);
-      const first = offsets[0] as number;
+      const offsets = await this.log.append(
+        TOPICS.runs,
+        events.map((e) => this.events.runRecord(e, headers)),
+      );
+      const partition = await this.log.partitionOfKey(TOPICS.runs, runId);
       const last = offsets.at(-1) as number;
-      this.remember(partition, {
-        from: first,
-        to: last + 1,
-        key: runId,
-        headers: records.map((r) => r.headers ?? {}),
-      });
-      const predicted = this.predict(follower, partition, runId, batch, last);
-      if (predicted !== undefined) {
-        if (predicted.counted === events.length) {
-          this.ahead.set(runId, predicted.head);
-          return;
-        }
-        throw streamConflict(runId, expectedSeq, predicted.head.seq);
-      }
       await withTimeout(follower.foldedTo(partition, last + 1), this.timeoutMs, `run ${runId}: append check`);
       if (this.mine.get(batch) !== events.length)
         throw streamConflict(runId, expectedSeq, this.heads.get(runId)?.seq ?? 0);
@@ -190,62 +154,6 @@ export class KafkaRunStream implements RunStream {
     this.snapshots = undefined;
     await (await follower?.catch(() => undefined))?.close();
     await (await snapshots?.catch(() => undefined))?.close();
-  }
-
-  /** The run's head: the fold's, or this writer's own newer one that the fold has yet to reach. */
-  private headOf(runId: string): PlacedHead | undefined {
-    const folded = this.heads.get(runId);
-    const mine = this.ahead.get(runId);
-    if (mine === undefined) return folded;
-    if (folded !== undefined && folded.offset >= mine.offset) {
-      this.ahead.delete(runId);
-      return folded;
-    }
-    return mine;
-  }
-
-  private remember(partition: number, span: OwnSpan): void {
-    const spans = this.own.get(partition) ?? [];
-    this.own.set(partition, spans);
-    // Acks come back in offset order (one produce request in flight): this is nearly always a push.
-    let i = spans.length;
-    while (i > 0 && (spans[i - 1] as OwnSpan).from > span.from) i--;
-    spans.splice(i, 0, span);
-  }
-
-  /**
-   * What the fold will find for `batch` (ending at offset `last`), if every record from the fold's
-   * position up to `last` is this writer's own: its heads with those records folded on, and how
-   * many of the batch's records count. Undefined when a record in between is not known here.
-   */
-  private predict(
-    follower: PartitionFollower,
-    partition: number,
-    runId: string,
-    batch: string,
-    last: number,
-  ): { head: PlacedHead; counted: number } | undefined {
-    let at = follower.position(partition);
-    const spans = this.own.get(partition) ?? [];
-    while (spans.length > 0 && (spans[0] as OwnSpan).to <= at) spans.shift();
-    if (at > last) return undefined; // the fold has passed it already: its own count answers
-    const scratch = new Map<string, PlacedHead>();
-    let counted = 0;
-    for (const span of spans) {
-      if (at > last) break;
-      if (span.from > at) return undefined; // someone else's records (or markers) in between
-      for (let offset = Math.max(span.from, at); offset < span.to; offset++) {
-        const before = scratch.get(span.key) ?? this.heads.get(span.key) ?? { ...EMPTY_HEAD, offset: -1 };
-        const next = foldRunRecord(before, span.headers[offset - span.from]);
-        if (next === null) continue;
-        scratch.set(span.key, { ...next, offset });
-        if (next.batch === batch) counted++;
-      }
-      at = span.to;
-    }
-    if (at <= last) return undefined;
-    const head = scratch.get(runId) ?? this.heads.get(runId);
-    return head === undefined ? undefined : { head, counted };
   }
 
   /** The records that count for the run, from `head` on, decoded from `fromSeq`. */
@@ -292,8 +200,6 @@ export class KafkaRunStream implements RunStream {
     const next = foldRunRecord(this.heads.get(m.key) ?? EMPTY_HEAD, m.headers);
     if (next === null) return;
     this.heads.set(m.key, { ...next, offset: m.offset });
-    const mine = this.ahead.get(m.key);
-    if (mine !== undefined && mine.offset <= m.offset) this.ahead.delete(m.key);
     const counted = next.batch === null ? undefined : this.mine.get(next.batch);
     if (counted !== undefined && next.batch !== null) this.mine.set(next.batch, counted + 1);
   }

@@ -46,11 +46,6 @@ export class PartitionFollower {
     this.loops = this.next.map((_, p) => this.loop(p));
   }
 
-  /** The next offset of `partition` to fold: every record below it has been folded. */
-  position(partition: number): number {
-    return this.next[partition] ?? 0;
-  }
-
   /** Resolves once every record of `partition` below `offset` (exclusive) has been folded. */
   async foldedTo(partition: number, offset: number): Promise<void> {
     while ((this.next[partition] ?? 0) < offset && !this.stop.signal.aborted) {

@@ -1,7 +1,8 @@
 /**
  * The compacted `loopguard.snapshots` topic as a run-state cache: a writer records a run's state
  * after accepted appends (KafkaRunStream: the first, then every 16 events, every ended state),
- * without waiting (a missing or stale snapshot only means a longer tail to read), and a follower keeps, per run, where its newest snapshot is, so loading a run
+ * without waiting (a missing or stale snapshot only means a longer
+ * tail to read), and a follower keeps, per run, where its newest snapshot is, so loading a run
  * reads one record instead of the run's history. Only positions are held in memory, never states.
  */
 
@@ -40,10 +41,7 @@ export class RunSnapshots {
 
   /** Records `s`, not waiting for it: loads fall back on the runs topic until it is there. */
   write(s: RunSnapshot): void {
-    // Aside: the run's next append, which its caller waits on, must not queue behind this one.
-    this.log
-      .appendAside(TOPICS.snapshots, [{ key: s.runId, value: this.codec.encode(s) }])
-      .catch(() => undefined);
+    this.log.append(TOPICS.snapshots, [{ key: s.runId, value: this.codec.encode(s) }]).catch(() => undefined);
   }
 
   /** The newest snapshot of `runId` at or below `maxSeq`, once the follower has caught up; null if none. */
