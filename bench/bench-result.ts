@@ -7,6 +7,16 @@ export interface BenchResult {
   readonly baseline_value: number;
   /** value / baseline_value: above 1 means more of the unit than the baseline (slower for times, faster for rates). */
   readonly ratio: number;
+  /**
+   * The trials behind the figure when the bench ran them itself (value and baseline of each, in
+   * the same trial); absent, the result is one trial and the runner repeats the bench.
+   */
+  readonly samples?: readonly TrialSample[];
+}
+
+export interface TrialSample {
+  readonly value: number;
+  readonly baseline_value: number;
 }
 
 export interface KafkaTarget {
@@ -22,6 +32,11 @@ export interface BenchContext {
 
 export interface Bench {
   readonly name: string;
+  /**
+   * True when `run` measures several trials itself and returns them as `samples` (its setup is
+   * too costly to repeat); otherwise the runner calls `run` once per trial.
+   */
+  readonly ownTrials?: boolean;
   run(ctx: BenchContext): Promise<BenchResult[]>;
 }
 
@@ -40,6 +55,23 @@ export const result = (
   ratio: round(baselineValue === 0 ? Number.NaN : value / baselineValue, 3),
 });
 
+/** A figure of several trials, each a value with the baseline measured beside it; value and baseline are the medians. */
+export const resultOfTrials = (
+  name: string,
+  unit: string,
+  samples: readonly TrialSample[],
+  baseline: string,
+): BenchResult => ({
+  ...result(
+    name,
+    unit,
+    median(samples.map((s) => s.value)),
+    baseline,
+    median(samples.map((s) => s.baseline_value)),
+  ),
+  samples: samples.map((s) => ({ value: round(s.value), baseline_value: round(s.baseline_value) })),
+});
+
 export const round = (n: number, digits = 2): number => {
   const f = 10 ** digits;
   return Math.round(n * f) / f;
@@ -49,4 +81,14 @@ export const round = (n: number, digits = 2): number => {
 export function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  if (sorted.length === 0) return Number.NaN;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] ?? Number.NaN)
+    : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
 }

@@ -11,8 +11,9 @@
  *
  * The fleet: 200 runs at a time, each appending its events as a live guarded run does (a decision
  * with the request or result it answers, waiting for the ack before its next step), 400 runs and
- * about 76,000 events in all. Every figure is the best of three trials, the two sides alternating,
- * so that a burst of load from elsewhere on the machine does not decide a ratio.
+ * about 76,000 events in all. Every figure is the median of three trials (min and max beside it),
+ * the two sides alternating within a trial, so that a burst of load from elsewhere on the machine
+ * moves both sides of a ratio alike.
  */
 import { rebuildFromKafka } from '../src/cli/rebuild-from-kafka.js';
 import { EventCodec } from '../src/events/codec.js';
@@ -21,7 +22,14 @@ import { RegistrySchemaStore } from '../src/events/registry-schema-store.js';
 import { type EventLog, TOPICS } from '../src/log/event-log.js';
 import { EventStore } from '../src/log/event-store.js';
 import { KafkaLog } from '../src/log/kafka/kafka-log.js';
-import { type Bench, type BenchContext, type KafkaTarget, result } from './bench-result.js';
+import {
+  type Bench,
+  type BenchContext,
+  type KafkaTarget,
+  median,
+  resultOfTrials,
+  type TrialSample,
+} from './bench-result.js';
 import { ConfluentLog, loadConfluentKafka } from './kafka-confluent-log.js';
 import { driveFleet, type Fleet, makeFleet } from './kafka-fleet.js';
 import { noopConsume } from './kafka-noop-consumer.js';
@@ -40,9 +48,8 @@ interface PublishSession {
   readonly fleet: Fleet;
   /** Mean bytes of a runs record: Avro value + key + header, what ProducerPerformance is given. */
   readonly recordSize: number;
-  /** Best of the trials. */
-  readonly loopguard: number;
-  readonly tool: number;
+  /** Each trial: loopguard's events/s beside ProducerPerformance's records/s. */
+  readonly trials: readonly TrialSample[];
   /** A topic prefix whose runs topic holds the fleet exactly once (for the rebuild). */
   readonly filledPrefix: string;
 }
@@ -60,15 +67,13 @@ async function runPublishSession(ctx: BenchContext): Promise<PublishSession> {
   ctx.log(
     `  fleet: ${fleet.runs} runs, ${fleet.events} events, ${CONCURRENCY} concurrent; mean runs record ${recordSize} B; linger ${LINGER_MS} ms`,
   );
-  let loopguard = 0;
-  let tool = 0;
+  const trials: TrialSample[] = [];
   for (let trial = 0; trial < TRIALS; trial++) {
     const prefix = `bench-${RUN}-kafkajs-${trial}.`;
     const ms = await withKafkaStore(target, prefix, (store) =>
       driveFleet(fleet, (events) => store.append(events)),
     );
     const rate = fleet.events / (ms / 1000);
-    loopguard = Math.max(loopguard, rate);
     ctx.log(`  loopguard (kafkajs) trial ${trial + 1}: ${Math.round(rate)} events/s (${Math.round(ms)} ms)`);
 
     const topic = await prepareRunsTopic(target, `bench-${RUN}-tool-${trial}.`);
@@ -79,10 +84,10 @@ async function runPublishSession(ctx: BenchContext): Promise<PublishSession> {
       recordSize,
       lingerMs: LINGER_MS,
     });
-    tool = Math.max(tool, perf.recordsPerSec);
+    trials.push({ value: rate, baseline_value: perf.recordsPerSec });
     ctx.log(`  ProducerPerformance trial ${trial + 1}: ${perf.summary}`);
   }
-  return { target, fleet, recordSize, loopguard, tool, filledPrefix: `bench-${RUN}-kafkajs-0.` };
+  return { target, fleet, recordSize, trials, filledPrefix: `bench-${RUN}-kafkajs-0.` };
 }
 
 /** EventStore on a fresh KafkaLog with `prefix`, the topics created before `use` starts timing. */
@@ -137,25 +142,25 @@ const toolName = (s: PublishSession) =>
 
 const kafkaPublish: Bench = {
   name: 'kafka-publish',
+  ownTrials: true,
   async run(ctx) {
     const s = await publishSession(ctx);
-    return [result('kafka-publish', 'events/s', s.loopguard, toolName(s), s.tool)];
+    return [resultOfTrials('kafka-publish', 'events/s', s.trials, toolName(s))];
   },
 };
 
 const kafkaRebuild: Bench = {
   name: 'kafka-rebuild',
+  ownTrials: true,
   async run(ctx) {
     const s = await publishSession(ctx);
-    let loopguard = 0;
-    let noop = 0;
+    const trials: TrialSample[] = [];
     for (let trial = 0; trial < TRIALS; trial++) {
       const log = await KafkaLog.connect({ brokers: s.target.brokers, topicPrefix: s.filledPrefix });
       try {
         const base = await noopConsume(s.target.brokers, log.physicalName(TOPICS.runs));
         if (base.records !== s.fleet.events)
           throw new Error(`no-op consumer read ${base.records} of ${s.fleet.events} records`);
-        noop = Math.max(noop, base.records / (base.ms / 1000));
         const events = await openStore(s.target, log, (t) => log.physicalName(t));
         const r = await rebuildFromKafka(log, events);
         const runs = r.projections.runs.allSummaries().length;
@@ -163,7 +168,7 @@ const kafkaRebuild: Bench = {
           throw new Error(
             `rebuild folded ${r.records} records into ${runs} runs; expected ${s.fleet.events} and ${s.fleet.runs}`,
           );
-        loopguard = Math.max(loopguard, r.records / r.seconds);
+        trials.push({ value: r.records / r.seconds, baseline_value: base.records / (base.ms / 1000) });
         ctx.log(
           `  trial ${trial + 1}: no-op consumer ${Math.round(base.records / (base.ms / 1000))} records/s (${Math.round(base.ms)} ms), rebuild ${Math.round(r.records / r.seconds)} events/s (${Math.round(r.seconds * 1000)} ms)`,
         );
@@ -171,12 +176,13 @@ const kafkaRebuild: Bench = {
         await log.close();
       }
     }
-    return [result('kafka-rebuild', 'events/s', loopguard, 'no-op kafkajs eachBatch consumer', noop)];
+    return [resultOfTrials('kafka-rebuild', 'events/s', trials, 'no-op kafkajs eachBatch consumer')];
   },
 };
 
 const kafkaPublishConfluent: Bench = {
   name: 'kafka-publish-confluent',
+  ownTrials: true,
   async run(ctx) {
     const loaded = await loadConfluentKafka();
     if ('unavailable' in loaded) {
@@ -184,7 +190,7 @@ const kafkaPublishConfluent: Bench = {
       return [];
     }
     const s = await publishSession(ctx);
-    let best = 0;
+    const trials: TrialSample[] = [];
     for (let trial = 0; trial < TRIALS; trial++) {
       const prefix = `bench-${RUN}-confluent-${trial}.`;
       // Topics are created by KafkaLog, so they are laid out exactly as in the kafkajs trials.
@@ -204,7 +210,7 @@ const kafkaPublishConfluent: Bench = {
         const store = await openStore(s.target, log, physicalName);
         const ms = await driveFleet(s.fleet, (events) => store.append(events));
         const rate = s.fleet.events / (ms / 1000);
-        best = Math.max(best, rate);
+        trials.push({ value: rate, baseline_value: s.trials[trial]?.baseline_value ?? Number.NaN });
         ctx.log(
           `  loopguard (librdkafka ${loaded.version}) trial ${trial + 1}: ${Math.round(rate)} events/s (${Math.round(ms)} ms)`,
         );
@@ -212,8 +218,11 @@ const kafkaPublishConfluent: Bench = {
         await log.close();
       }
     }
-    ctx.log(`  librdkafka / kafkajs publish: ${(best / s.loopguard).toFixed(2)}x`);
-    return [result('kafka-publish-confluent', 'events/s', best, toolName(s), s.tool)];
+    const librdkafka = median(trials.map((t) => t.value));
+    ctx.log(
+      `  librdkafka / kafkajs publish: ${(librdkafka / median(s.trials.map((t) => t.value))).toFixed(2)}x`,
+    );
+    return [resultOfTrials('kafka-publish-confluent', 'events/s', trials, toolName(s))];
   },
 };
 

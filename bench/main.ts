@@ -1,11 +1,16 @@
 /**
- * `npm run bench [-- --json] [--only NAME]`: what a guarded call costs, each figure a ratio
- * against a baseline measured in the same run. A benchmark, not a test: it asserts nothing.
+ * `npm run bench [-- --json] [--only NAME] [--trials N] [--markdown] [--readme BLOCK]`: what a
+ * guarded call costs, each figure a ratio against a baseline measured in the same run, the median
+ * of N trials (3 by default) with min and max. `--markdown` prints the table for the README;
+ * `--readme BLOCK` also writes it into the README's `<!-- bench:BLOCK -->` block. A benchmark,
+ * not a test: it asserts nothing.
  */
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { startInfra, stopInfra } from '../infra/stack.js';
 import type { Bench, BenchContext, BenchResult, KafkaTarget } from './bench-result.js';
 import { embeddedBenches } from './embedded-benches.js';
+import { figuresOf, markdownTable, textTable } from './figures.js';
 import { guardCallBench } from './guard-call.js';
 import { guardedCallDurableBench } from './guarded-call-durable.js';
 import { guardedCallProcessesBench } from './guarded-call-processes.js';
@@ -13,6 +18,7 @@ import { kafkaBenches } from './kafka-benches.js';
 import { kafkaGuardedCallBench } from './kafka-guarded-call.js';
 import { kafkaRunLoadBench } from './kafka-run-load.js';
 import { memoryBench } from './memory.js';
+import { provenance, replaceReadmeBlock } from './readme-block.js';
 import { runLengthBench } from './run-length.js';
 import { runLoadBench } from './run-load.js';
 import { serveTakeoverBench } from './serve-takeover.js';
@@ -34,9 +40,20 @@ const BENCHES: Bench[] = [
 ];
 
 const { values } = parseArgs({
-  options: { json: { type: 'boolean' }, only: { type: 'string' } },
+  options: {
+    json: { type: 'boolean' },
+    only: { type: 'string' },
+    trials: { type: 'string', default: '3' },
+    markdown: { type: 'boolean' },
+    readme: { type: 'string' },
+  },
   allowPositionals: false,
 });
+const trials = Number(values.trials);
+if (!Number.isInteger(trials) || trials < 1) {
+  process.stderr.write(`bench: --trials must be a positive integer, got ${values.trials}\n`);
+  process.exit(2);
+}
 const selected = BENCHES.filter(
   (b) => values.only === undefined || b.name === values.only || b.name.startsWith(`${values.only}`),
 );
@@ -66,30 +83,22 @@ const ctx: BenchContext = {
   },
 };
 
+const loadBefore = loadavg();
 const results: BenchResult[] = [];
 try {
   for (const b of selected) {
-    ctx.log(`bench: ${b.name}`);
-    for (const r of await b.run(ctx)) {
-      results.push(r);
-      if (values.json) process.stdout.write(`${JSON.stringify(r)}\n`);
+    for (let trial = 0; trial < (b.ownTrials ? 1 : trials); trial++) {
+      ctx.log(`bench: ${b.name}${b.ownTrials ? '' : ` (trial ${trial + 1} of ${trials})`}`);
+      results.push(...(await b.run(ctx)));
     }
   }
 } finally {
   if (infra !== undefined) await stopInfra(infra);
 }
-if (!values.json) {
-  const rows = results.map((r) => [
-    r.name,
-    `${r.value} ${r.unit}`,
-    `${r.baseline_value} ${r.unit}`,
-    r.baseline,
-    String(r.ratio),
-  ]);
-  const header = ['name', 'value', 'baseline value', 'baseline', 'ratio'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ');
-  process.stdout.write(
-    `${[line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n')}\n`,
-  );
-}
+const figures = figuresOf(results);
+if (values.json) for (const f of figures) process.stdout.write(`${JSON.stringify(f)}\n`);
+else if (values.markdown || values.readme !== undefined) {
+  const body = `${provenance(loadBefore)}:\n\n${markdownTable(figures)}`;
+  process.stdout.write(body);
+  if (values.readme !== undefined) replaceReadmeBlock(values.readme, body);
+} else process.stdout.write(textTable(figures));

@@ -4,7 +4,7 @@
  *
  * - serve-decisions-Nw: decisions/s with 1, 2 and 3 worker processes, 100 runs at once, each
  *   request waiting for its decision before the next (start, then tool call / tool result pairs),
- *   against the echo's round trips/s at the same concurrency; each the best of three trials.
+ *   against the echo's round trips/s at the same concurrency; each the median of three trials (min and max beside it).
  * - serve-latency p50/p99: one run's request-to-decision time, one request at a time, against
  *   the echo's single round trip.
  * - serve-failover: SIGKILL of the worker owning the most partitions -> the first decision for a
@@ -12,11 +12,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createRemoteGuard } from '../src/client/index.js';
-import { type Bench, type BenchResult, result } from './bench-result.js';
+import { type Bench, type BenchResult, result, resultOfTrials } from './bench-result.js';
 import { guardTrip } from './guard-trip.js';
 import { startEcho } from './kafka-echo.js';
 import { BENCH_SECRET_KEY, SESSION_TIMEOUT_MS, startWorkers, stopWorkers } from './serve-workers.js';
-import { bestOf, drive, type RoundTrip } from './service-load.js';
+import { drive, type RoundTrip, trialsOf } from './service-load.js';
 
 const PARTITIONS = 6;
 const RUNS = 100;
@@ -26,14 +26,15 @@ const TRIALS = 3;
 
 export const serviceBench: Bench = {
   name: 'serve',
+  ownTrials: true,
   async run(ctx): Promise<BenchResult[]> {
     const target = await ctx.kafka();
     const echo = await startEcho(target, PARTITIONS);
-    const echoLoad = await bestOf(TRIALS, (t) => drive(echo.roundTrip, RUNS, STEPS, `echo-${t}`));
+    const echoLoad = await trialsOf(TRIALS, (t) => drive(echo.roundTrip, RUNS, STEPS, `echo-${t}`));
     const echoSeq = await drive(echo.roundTrip, 1, SEQUENTIAL, 'echo-seq');
     await echo.close();
     ctx.log(
-      `bench: echo ${Math.round(echoLoad.perSecond)} round trips/s at ${RUNS} at once; single p50 ${echoSeq.p50Ms.toFixed(1)} ms`,
+      `bench: echo ${echoLoad.map((l) => Math.round(l.perSecond)).join(' / ')} round trips/s at ${RUNS} at once; single p50 ${echoSeq.p50Ms.toFixed(1)} ms`,
     );
     const out: BenchResult[] = [];
     for (const n of [1, 2, 3]) {
@@ -49,17 +50,20 @@ export const serviceBench: Bench = {
       try {
         const lastWorker = new Map<string, string>();
         const trip = guardTrip(guard, lastWorker);
-        const load = await bestOf(TRIALS, (t) => drive(trip, RUNS, STEPS, `load-${n}-${t}`));
-        ctx.log(
-          `bench: serve ${n} worker(s): ${Math.round(load.perSecond)} decisions/s, p50 ${load.p50Ms.toFixed(1)} ms, p99 ${load.p99Ms.toFixed(1)} ms under load`,
-        );
+        const load = await trialsOf(TRIALS, (t) => drive(trip, RUNS, STEPS, `load-${n}-${t}`));
+        for (const l of load)
+          ctx.log(
+            `bench: serve ${n} worker(s): ${Math.round(l.perSecond)} decisions/s, p50 ${l.p50Ms.toFixed(1)} ms, p99 ${l.p99Ms.toFixed(1)} ms under load`,
+          );
         out.push(
-          result(
+          resultOfTrials(
             `serve-decisions-${n}w (${RUNS} runs at once)`,
             'decisions/s',
-            load.perSecond,
+            load.map((l, i) => ({
+              value: l.perSecond,
+              baseline_value: echoLoad[i]?.perSecond ?? Number.NaN,
+            })),
             `echo round trips/s, ${RUNS} at once`,
-            echoLoad.perSecond,
           ),
         );
         if (n === 1) {

@@ -40,15 +40,12 @@ export async function drive(
   };
 }
 
-/** The best of `trials` runs of a load (highest rate): a burst from other jobs must not decide a figure. */
-export async function bestOf(
+/** `trials` runs of a load one after the other: the figure is their median, with min and max. */
+export async function trialsOf(
   trials: number,
   load: (trial: number) => Promise<LoadFigures>,
-): Promise<LoadFigures> {
-  let best: LoadFigures | undefined;
-  for (let t = 0; t < trials; t++) {
-    const got = await load(t);
-    if (best === undefined || got.perSecond > best.perSecond) best = got;
-  }
-  return best as LoadFigures;
+): Promise<LoadFigures[]> {
+  const out: LoadFigures[] = [];
+  for (let t = 0; t < trials; t++) out.push(await load(t));
+  return out;
 }

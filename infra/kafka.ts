@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { fixKafkajsRequestQueue } from '../src/log/kafka/kafkajs-request-queue.js';
 import { ensureKafkaLibs, KAFKA_VERSION } from './fetch.js';
 import { freePorts } from './ports.js';
 import { killGroup, runToCompletion, spawnDetached, waitUntil } from './proc.js';
@@ -89,6 +90,7 @@ function clusterId(): string {
 
 /** One admin round trip against `brokers`; throws if the cluster does not answer. */
 export async function kafkaAnswers(brokers: string[], timeoutMs = 5_000): Promise<string[]> {
+  fixKafkajsRequestQueue();
   const admin = new Kafka({
     clientId: 'loopguard-infra-probe',
     brokers,
@@ -112,6 +114,7 @@ export async function kafkaAnswers(brokers: string[], timeoutMs = 5_000): Promis
  * coordinator is loading" (kafkajs retries, but logs each retry at ERROR level).
  */
 async function warmUpCoordinators(brokers: string): Promise<void> {
+  fixKafkajsRequestQueue();
   const k = new Kafka({ clientId: 'loopguard-infra-warmup', brokers: [brokers], logLevel: logLevel.NOTHING });
   const admin = k.admin();
   const producer = k.producer({

@@ -31,6 +31,7 @@ import { headersToStrings } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
 import { readRanges } from './partition-reader.js';
 import { EMPTY_HEAD, foldRunRecord, type RunHead } from './run-batch-fold.js';
+import { fetchTopicOffsets } from './topic-registry.js';
 import { transactionalProducer } from './transactional-producer.js';
 
 export const DEFAULT_COPY_GROUP = 'loopguard-copies';
@@ -120,7 +121,7 @@ export class KafkaCopyProjector {
    * what was recorded by then is visible. Rejects after `timeoutMs`.
    */
   async caughtUp(timeoutMs = 60_000): Promise<void> {
-    const ends = await this.admin.fetchTopicOffsets(this.topic);
+    const ends = await fetchTopicOffsets(this.admin, this.topic);
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -210,7 +211,7 @@ export class KafkaCopyProjector {
     const producer = await transactionalProducer(this.opts.log, `${this.groupId}.${this.topic}`);
     try {
       const [got] = await this.admin.fetchOffsets({ groupId: this.groupId, topics: [this.topic] });
-      const lows = await this.admin.fetchTopicOffsets(this.topic);
+      const lows = await fetchTopicOffsets(this.admin, this.topic);
       const heads = new Map<number, Map<string, RunHead>>();
       const committed = new Map<number, number>();
       for (const partition of assigned) {

@@ -35,6 +35,7 @@ import {
   type PartitionFollower as Follower,
   PartitionFollower,
 } from './partition-follower.js';
+import { fetchTopicOffsets } from './topic-registry.js';
 
 export interface KafkaLedgerOptions {
   /** The log whose ledger topic (same prefix/suffix) holds the claims. */
@@ -268,7 +269,7 @@ export class KafkaLedger implements Ledger {
     await admin.connect();
     try {
       const ends = await withTimeout(
-        admin.fetchTopicOffsets(this.topic.name),
+        fetchTopicOffsets(admin, this.topic.name),
         this.timeoutMs,
         'ledger offsets',
       );

@@ -27,6 +27,8 @@ import type { EventLog, LogRecord, StoredRecord } from '../event-log.js';
 import { checkRead, checkTopic, closedError } from '../log-errors.js';
 import { AppendBatcher, type PendingAppend } from './append-batcher.js';
 import { headersToStrings, kafkaError, withTimeout } from './kafka-error.js';
+import { type KafkaRetryPolicy, retryWithin } from './kafka-retry.js';
+import { fixKafkajsRequestQueue } from './kafkajs-request-queue.js';
 import { followPartition, type PartitionMessage, readRanges } from './partition-reader.js';
 import { TopicLayout, type TopicLayoutOptions } from './topic-layout.js';
 import { type PartitionOffsets, type TopicInfo, TopicRegistry } from './topic-registry.js';
@@ -43,6 +45,9 @@ export interface KafkaLogOptions extends TopicLayoutOptions {
   readonly maxBatchBytes?: number;
   /** Upper bound for one append's ack or one read. Default 30 s. */
   readonly requestTimeoutMs?: number;
+  /** How reads and admin requests retry what Kafka marks retriable; by default KAFKA_RETRY, its
+   *  deadline cut to requestTimeoutMs. */
+  readonly retry?: KafkaRetryPolicy;
 }
 
 /** A record of a multi-partition topic: its offset is only meaningful with its partition. */
@@ -55,6 +60,7 @@ export class KafkaLog implements EventLog {
   private readonly topics: TopicRegistry;
   private readonly partitioner = Partitioners.DefaultPartitioner();
   private readonly timeoutMs: number;
+  private readonly retry: KafkaRetryPolicy;
   private readonly layout: TopicLayout;
   private closed = false;
   /** Aborts running follows on close, as the other adapters end theirs. */
@@ -68,8 +74,10 @@ export class KafkaLog implements EventLog {
     opts: KafkaLogOptions,
   ) {
     this.layout = layout;
-    this.topics = new TopicRegistry(admin, layout);
     this.timeoutMs = opts.requestTimeoutMs ?? 30_000;
+    // A read retried past the log's own request timeout would outwait what its caller allows.
+    this.retry = opts.retry ?? retryWithin(this.timeoutMs);
+    this.topics = new TopicRegistry(admin, layout, this.retry);
     this.batcher = new AppendBatcher((appends) => this.send(appends), {
       lingerMs: opts.lingerMs ?? 2,
       maxBatchRecords: opts.maxBatchRecords ?? 10_000,
@@ -80,6 +88,7 @@ export class KafkaLog implements EventLog {
 
   static async connect(opts: KafkaLogOptions): Promise<KafkaLog> {
     const layout = new TopicLayout(opts); // validates partitions before any connection
+    fixKafkajsRequestQueue();
     const kafka = new Kafka({
       clientId: opts.clientId ?? 'loopguard',
       brokers: [...opts.brokers],
@@ -136,6 +145,8 @@ export class KafkaLog implements EventLog {
       info.name,
       [{ partition: 0, from: fromOffset, to }],
       this.timeoutMs,
+      undefined,
+      this.retry,
     );
     return got.map((m) => this.stored(topic, m));
   }
@@ -150,7 +161,7 @@ export class KafkaLog implements EventLog {
       from: o.low,
       to: o.high,
     }));
-    const got = await readRanges(this.kafka, info.name, ranges, this.timeoutMs);
+    const got = await readRanges(this.kafka, info.name, ranges, this.timeoutMs, undefined, this.retry);
     return got.map((m) => ({ ...this.stored(topic, m), partition: m.partition }));
   }
 
@@ -173,10 +184,17 @@ export class KafkaLog implements EventLog {
       to: o.high,
     }));
     let n = 0;
-    await readRanges(this.kafka, info.name, ranges, timeoutMs, (m) => {
-      n++;
-      return onRecord(Object.assign(this.stored(topic, m), { partition: m.partition }));
-    });
+    await readRanges(
+      this.kafka,
+      info.name,
+      ranges,
+      timeoutMs,
+      (m) => {
+        n++;
+        return onRecord(Object.assign(this.stored(topic, m), { partition: m.partition }));
+      },
+      this.retry,
+    );
     return n;
   }
 
@@ -209,9 +227,16 @@ export class KafkaLog implements EventLog {
     const to = Math.min(range?.to ?? Number.POSITIVE_INFINITY, ends?.high ?? 0);
     if (from >= to) return [];
     const out: StoredRecord[] = [];
-    await readRanges(this.kafka, info.name, [{ partition, from, to }], this.timeoutMs, (m) => {
-      if (m.message.key?.toString() === key) out.push(this.stored(topic, m));
-    });
+    await readRanges(
+      this.kafka,
+      info.name,
+      [{ partition, from, to }],
+      this.timeoutMs,
+      (m) => {
+        if (m.message.key?.toString() === key) out.push(this.stored(topic, m));
+      },
+      this.retry,
+    );
     return out;
   }
 

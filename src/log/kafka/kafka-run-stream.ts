@@ -12,8 +12,8 @@
  *
  * The writer appends to the runs topic only; KafkaCopyProjector derives the stops and ledger copies.
  *
- * Loading a run for a resume reads its newest snapshot (`loopguard.snapshots`, written after each
- * accepted append) and only the records of its partition between that snapshot and the run's head
+ * Loading a run for a resume reads its newest snapshot (`loopguard.snapshots`, written for a run's
+ * first accepted state, then every SNAPSHOT_EVERY events and for every ended state) and only the records of its partition between that snapshot and the run's head
  * as the fold knows it: none when the snapshot is current.
  */
 import { randomUUID } from 'node:crypto';
@@ -39,6 +39,9 @@ interface PlacedHead extends RunHead {
   readonly offset: number;
 }
 
+/** At most this many events of a live run's tail to read after its newest snapshot. */
+const SNAPSHOT_EVERY = 16;
+
 export interface KafkaRunStreamOptions {
   /** How long an append waits for the fold to reach its batch. Default 30 s. */
   readonly timeoutMs?: number;
@@ -49,6 +52,8 @@ export class KafkaRunStream implements RunStream {
   private readonly heads = new Map<string, PlacedHead>();
   /** This writer's batches in flight: how many of their records the fold has counted. */
   private readonly mine = new Map<string, number>();
+  /** The seq of the last snapshot this writer recorded, per run. */
+  private readonly snapshotted = new Map<string, number>();
   /** Tells this writer's batches from any other's: randomness for identity only, never for a decision. */
   private readonly writer = randomUUID();
   private appends = 0;
@@ -94,6 +99,13 @@ export class KafkaRunStream implements RunStream {
     // Only a state that is the run's counted head: anything else would be a snapshot of a stream
     // nobody reads.
     if (head === undefined || head.seq !== state.seq) return;
+    // A state per append would encode and send the whole, growing state on every call (and the
+    // run's next append would queue behind it): the first of a run here, then one every
+    // SNAPSHOT_EVERY events, and every state of an ended run.
+    const last = this.snapshotted.get(state.runId);
+    const live = state.status === 'RUNNING' || state.status === 'WAITING' || state.status === 'NEW';
+    if (last !== undefined && live && state.seq - last < SNAPSHOT_EVERY) return;
+    this.snapshotted.set(state.runId, state.seq);
     void Promise.all([this.snapshotting(), this.log.partitionOfKey(TOPICS.runs, state.runId)])
       .then(([snapshots, runsPartition]) =>
         snapshots.write({

@@ -7,7 +7,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
+import { LoopguardError } from '../../domain/errors.js';
 import { kafkaError, withTimeout } from './kafka-error.js';
+import { type KafkaRetryPolicy, retryWithin, withKafkaRetry } from './kafka-retry.js';
 
 export interface OffsetRange {
   readonly partition: number;
@@ -42,10 +44,27 @@ async function throwawayConsumer(kafka: Kafka, topic: string): Promise<Consumer>
   return consumer;
 }
 
+/** A failure of the caller's handler: handed back as it is, never retried. */
+class HandlerFailure {
+  constructor(readonly error: unknown) {}
+}
+
+/**
+ * The throwaway group's one member is assigned every partition of the topic, and would fetch
+ * (and decode) all of them from the beginning: only the partitions read are fetched.
+ */
+function onlyPartitions(c: Consumer, topic: string, partitions: number[]): void {
+  c.pause([{ topic }]);
+  c.resume([{ topic, partitions }]);
+}
+
 /**
  * Reads every range (in offset order per partition) and stops; ranges with from >= to are skipped.
  * With onMessage, each record is handed over as it arrives instead of collected (the result is
  * then empty), so a whole topic can be folded without holding it in memory.
+ *
+ * A retriable failure (a leader moved, a broker restarting) is retried under the adapter's policy
+ * with a new consumer that resumes where the last one stopped, so no record is handed over twice.
  */
 export async function readRanges(
   kafka: Kafka,
@@ -53,11 +72,34 @@ export async function readRanges(
   ranges: readonly OffsetRange[],
   timeoutMs: number,
   onMessage?: (m: PartitionMessage) => Promise<void> | void,
+  policy: KafkaRetryPolicy = retryWithin(timeoutMs),
 ): Promise<PartitionMessage[]> {
   const open = new Map<number, { next: number; to: number }>();
   for (const r of ranges) if (r.from < r.to) open.set(r.partition, { next: r.from, to: r.to });
   if (open.size === 0) return [];
   const out: PartitionMessage[] = [];
+  try {
+    await withKafkaRetry(`reading ${topic}`, () => readOpen(kafka, topic, open, out, timeoutMs, onMessage), {
+      policy,
+    });
+  } catch (e) {
+    const cause = e instanceof LoopguardError ? e.cause : undefined;
+    if (cause instanceof HandlerFailure) throw cause.error;
+    throw e;
+  }
+  return out.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
+}
+
+/** One attempt: reads what is still open, advancing each partition's `next` as records pass. */
+async function readOpen(
+  kafka: Kafka,
+  topic: string,
+  open: Map<number, { next: number; to: number }>,
+  out: PartitionMessage[],
+  timeoutMs: number,
+  onMessage?: (m: PartitionMessage) => Promise<void> | void,
+): Promise<void> {
+  if (open.size === 0) return;
   let consumer: Consumer | undefined;
   try {
     consumer = await throwawayConsumer(kafka, topic);
@@ -89,7 +131,7 @@ export async function readRanges(
                 if (pending !== undefined) await pending;
               } catch (e) {
                 open.clear();
-                reject(e);
+                reject(new HandlerFailure(e));
                 return;
               }
             } else out.push({ partition: batch.partition, offset, message });
@@ -100,11 +142,12 @@ export async function readRanges(
         },
       }).catch(reject);
     });
+    onlyPartitions(c, topic, [...open.keys()]);
     for (const [partition, pos] of open) c.seek({ topic, partition, offset: String(pos.next) });
     await withTimeout(done, timeoutMs, `reading ${topic}`);
-    return out.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
   } catch (e) {
-    throw kafkaError(e, `reading ${topic}`);
+    if (e instanceof HandlerFailure) throw new LoopguardError('read_handler_failed', 'handler', { cause: e });
+    throw e;
   } finally {
     await consumer?.disconnect().catch(() => undefined);
   }
@@ -183,6 +226,7 @@ export async function followPartition(
         },
       }).catch((e: unknown) => stop({ error: kafkaError(e, `following ${topic}`) }));
     });
+    onlyPartitions(c, topic, [partition]);
     c.seek({ topic, partition, offset: String(from) });
     await finished;
   } finally {

@@ -1,6 +1,7 @@
 /**
  * The compacted `loopguard.snapshots` topic as a run-state cache: a writer records a run's state
- * after each accepted append, without waiting (a missing or stale snapshot only means a longer
+ * after accepted appends (KafkaRunStream: the first, then every 16 events, every ended state),
+ * without waiting (a missing or stale snapshot only means a longer
  * tail to read), and a follower keeps, per run, where its newest snapshot is, so loading a run
  * reads one record instead of the run's history. Only positions are held in memory, never states.
  */

@@ -5,6 +5,7 @@
  */
 import type { Admin } from 'kafkajs';
 import { kafkaError } from './kafka-error.js';
+import { KAFKA_RETRY, type KafkaRetryPolicy, withKafkaRetry } from './kafka-retry.js';
 import type { TopicLayout } from './topic-layout.js';
 
 export interface TopicInfo {
@@ -21,6 +22,18 @@ export interface PartitionOffsets {
   readonly high: number;
 }
 
+/**
+ * kafkajs's `fetchTopicOffsets` under the adapter's retry policy: kafkajs gives up on the first
+ * NOT_LEADER_OR_FOLLOWER (a leader being elected or moved), which a later attempt gets past.
+ */
+export function fetchTopicOffsets(
+  admin: Admin,
+  topic: string,
+  policy: KafkaRetryPolicy = KAFKA_RETRY,
+): ReturnType<Admin['fetchTopicOffsets']> {
+  return withKafkaRetry(`fetching offsets of ${topic}`, () => admin.fetchTopicOffsets(topic), { policy });
+}
+
 const CREATE_ATTEMPTS = 8;
 const CREATE_BACKOFF_MS = 300;
 
@@ -30,6 +43,7 @@ export class TopicRegistry {
   constructor(
     private readonly admin: Admin,
     private readonly layout: TopicLayout,
+    private readonly retry: KafkaRetryPolicy = KAFKA_RETRY,
   ) {}
 
   ensure(logical: string): Promise<TopicInfo> {
@@ -44,14 +58,10 @@ export class TopicRegistry {
   }
 
   async endOffsets(info: TopicInfo): Promise<PartitionOffsets[]> {
-    try {
-      const offsets = await this.admin.fetchTopicOffsets(info.name);
-      return offsets
-        .map((o) => ({ partition: o.partition, low: Number(o.low), high: Number(o.high) }))
-        .sort((a, b) => a.partition - b.partition);
-    } catch (e) {
-      throw kafkaError(e, `fetching offsets of ${info.name}`);
-    }
+    const offsets = await fetchTopicOffsets(this.admin, info.name, this.retry);
+    return offsets
+      .map((o) => ({ partition: o.partition, low: Number(o.low), high: Number(o.high) }))
+      .sort((a, b) => a.partition - b.partition);
   }
 
   /**

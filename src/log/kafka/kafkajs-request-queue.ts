@@ -1,0 +1,65 @@
+/**
+ * A contained fix of kafkajs 2.2.4's request queue (its issue #1751), applied to the one method
+ * at fault, on the class kafkajs itself loads (never by editing node_modules).
+ *
+ * After every response kafkajs calls `scheduleCheckPendingRequests`, which, with no request
+ * pending and no broker throttle, arms `setTimeout(check, throttledUntil - Date.now())`: a
+ * negative delay (throttledUntil starts at -1). Node 24 prints `TimeoutNegativeWarning` for it,
+ * which a user reads as a fault, and runs the timer after 1 ms, whose check arms the next one:
+ * every broker connection wakes up every millisecond for as long as it is open. The fixed method
+ * arms a timer only when a request is waiting, at the end of the throttle or after kafkajs's own
+ * 10 ms re-check interval, which is what the upstream method does whenever something is pending.
+ * Nothing else of kafkajs changes: a pending request is still sent from `checkPendingRequests`
+ * when a response frees a slot, or from the timer when a throttle ends.
+ */
+import { createRequire } from 'node:module';
+
+/** kafkajs's private re-check interval for a queue that is waiting (requestQueue/index.js). */
+const CHECK_PENDING_REQUESTS_INTERVAL_MS = 10;
+
+interface RequestQueueInternals {
+  pending: unknown[];
+  throttledUntil: number;
+  throttleCheckTimeoutId: NodeJS.Timeout | null;
+  checkPendingRequests(): void;
+  scheduleCheckPendingRequests(): void;
+}
+
+/** What the faulty method looks like: the fix is applied only to the code it was written for. */
+const FAULTY = /let scheduleAt = this\.throttledUntil - Date\.now\(\)[\s\S]*setTimeout\([\s\S]*scheduleAt\)/;
+
+export type RequestQueueFix = 'applied' | 'already' | 'not-needed';
+
+let outcome: RequestQueueFix | undefined;
+
+function scheduleCheckPendingRequests(this: RequestQueueInternals): void {
+  if (this.throttleCheckTimeoutId || this.pending.length === 0) return;
+  const untilThrottleEnds = this.throttledUntil - Date.now();
+  this.throttleCheckTimeoutId = setTimeout(
+    () => {
+      this.throttleCheckTimeoutId = null;
+      this.checkPendingRequests();
+    },
+    untilThrottleEnds > 0 ? untilThrottleEnds : CHECK_PENDING_REQUESTS_INTERVAL_MS,
+  );
+}
+
+/**
+ * Replaces the faulty method once per process (idempotent; every path that makes a kafkajs
+ * client calls it first). A kafkajs whose method differs (a later release) is left alone.
+ */
+export function fixKafkajsRequestQueue(): RequestQueueFix {
+  if (outcome !== undefined) return outcome === 'applied' ? 'already' : outcome;
+  const require = createRequire(import.meta.url);
+  const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as {
+    prototype: RequestQueueInternals;
+  };
+  const current = RequestQueue.prototype.scheduleCheckPendingRequests;
+  if (typeof current !== 'function' || !FAULTY.test(current.toString())) {
+    outcome = 'not-needed';
+    return outcome;
+  }
+  RequestQueue.prototype.scheduleCheckPendingRequests = scheduleCheckPendingRequests;
+  outcome = 'applied';
+  return outcome;
+}
