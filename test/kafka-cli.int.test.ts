@@ -4,7 +4,7 @@
  * stops and the environment-selected Kafka mode read the same topics. Each test its own prefix.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -155,8 +155,16 @@ describe('loopguard CLI on Kafka', () => {
 
     const dir = mkdtempSync(join(tmpdir(), 'lg-kafka-cli-'));
     try {
+      // The embedded store under the same env: the replay lands in the data dir's database, and
+      // the rebuild of that dir sees exactly those runs.
+      const local = await run(['replay', fixture('mixed.jsonl'), '--json', '--data-dir', dir], { env });
+      expect(local.code).toBe(0);
+      expect(existsSync(join(dir, 'loopguard.db'))).toBe(true);
       const embedded = await run(['rebuild', '--json', '--data-dir', dir], { env });
-      expect(JSON.parse(lines(embedded.out)[0] ?? '{}')).toMatchObject({ runs: 0, events: 0 });
+      expect(lines(embedded.out).slice(0, -1).sort()).toEqual(lines(local.out).sort());
+      expect(JSON.parse(lines(embedded.out).at(-1) ?? '{}')).toMatchObject({
+        runs: lines(local.out).length,
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
