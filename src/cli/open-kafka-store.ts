@@ -5,9 +5,10 @@ import { EventStore } from '../log/event-store.js';
 import { DecodingConsumer } from '../log/kafka/decoding-consumer.js';
 import { KafkaLog } from '../log/kafka/kafka-log.js';
 import { KafkaRunStream } from '../log/kafka/kafka-run-stream.js';
+import { scanCountedRuns } from '../log/kafka/scan-counted-runs.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
 import type { OpenStore } from './open-store.js';
-import { kafkaRunIds, rebuildFromKafka, scanKafkaRuns } from './rebuild-from-kafka.js';
+import { kafkaRunIds, rebuildFromKafka } from './rebuild-from-kafka.js';
 
 export interface KafkaConfig {
   readonly brokers: readonly string[];
@@ -73,7 +74,7 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
       stream,
       where: `kafka ${cfg.brokers.join(',')} (topics ${log.physicalName('loopguard.*')})`,
       rebuild: async (onProgress) => (await rebuildFromKafka(log, events, onProgress)).projections,
-      scan: (apply) => scanKafkaRuns(log, events, apply),
+      scan: (apply) => scanCountedRuns(log, events, apply),
       followRuns: async (apply, signal, groupId) => {
         const consumer = await DecodingConsumer.start(log, {
           topic: TOPICS.runs,

@@ -1,7 +1,7 @@
-import type { RecordedEvent } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
+import { scanCountedRuns } from '../log/kafka/scan-counted-runs.js';
 import { Projections } from '../projections/index.js';
 
 export interface KafkaRebuild {
@@ -13,7 +13,8 @@ export interface KafkaRebuild {
 }
 
 /**
- * Folds the whole runs topic into fresh projections with one consumer, streaming: paging through
+ * Folds the whole runs topic into fresh projections with one consumer, streaming, counting only
+ * what the batch rule counts (scan-counted-runs.ts), as a run's own stream does: paging through
  * `EventStore.readRuns` would start a consumer per page, which dominates the time on Kafka.
  * Per-run order holds because a run's events share a key and so a partition.
  */
@@ -24,7 +25,7 @@ export async function rebuildFromKafka(
 ): Promise<KafkaRebuild> {
   const started = performance.now();
   const projections = new Projections();
-  const records = await scanKafkaRuns(log, events, (rec) => {
+  const records = await scanCountedRuns(log, events, (rec) => {
     projections.apply(rec);
     if (onProgress !== undefined && projections.events % 5000 === 0) onProgress(projections.events);
   });
@@ -35,26 +36,6 @@ export async function rebuildFromKafka(
     seconds,
     eventsPerSecond: Math.round(records / Math.max(seconds, 1e-6)),
   };
-}
-
-/**
- * Every event of the runs topic, decoded, handed to `apply` in per-run order (a run's events share
- * a key and so a partition); resolves with the number of records read.
- */
-export function scanKafkaRuns(
-  log: KafkaLog,
-  events: EventStore,
-  apply: (rec: RecordedEvent) => void,
-): Promise<number> {
-  return log.scan(TOPICS.runs, (r) => {
-    // Synchronous for every record whose schema is known: no promise per record.
-    const known = events.decodeKnown(TOPICS.runs, r.value);
-    if (known !== undefined) {
-      apply(known);
-      return;
-    }
-    return events.decode(TOPICS.runs, r.value).then(apply);
-  });
 }
 
 /** Run ids on the runs topic, from the record keys alone: no decoding needed. */
