@@ -7,6 +7,9 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.unit.test.ts', 'test/**/*.contract.test.ts', 'test/**/*.e2e.test.ts'],
+          // Spawned CLIs, installs and replays of whole trace sets take seconds alone and several
+          // times that on a busy CI machine; no test here asserts a duration by its timeout.
+          testTimeout: 30_000,
         },
       },
       {

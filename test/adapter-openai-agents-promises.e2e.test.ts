@@ -63,11 +63,12 @@ describe('loopguard/openai-agents keeps the framework promises', () => {
     expect(calls.map((c) => `${c.tool}:${c.before?.decision}`)).toEqual(['charge_card:execute']);
   });
 
-  it("the run's abort at 200 ms reaches the tool at once, not at its 3 s end", async () => {
+  it("the run's abort at 200 ms reaches the tool at once, not at its 20 s end", async () => {
     shop = await openLoopingShop('agents-abort');
     const guard = agentsGuard(shop.run, shop.guardOptions);
     const started = Date.now();
     let abortedAfterMs: number | null = null;
+    const caller = new AbortController();
     const agent = new Agent({
       name: 'refunds',
       model: model(functionCall('slow_search', SEARCH, { callId: 'call-0' }), 3),
@@ -75,13 +76,15 @@ describe('loopguard/openai-agents keeps the framework promises', () => {
       tools: [
         tool({
           name: 'slow_search',
-          description: 'A search that takes 3 s unless aborted',
+          description: 'A search that takes 20 s unless aborted',
           parameters: z.object({ q: z.string() }),
           execute: guard.execute(
             'slow_search',
             (_args: { q: string }, _context, details) =>
               new Promise<string>((resolve, reject) => {
-                const done = setTimeout(() => resolve('late'), 3000);
+                // The caller aborts 200 ms after the tool started: an abort before it would prove nothing.
+                setTimeout(() => caller.abort(), 200);
+                const done = setTimeout(() => resolve('late'), 20_000);
                 details?.signal?.addEventListener('abort', () => {
                   abortedAfterMs = Date.now() - started;
                   clearTimeout(done);
@@ -94,11 +97,11 @@ describe('loopguard/openai-agents keeps the framework promises', () => {
     });
 
     await new Runner({ tracingDisabled: true })
-      .run(agent, 'Refund order A1', { signal: AbortSignal.timeout(200) })
+      .run(agent, 'Refund order A1', { signal: caller.signal })
       .catch(() => undefined);
     expect(abortedAfterMs).not.toBeNull();
-    expect(abortedAfterMs).toBeLessThan(1000);
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(abortedAfterMs).toBeLessThan(10_000);
+    expect(Date.now() - started).toBeLessThan(15_000);
   });
 
   it('an agent with an outputType ends a stop with stopOutput, a value of that type', async () => {
