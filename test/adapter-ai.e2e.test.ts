@@ -189,7 +189,7 @@ describe('loopguard/ai in generateText', () => {
 
     expect(searches).toBe(1);
     const request = result.steps.at(-1)?.content.find((p) => p.type === 'tool-approval-request');
-    expect(request?.reason).toMatch(/^\[loopguard\] wait \(backoff\): Wait: retry search_docs after/);
+    expect(request?.reason).toMatch(/^\[loopguard\] wait \(backoff\): Wait: retry search_docs in /);
     expect(shop.run.state.status).toBe('WAITING');
   });
 

@@ -82,6 +82,37 @@ describe('the library records no secret in plain text', () => {
     for (const s of SECRETS) expect(text).not.toContain(s);
   });
 
+  it('in a reissue note: its reason and approver', async () => {
+    const dataDir = tmp();
+    const guard = await open(dataDir, { tools: { pay: { sideEffect: true } } });
+    const run = await guard.startRun({ runId: 'r' });
+    await run.call({ tool: 'pay', args: { o: 1 }, operationKey: 'pay:1' }, () => 'paid');
+    const note = await run.reissue('pay:1', 'pay:1b', {
+      reason: `refund failed, password=${SECRETS[1]}`,
+      approvedBy: `ops ${SECRETS[0]}`,
+    });
+    expect(note.reason).toContain('redacted:');
+    expect(note.approvedBy).toContain('redacted:');
+    await guard.close();
+    const text = dataDirText(dataDir);
+    expect(SECRETS.filter((s) => text.includes(s))).toEqual([]);
+    expect(text.includes('refund failed, password=redacted:')).toBe(true);
+  });
+
+  it("in the ledger's in-doubt reason: the thrown error's name", async () => {
+    const dataDir = tmp();
+    const guard = await open(dataDir, { tools: { pay: { sideEffect: true } } });
+    const run = await guard.startRun({ runId: 'r' });
+    const r = await run.call({ tool: 'pay', args: { o: 1 }, operationKey: 'pay:1' }, () => {
+      throw Object.assign(new Error('connection reset'), { name: SECRETS[0] });
+    });
+    expect(r.status).toBe('executed');
+    expect(run.state.operations['pay:1']?.status).toBe('in_doubt');
+    await guard.close();
+    const text = dataDirText(dataDir);
+    expect(SECRETS.filter((s) => text.includes(s))).toEqual([]);
+  });
+
   it('an operation key is deduplicated by its redacted form, and reconcile gets the key as given', async () => {
     const guard = await open(tmp(), { tools: { pay: { sideEffect: true } } });
     const run = await guard.startRun({ runId: 'r' });

@@ -4,14 +4,36 @@
  * in the group. `fromBeginning` (`--from-beginning`) decides the history, and says that too.
  */
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type { Admin } from 'kafkajs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DecisionWaiters } from '../src/client/decision-waiters.js';
 import { TOPICS } from '../src/log/event-log.js';
+import { startNewPartitions } from '../src/service/group-start.js';
 import { GuardWorker } from '../src/service/guard-worker.js';
-import { emptyRequest, type WireRequest } from '../src/service/service-topics.js';
+import { emptyRequest, SERVICE_TOPICS, type WireRequest } from '../src/service/service-topics.js';
 import { kafkaEnv } from './setup/kafka-env.js';
 import { inProcessService } from './support/service/in-process-service.js';
 import { SERVICE_SECRET_KEY } from './support/service/serve-process.js';
 import { readServiceTopics } from './support/service/service-topics-read.js';
+
+const { createErrorFromCode } = createRequire(import.meta.url)('kafkajs/src/protocol/error.js') as {
+  createErrorFromCode(code: number): Error;
+};
+const NOT_LEADER_OR_FOLLOWER = 6;
+
+/** The real admin, whose first `fetchTopicOffsets` of each topic meets a leader being elected. */
+function electing(admin: Admin): { admin: Admin; failed: string[] } {
+  const failed: string[] = [];
+  const fetchTopicOffsets: Admin['fetchTopicOffsets'] = async (topic) => {
+    if (!failed.includes(topic)) {
+      failed.push(topic);
+      throw createErrorFromCode(NOT_LEADER_OR_FOLLOWER);
+    }
+    return admin.fetchTopicOffsets(topic);
+  };
+  return { admin: { ...admin, fetchTopicOffsets }, failed };
+}
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -81,4 +103,31 @@ describe('loopguard serve: a new group on a requests topic with history', () => 
     // Every request already there is answered again: as repeats, with the decisions the runs' log gives them.
     expect(decided).toBe(after.requests.length);
   }, 180_000);
+});
+
+describe('loopguard serve and its client while a leader is elected', () => {
+  it('a new group starts and a client follows decisions: the end offsets are fetched again', async () => {
+    const { topicPrefix, conn, worker, guard } = await inProcessService('electing', cleanups);
+    const req = (runId: string) => emptyRequest(randomUUID(), runId, 'START_RUN', Date.now());
+    expect((await guard.request(req('old-1'))).decision).toBe('recorded');
+    await worker.stop();
+    const real = conn.log.kafka.admin();
+    await real.connect();
+    cleanups.push(() => real.disconnect());
+    const requests = conn.log.physicalName(SERVICE_TOPICS.requests);
+    const decisions = conn.log.physicalName(SERVICE_TOPICS.decisions);
+
+    const flaky = electing(real);
+    const groupId = `late-${topicPrefix}`;
+    const note = await startNewPartitions(flaky.admin, groupId, requests, false);
+    expect(note).toMatch(/starting at their end/);
+    expect(flaky.failed).toEqual([requests]);
+    const [committed] = await real.fetchOffsets({ groupId, topics: [requests] });
+    expect(committed?.partitions.some((p) => Number(p.offset) > 0)).toBe(true);
+
+    const following = electing(real);
+    const waiters = await DecisionWaiters.follow(conn.log, conn.decisions, following.admin);
+    cleanups.push(() => waiters.close());
+    expect(following.failed).toEqual([decisions]);
+  });
 });

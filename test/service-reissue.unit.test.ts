@@ -58,6 +58,25 @@ const when = (ledger: Ledger, actor: RunActor, req: WireRequest, ctx = CTX, atMs
   decideReissue(ledger, actor, req, ctx, atMs);
 
 describe('a REISSUE decided by a worker', () => {
+  it('records its reason and approver redacted, as the library does', async () => {
+    const { ledger, actor } = await given({ completed: [PAID] });
+    const secret = 'sk-live-4eC39HqLyjWDarjtT1zdp7dc';
+    const d = await when(
+      ledger,
+      actor,
+      reissue('x9', { reason: `card password=hunter2x failed`, approved_by: `ops ${secret}` }),
+    );
+    expect(d).toMatchObject({ decision: 'recorded', error_code: null });
+    const note = await ledger.reissuedFrom(redactText(`${PAID}#2`, HASHING));
+    expect(note).toMatchObject({
+      reason: redactText('card password=hunter2x failed', HASHING),
+      approvedBy: redactText(`ops ${secret}`, HASHING),
+    });
+    const shown = `${d.message} ${d.result_json} ${JSON.stringify(note)}`;
+    expect(shown).not.toContain('hunter2x');
+    expect(shown).not.toContain(secret);
+  });
+
   it('records the note in the ledger under the keys the library uses, and nothing in the run', async () => {
     const { ledger, actor } = await given({ completed: [PAID] });
     const seq = actor.state.seq;

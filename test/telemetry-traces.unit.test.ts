@@ -14,7 +14,8 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createGuard, type Guard } from '../src/runtime/index.js';
+import { redactText } from '../src/domain/index.js';
+import { createGuard, type Guard, ToolError } from '../src/runtime/index.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -105,5 +106,18 @@ describe('execute_tool spans', () => {
     expect(children.map((c) => c.parentSpanContext?.spanId)).toEqual(
       tools.slice(0, 2).map((t) => t.spanContext().spanId),
     );
+  });
+
+  it("set error.type to the tool's code redacted as the run records it", async () => {
+    const guard = await guardIn();
+    const exporter = registerSdk();
+    const secret = 'sk-live-4eC39HqLyjWDarjtT1zdp7dc';
+    const run = await guard.startRun({ runId: 'run-9' });
+    await run.call({ tool: 'get', args: { q: 1 } }, () => {
+      throw new ToolError('FATAL', `denied_for_${secret}`);
+    });
+    const [span] = exporter.getFinishedSpans().filter((s) => s.name === 'execute_tool get');
+    expect(span?.attributes['error.type']).toBe(redactText(`denied_for_${secret}`, guard.hashing));
+    expect(String(span?.attributes['error.type'])).not.toContain(secret);
   });
 });

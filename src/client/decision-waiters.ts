@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Admin, Consumer } from 'kafkajs';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
+import { fetchTopicOffsets } from '../log/kafka/topic-registry.js';
 import type { ServiceCodec } from '../service/service-codec.js';
 import { SERVICE_TOPICS, type WireDecision } from '../service/service-topics.js';
 import { PendingDecisions } from './pending-decisions.js';
@@ -22,7 +23,7 @@ export class DecisionWaiters {
     admin: Admin,
   ): Promise<DecisionWaiters> {
     const topic = log.physicalName(SERVICE_TOPICS.decisions);
-    const ends = await admin.fetchTopicOffsets(topic);
+    const ends = await fetchTopicOffsets(admin, topic);
     const consumer = log.consumer({ groupId: `loopguard-client-${randomUUID()}`, maxWaitTimeInMs: 20 });
     const self = new DecisionWaiters(consumer);
     const joined = new Promise<void>((resolve) => {

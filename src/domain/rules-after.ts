@@ -4,6 +4,7 @@ import type { RunPolicy } from './policy.js';
 import { repeatedFailureVerdict } from './repeated-failure.js';
 import type { InFlightCall, RunState } from './run-state.js';
 import { evidence, stopVerdict, type Verdict } from './verdict.js';
+import { waitText } from './wait-text.js';
 
 /** Codes of FATAL results a person can resolve (grant, approve, decide); anything else FAILED. */
 export const HUMAN_CODES = ['permission_denied', 'policy_blocked', 'needs_human'] as const;
@@ -69,7 +70,7 @@ export function checkAfter(
       return {
         decision: 'retry_after_backoff',
         rule: 'retryable',
-        message: `Retry ${call.tool} after ${wait} ms (attempt ${attempt} of ${p.maxRetries}).`,
+        message: `Retry ${call.tool} ${waitText(atMs + wait, atMs)}: attempt ${attempt} of ${p.maxRetries}.`,
         evidence: ev({ attempt }, { maxRetries: p.maxRetries, backoffMs: wait }),
         waitUntilMs: atMs + wait,
       };
@@ -88,7 +89,7 @@ export function checkAfter(
       return {
         decision: 'wait_bounded',
         rule: 'pending',
-        message: `Pending: poll ${call.tool} again after ${wait} ms.`,
+        message: `Pending: poll ${call.tool} again ${waitText(atMs + wait, atMs)}.`,
         evidence: ev({ polls }, { maxPolls: p.maxPolls, backoffMs: wait }),
         waitUntilMs: atMs + wait,
       };

@@ -10,6 +10,7 @@ import { type LoopRule, type RunPolicy, toolPolicy } from './policy.js';
 import { patch, type RunState, type WindowEntry } from './run-state.js';
 import type { Similarity } from './similarity.js';
 import { evidence, stopVerdict, type Verdict } from './verdict.js';
+import { waitText } from './wait-text.js';
 
 export interface CallRequest {
   readonly call: CanonicalCall;
@@ -252,7 +253,7 @@ export function checkBefore(
       return plain(
         refuse(
           'side_effect_gate',
-          `Refused: the run is waiting until ${s.waitUntilMs}; no side-effecting tool runs while it waits.`,
+          `Refused: the run is waiting; it may go on ${waitText(s.waitUntilMs, r.atMs)}, and no side-effecting tool runs while it waits.`,
           evidence([call.fingerprint], {}, { waitUntilMs: s.waitUntilMs }),
         ),
       );
@@ -261,7 +262,7 @@ export function checkBefore(
       return plain({
         decision: 'wait',
         rule: 'backoff',
-        message: `Wait: retry ${call.tool} after ${s.waitUntilMs - r.atMs} ms, not before.`,
+        message: `Wait: retry ${call.tool} ${waitText(s.waitUntilMs, r.atMs)}, not before.`,
         evidence: evidence([call.fingerprint], {}, { waitUntilMs: s.waitUntilMs }),
         waitUntilMs: s.waitUntilMs,
       });

@@ -1,4 +1,10 @@
-import type { Decision, Evidence, RecordedEvent, ResultKind } from '../domain/index.js';
+import {
+  type Decision,
+  type Evidence,
+  type RecordedEvent,
+  type ResultKind,
+  waitText,
+} from '../domain/index.js';
 
 export interface AuditDecision {
   readonly decision: Decision;
@@ -92,7 +98,7 @@ export class AuditProjection {
         note('budget_warning', e.message);
         break;
       case 'RunWaiting':
-        note('waiting', `${e.reason} until ${e.untilMs}`);
+        note('waiting', `${e.reason} ${waitText(e.untilMs, rec.atMs)}`);
         break;
       case 'RunStopped':
         note('stopped', `${e.report.terminalState} (${e.report.guardReason}): ${e.report.message}`);

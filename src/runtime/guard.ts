@@ -114,14 +114,15 @@ export class Guard {
     if (parsed !== null && !parsed.ok) throw parsed.error;
     this.policy = parsed === null ? DEFAULT_POLICY : parsed.value;
     this.loopguardMetrics = ports.metrics ?? new LoopguardMetrics();
-    this.telemetry = new GuardTelemetry({
-      metrics: this.loopguardMetrics,
-      ...(ports.tracer ? { tracer: ports.tracer } : {}),
-    });
     this.deps = {
       hashing: nodeHashing(ports.secretKey),
       similarity: ports.similarity ?? cachedDiceSimilarity(),
     };
+    this.telemetry = new GuardTelemetry({
+      metrics: this.loopguardMetrics,
+      hashing: this.deps.hashing,
+      ...(ports.tracer ? { tracer: ports.tracer } : {}),
+    });
     this.machine = machineScope(ports.inspect);
   }
 

@@ -57,7 +57,7 @@ export class GuardedRun {
     private readonly ledger: Ledger,
     private readonly hashing: Hashing,
     private readonly family?: RunFamily,
-    private readonly telemetry: GuardTelemetry = new GuardTelemetry(),
+    private readonly telemetry: GuardTelemetry = new GuardTelemetry({ hashing }),
   ) {
     this.writer = new RunWriter(actor, store, hashing);
   }
@@ -190,7 +190,11 @@ export class GuardedRun {
       // completed side effect as free. If the ledger cannot take it, the claim stays (and turns
       // in doubt), and the run's own record below still carries the outcome to the log.
       await (inDoubt
-        ? this.ledger.markInDoubt(key, owner, ran.code ?? 'no answer')
+        ? this.ledger.markInDoubt(
+            key,
+            owner,
+            ran.code === null ? 'no answer' : redactText(ran.code, this.hashing),
+          )
         : ran.kind === 'SUCCESS'
           ? this.ledger.complete(key, owner, ran.resultJson)
           : this.ledger.release(key, owner)
@@ -295,11 +299,14 @@ export class GuardedRun {
     // A blank reason is the ledger's to refuse (reissue_refused); only a non-text one is bad input.
     const reason = textProblem(why?.reason);
     if (reason !== null) throw inputError('invalid_input', 'why.reason', reason);
+    const approver = why.approvedBy === undefined ? null : textProblem(why.approvedBy);
+    if (approver !== null) throw inputError('invalid_input', 'why.approvedBy', approver);
     const note: ReissueNote = {
       oldKey: this.ledgerKey(oldKey),
       newKey: this.ledgerKey(newKey),
-      reason: why.reason.trim(),
-      approvedBy: why.approvedBy ?? null,
+      // Redacted as the run's events are: the ledger is as readable as the log.
+      reason: redactText(why.reason.trim(), this.hashing),
+      approvedBy: why.approvedBy === undefined ? null : redactText(why.approvedBy, this.hashing),
       by: { runId: this.runId, callId: `reissue-${this.actor.state.seq}` },
     };
     await this.serial(() => ledgerCall(`reissue ${oldKey}`, () => this.ledger.reissue(note)));

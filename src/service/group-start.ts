@@ -7,6 +7,7 @@
  * it is in the group is decided, whichever worker takes the partition and whenever.
  */
 import type { Admin } from 'kafkajs';
+import { fetchTopicOffsets } from '../log/kafka/topic-registry.js';
 
 /**
  * Commits the start of every partition the group never committed on (unless `fromBeginning`), and
@@ -23,7 +24,8 @@ export async function startNewPartitions(
     (committed?.partitions ?? []).filter((p) => Number(p.offset) < 0).map((p) => p.partition),
   );
   if (fresh.size === 0) return null;
-  const ends = await admin.fetchTopicOffsets(topic);
+  // Under the adapter's retry policy: a leader moving must not stop a worker from starting.
+  const ends = await fetchTopicOffsets(admin, topic);
   const started = ends
     .filter((e) => fresh.has(e.partition))
     .map((e) => ({ partition: e.partition, offset: Number(fromBeginning ? e.low : e.high) }))

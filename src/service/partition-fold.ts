@@ -9,6 +9,7 @@ import { TOPICS } from '../log/event-log.js';
 import { headersToStrings } from '../log/kafka/kafka-error.js';
 import { readRanges } from '../log/kafka/partition-reader.js';
 import { EMPTY_HEAD, foldRunRecord, type RunHead } from '../log/kafka/run-batch-fold.js';
+import { fetchTopicOffsets } from '../log/kafka/topic-registry.js';
 import { RunActor } from '../machines/index.js';
 import { type AnsweredRequest, recordedDecision } from './decide-request.js';
 import type { EndedRun, HeldRun, PartitionSnapshot } from './partition-snapshots.js';
@@ -47,7 +48,7 @@ export async function foldPartition(
   from: PartitionSnapshot | null,
 ): Promise<FoldedPartition> {
   const name = ctx.log.physicalName(TOPICS.runs);
-  const offsets = await ctx.admin.fetchTopicOffsets(name);
+  const offsets = await fetchTopicOffsets(ctx.admin, name);
   const range = offsets.find((o) => o.partition === partition);
   const base = new Map((from?.runs ?? []).map((r) => [r.runId, r]));
   const ended = new Map((from?.ended ?? []).map((r) => [r.runId, r]));

@@ -256,8 +256,8 @@ export function reissueNote(req: WireRequest, hashing: Hashing): Result<ReissueN
     value: {
       oldKey: redactText(req.operation_key, hashing),
       newKey: redactText(req.new_operation_key, hashing),
-      reason: req.reason.trim(),
-      approvedBy: req.approved_by,
+      reason: redactText(req.reason.trim(), hashing),
+      approvedBy: req.approved_by === null ? null : redactText(req.approved_by, hashing),
       by: { runId: req.run_id, callId: req.request_id },
     },
   };

@@ -1,5 +1,5 @@
 import { context, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
-import type { RecordedEvent } from '../domain/index.js';
+import { type Hashing, type RecordedEvent, redactText } from '../domain/index.js';
 import type { LoopguardMetrics } from './loopguard-metrics.js';
 
 export interface TelemetryOptions {
@@ -8,6 +8,11 @@ export interface TelemetryOptions {
   readonly tracer?: Tracer;
   /** Seconds on a monotonic clock; performance.now by default. */
   readonly seconds?: () => number;
+  /**
+   * The guard's hashing: a tool's error code is set on a span redacted as the run records it, so
+   * a trace backend never holds a secret the log does not. Without it the code goes as given.
+   */
+  readonly hashing?: Hashing;
 }
 
 /** How one guarded call ended, for its span. */
@@ -55,7 +60,7 @@ export class CallObservation {
     this.t.metrics?.guardSeconds(Math.max(0, this.t.seconds() - this.started - this.toolTime));
     if (e.rule !== null) this.span.setAttribute('loopguard.rule', e.rule);
     if (e.errorType !== null) {
-      this.span.setAttribute('error.type', e.errorType);
+      this.span.setAttribute('error.type', this.t.redacted(e.errorType));
       this.span.setStatus({ code: SpanStatusCode.ERROR });
     }
     this.span.end();
@@ -70,11 +75,18 @@ export class GuardTelemetry {
   readonly metrics: LoopguardMetrics | undefined;
   readonly seconds: () => number;
   private readonly tracer: Tracer;
+  private readonly hashing: Hashing | undefined;
 
   constructor(opts: TelemetryOptions = {}) {
     this.metrics = opts.metrics;
+    this.hashing = opts.hashing;
     this.tracer = opts.tracer ?? trace.getTracer('loopguard');
     this.seconds = opts.seconds ?? (() => performance.now() / 1000);
+  }
+
+  /** A code as the run records it (see TelemetryOptions.hashing). */
+  redacted(code: string): string {
+    return this.hashing === undefined ? code : redactText(code, this.hashing);
   }
 
   recorded(records: readonly RecordedEvent[]): void {
