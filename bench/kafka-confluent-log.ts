@@ -111,5 +111,5 @@ export class ConfluentLog implements EventLog {
 }
 
 function unsupported(op: string): LoopguardError {
-  return new LoopguardError('unsupported', `ConfluentLog is append-only (bench): no ${op}`);
+  return new LoopguardError('unsupported_log', `ConfluentLog is append-only (bench): no ${op}`);
 }

@@ -7,14 +7,19 @@
  */
 export {
   type ChildState,
+  ConflictError,
   cachedDiceSimilarity,
   DEFAULT_POLICY,
   type Decision,
   type DomainEvent,
   diceSimilarity,
+  ERROR_CODES,
+  type ErrorCode,
   type EventOf,
   type EventType,
   type Evidence,
+  IllegalStateError,
+  InvalidInputError,
   isTerminal,
   type Limits,
   type LiveState,
@@ -39,6 +44,7 @@ export {
   TERMINAL_STATES,
   type TerminalState,
   type ToolPolicy,
+  UnavailableError,
 } from './domain/index.js';
 export { MemorySchemaStore, type SchemaStore } from './events/index.js';
 export {

@@ -12,7 +12,7 @@ import {
   type ToolInputGuardrailDefinition,
   type ToolToFinalOutputFunction,
 } from '@openai/agents';
-import { LoopguardError, type StopReport } from '../domain/index.js';
+import { IllegalStateError, type StopReport } from '../domain/index.js';
 import { combinedSignal, type GuardedRun, type GuardToolsOptions, toModelMessage } from '../runtime/index.js';
 import { endAfterStop } from './end-after-stop.js';
 import { GuardedCalls } from './guarded-calls.js';
@@ -103,7 +103,7 @@ export function agentsGuard<TOutput = string>(
       const text = `[loopguard] ${report.terminalState} (${report.guardReason}): ${report.message}`;
       if (opts.stopOutput === undefined) {
         if (structuredOutput(results))
-          throw new LoopguardError(
+          throw new IllegalStateError(
             'run_stopped',
             `${text} The agent declares an outputType: pass agentsGuard(run, { stopOutput }) to end it with a value of that type.`,
             { details: { report } },

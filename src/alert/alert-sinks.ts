@@ -1,4 +1,4 @@
-import { LoopguardError } from '../domain/errors.js';
+import { LoopguardError, UnavailableError } from '../domain/errors.js';
 import type { Alert } from './fleet-loop-alert.js';
 
 /** Where alerts go. `deliver` resolves once the receiver has the alert, and throws otherwise. */
@@ -70,28 +70,26 @@ export function webhookSink(url: string, opts: WebhookOptions = {}): AlertSink {
           signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
         });
       } catch (e) {
-        throw new LoopguardError(
+        throw new UnavailableError(
           'webhook_unreachable',
           `POST ${shown}: ${e instanceof Error ? e.message : String(e)}`,
           {
             cause: e,
-            retriable: true,
           },
         );
       }
       const text = await res.text().catch(() => '');
       if (res.status >= 300 && res.status < 400)
-        throw new LoopguardError(
+        throw new UnavailableError(
           'webhook_redirected',
           `POST ${shown}: HTTP ${res.status} (a redirect is not a delivery: point --webhook at where it leads)`,
-          { retriable: true, details: { status: res.status } },
+          { details: { status: res.status } },
         );
       if (!res.ok)
-        throw new LoopguardError(
+        throw new UnavailableError(
           'webhook_refused',
           `POST ${shown}: HTTP ${res.status} ${text.slice(0, 200)}`,
           {
-            retriable: true,
             details: { status: res.status },
           },
         );

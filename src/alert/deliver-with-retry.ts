@@ -1,4 +1,4 @@
-import { LoopguardError, toLoopguardError } from '../domain/errors.js';
+import { LoopguardError, toLoopguardError, UnavailableError } from '../domain/errors.js';
 
 export interface RetryPolicy {
   /** Wait after the first failure; doubled after each further one. */
@@ -32,9 +32,7 @@ export const realSleep: Sleep = (ms, signal) =>
   });
 
 const aborted = () =>
-  new LoopguardError('alert_aborted', 'delivery abandoned: the subscriber is shutting down', {
-    retriable: true,
-  });
+  new UnavailableError('alert_aborted', 'delivery abandoned: the subscriber is shutting down', {});
 
 /** The wait after the n-th failed attempt (n from 1): exponential, capped. */
 export function backoffMs(failures: number, p: RetryPolicy): number {
@@ -78,7 +76,7 @@ export async function deliverWithRetry(
     } catch (e) {
       if (opts.signal?.aborted) throw aborted();
       failures++;
-      const error = toLoopguardError(e, 'alert_delivery_failed', true);
+      const error = toLoopguardError(e, 'alert_delivery_failed');
       if (retry.maxAttempts !== undefined && failures >= retry.maxAttempts)
         throw new LoopguardError(
           'alert_undeliverable',

@@ -1,4 +1,11 @@
-import { cachedDiceSimilarity, LoopguardError, type Policy, type RecordedEvent } from '../domain/index.js';
+import {
+  ConflictError,
+  cachedDiceSimilarity,
+  errorOf,
+  LoopguardError,
+  type Policy,
+  type RecordedEvent,
+} from '../domain/index.js';
 import type { RunSummary } from '../projections/index.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import { replayRun } from '../trace/replay.js';
@@ -93,7 +100,7 @@ async function replayInto(
     if (opts.json) io.out(`${JSON.stringify(oldest.summary)}\n`);
   };
   const duplicate = (path: string, runId: string): LoopguardError =>
-    new LoopguardError(
+    new ConflictError(
       'duplicate_run',
       `${path}: run_id ${runId}: already recorded in ${sink.where ?? 'this log'}; use another ${sink.where?.startsWith('kafka') ? '--topic-prefix' : '--data-dir'}`,
     );
@@ -110,7 +117,8 @@ async function replayInto(
         if (!(e instanceof LoopguardError)) throw e;
         // Nothing of this run was appended: its events go to the log only once all are decided.
         errors.push(
-          new LoopguardError(e.code, `${file.path}:${run.line ?? '?'}: ${e.message}`, {
+          errorOf(e.code, `${file.path}:${run.line ?? '?'}: ${e.message}`, {
+            retriable: e.retriable,
             details: { ...e.details, file: file.path, line: run.line },
           }),
         );

@@ -4,7 +4,7 @@
  * loopguard.requests, so another client can publish one of ours on its own run, and its answer
  * (an `execute` on a live run) must never reach a call of ours (whose run may be cancelled).
  */
-import { LoopguardError } from '../domain/index.js';
+import { UnavailableError } from '../domain/index.js';
 import type { WireDecision } from '../service/service-topics.js';
 
 interface Waiter {
@@ -25,10 +25,10 @@ export class PendingDecisions {
       const timer = setTimeout(() => {
         this.waiters.delete(key);
         reject(
-          new LoopguardError(
+          new UnavailableError(
             'decision_timeout',
             `no decision for request ${requestId} of run ${runId} within ${timeoutMs} ms; nothing was executed. Send the same request id again: the worker answers it once`,
-            { retriable: true, details: { requestId, runId } },
+            { details: { requestId, runId } },
           ),
         );
       }, timeoutMs);

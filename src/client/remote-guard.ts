@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Admin } from 'kafkajs';
-import { type Hashing, LoopguardError } from '../domain/index.js';
+import { type Hashing, UnavailableError } from '../domain/index.js';
 import { type Clock, systemClock } from '../machines/index.js';
 import type { StartRun } from '../runtime/guard.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
@@ -119,11 +119,10 @@ export class RemoteGuard {
       ]);
     } catch (e) {
       decided.catch(() => undefined);
-      throw new LoopguardError(
+      throw new UnavailableError(
         'guard_unavailable',
         `request ${req.request_id} was not published: ${(e as Error).message}`,
         {
-          retriable: true,
           cause: e,
         },
       );

@@ -1,6 +1,8 @@
 import {
   type Decision,
   type Evidence,
+  errorOf,
+  isErrorCode,
   LoopguardError,
   type RunStatus,
   type StopReport,
@@ -121,8 +123,8 @@ export class RemoteRun {
   private taken(d: WireDecision): WireDecision {
     const requestId = d.request_id;
     if (d.decision === 'error')
-      throw new LoopguardError(d.error_code ?? 'error', d.message, {
-        details: { field: d.error_field, requestId },
+      throw errorOf(d.error_code !== null && isErrorCode(d.error_code) ? d.error_code : 'error', d.message, {
+        details: { field: d.error_field, requestId, errorCode: d.error_code },
       });
     this.last = {
       status: d.status as RunStatus,

@@ -1,4 +1,5 @@
-import { err, LoopguardError, ok, type Result } from './errors.js';
+import type { CodeOf } from './error-codes.js';
+import { err, InvalidInputError, LoopguardError, ok, type Result } from './errors.js';
 import { MAX_DEPTH, MAX_JSON_CHARS, put } from './input-check.js';
 import { type Hashing, isSecretKey, redactedMark, redactText } from './redact.js';
 
@@ -9,13 +10,13 @@ export interface CanonicalRules {
   /** Key names dropped at every depth (volatile fields); none for results. */
   readonly drop: (key: string) => boolean;
   /** The code of a value that is not JSON: `invalid_args`, `invalid_result`. */
-  readonly invalid: string;
+  readonly invalid: CodeOf<'invalid_input'>;
 }
 
 /** Thrown from deep in the walk, and made an error value (a Result) at its top. */
 class Bad extends Error {
   constructor(
-    readonly code: string,
+    readonly code: CodeOf<'invalid_input'>,
     readonly path: string,
     readonly why: string,
   ) {
@@ -106,7 +107,7 @@ export function canonicalJson(value: unknown, root: string, rules: CanonicalRule
       );
     return ok({ value: v, json });
   } catch (e) {
-    if (e instanceof Bad) return err(new LoopguardError(e.code, e.message, { details: { field: e.path } }));
+    if (e instanceof Bad) return err(new InvalidInputError(e.code, e.path, e.message));
     throw e;
   }
 }

@@ -1,5 +1,5 @@
 import type { Command } from './commands.js';
-import { err, LoopguardError, ok, type Result } from './errors.js';
+import { type ErrorCode, err, errorOf, ok, type Result } from './errors.js';
 import { type DomainEvent, type EventOf, isTerminal, type RecordedEvent } from './events.js';
 import { evolve } from './evolve.js';
 import { isFailedResult } from './failed-result.js';
@@ -32,7 +32,7 @@ export interface DeciderDeps {
 
 type Cmd<T extends Command['type']> = Extract<Command, { type: T }>;
 
-export const fail = (code: string, message: string) => err(new LoopguardError(code, message));
+export const fail = (code: ErrorCode, message: string) => err(errorOf(code, message));
 
 /** Folds events decided in this step, so later checks in the same step see their effect. */
 export function applied(

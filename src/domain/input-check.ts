@@ -1,4 +1,5 @@
-import { LoopguardError } from './errors.js';
+import type { CodeOf } from './error-codes.js';
+import { InvalidInputError } from './errors.js';
 
 /**
  * The one boundary check every input path shares: the CLI's trace reader, the library's run and
@@ -53,8 +54,8 @@ export function put<V>(rec: Record<string, V>, key: string, value: V): void {
 
 export type Check = (v: unknown) => string | null;
 
-export function inputError(code: string, path: string, problem: string): LoopguardError {
-  return new LoopguardError(code, `${path}: ${problem}`, { details: { field: path } });
+export function inputError(code: CodeOf<'invalid_input'>, path: string, problem: string): InvalidInputError {
+  return new InvalidInputError(code, path, `${path}: ${problem}`);
 }
 
 const shown = (v: unknown): string => {

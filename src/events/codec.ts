@@ -115,7 +115,7 @@ export class EventCodec {
     try {
       text = await this.store.schemaById(schemaId);
     } catch (e) {
-      throw toLoopguardError(e, 'schema_store_unavailable', true);
+      throw toLoopguardError(e, 'schema_store_unavailable');
     }
     let resolver: Resolver;
     try {

@@ -6,7 +6,7 @@
  * records with `GET /schemas/ids/{id}`.
  */
 import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
-import { LoopguardError } from '../domain/errors.js';
+import { LoopguardError, UnavailableError } from '../domain/errors.js';
 import { type CompatibilityLevel, ensureSubjectCompatibility } from '../log/kafka/subject-compatibility.js';
 import { type SchemaStore, unknownSchema } from './schema-store.js';
 
@@ -41,7 +41,7 @@ function mapRegisterError(e: unknown, subject: string): LoopguardError {
       details: { subject },
     });
   }
-  return new LoopguardError('registry_unavailable', `registering under ${subject} failed: ${message}`, {
+  return new UnavailableError('registry_unavailable', `registering under ${subject} failed: ${message}`, {
     cause: e,
     retriable: status === undefined || status >= 500,
     details: { subject, status },
@@ -97,9 +97,8 @@ export class RegistrySchemaStore implements SchemaStore {
     try {
       res = await fetch(`${this.url}/schemas/ids/${id}`, { headers: { Accept: ACCEPT } });
     } catch (e) {
-      throw new LoopguardError('registry_unavailable', `registry at ${this.url} did not answer`, {
+      throw new UnavailableError('registry_unavailable', `registry at ${this.url} did not answer`, {
         cause: e,
-        retriable: true,
       });
     }
     if (res.status === 404) {
@@ -107,7 +106,7 @@ export class RegistrySchemaStore implements SchemaStore {
       throw unknownSchema(id);
     }
     if (!res.ok) {
-      throw new LoopguardError(
+      throw new UnavailableError(
         'registry_unavailable',
         `GET schema ${id}: HTTP ${res.status} ${await res.text()}`,
         {

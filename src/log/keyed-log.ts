@@ -3,7 +3,7 @@
  * memory and embedded adapters. The count of a key is its number of records, so on the runs topic
  * (one record per event, keyed by run id) it is the run's last seq.
  */
-import { LoopguardError } from '../domain/errors.js';
+import { ConflictError, LoopguardError } from '../domain/errors.js';
 import type { EventLog, LogRecord, StoredRecord } from './event-log.js';
 
 export interface KeyedLog extends EventLog {
@@ -35,7 +35,7 @@ export function checkKeyed(key: string, expectedCount: number, records: readonly
 }
 
 export function keyConflict(topic: string, key: string, expected: number, actual: number): LoopguardError {
-  return new LoopguardError(
+  return new ConflictError(
     'conflict',
     `${topic}/${key}: the append expected ${expected} records, there are ${actual}; another writer got there first`,
     { details: { topic, key, expected, actual } },

@@ -1,5 +1,5 @@
 /** Argument checks shared by the adapters, so all of them reject the same inputs with the same codes. */
-import { LoopguardError } from '../domain/errors.js';
+import { IllegalStateError, LoopguardError } from '../domain/errors.js';
 import { TOPIC_NAME } from './event-log.js';
 
 export function checkTopic(topic: string): void {
@@ -18,7 +18,8 @@ export function checkRead(topic: string, fromOffset: number, maxRecords: number 
   }
 }
 
-export const closedError = (): LoopguardError => new LoopguardError('log_closed', 'the event log is closed');
+export const closedError = (): LoopguardError =>
+  new IllegalStateError('log_closed', 'the event log is closed');
 
 /**
  * Waits until `wake` is called, `ms` passes or `signal` aborts, whichever comes first. `hasMore` is

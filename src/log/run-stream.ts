@@ -7,7 +7,7 @@
  * Adapters: LogRunStream (memory and embedded logs, over a per-key index) and KafkaRunStream (the
  * partition that owns the run). One contract suite (test/run-stream-contract.ts) runs against all.
  */
-import { LoopguardError } from '../domain/errors.js';
+import { ConflictError, LoopguardError } from '../domain/errors.js';
 import type { RecordedEvent } from '../domain/events.js';
 import type { RunState } from '../domain/run-state.js';
 
@@ -42,7 +42,7 @@ export interface RunStream {
 }
 
 export function streamConflict(runId: string, expectedSeq: number, actualSeq: number): LoopguardError {
-  return new LoopguardError(
+  return new ConflictError(
     'conflict',
     `run ${runId}: the append expected the stream at seq ${expectedSeq}, it is at seq ${actualSeq}; another writer got there first`,
     { details: { runId, expectedSeq, actualSeq } },

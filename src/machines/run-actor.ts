@@ -3,8 +3,8 @@ import {
   type DeciderDeps,
   decide,
   err,
+  IllegalStateError,
   initialState,
-  LoopguardError,
   ok,
   type RecordedEvent,
   type Result,
@@ -126,7 +126,7 @@ export class RunActor {
       const next = step(at, state, r, this.scope, fold);
       if (next === null)
         return err(
-          new LoopguardError(
+          new IllegalStateError(
             'illegal_transition',
             `run ${this.runId} is ${at}: its lifecycle does not take ${r.event.type} there`,
             { details: { status: at, event: r.event.type } },

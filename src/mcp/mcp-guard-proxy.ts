@@ -10,12 +10,14 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
+  ConflictError,
   canonicalCall,
   isTerminal,
   LoopguardError,
   own,
   type RunState,
   redactText,
+  UnavailableError,
 } from '../domain/index.js';
 import type { CallResult, Guard, GuardedRun } from '../runtime/index.js';
 import { guardErrorResult, toMcpToolResult } from './mcp-tool-result.js';
@@ -98,7 +100,7 @@ export class McpGuardProxy {
       );
     } catch (e) {
       await upstream.close().catch(() => undefined);
-      throw new LoopguardError(
+      throw new UnavailableError(
         'upstream_unavailable',
         `upstream MCP server ${redactText(opts.upstream.command, opts.guard.hashing)}: could not start it or initialize a session (${(e as Error).message})`,
         { cause: e },
@@ -134,7 +136,7 @@ export class McpGuardProxy {
       });
     } catch (e) {
       if (e instanceof LoopguardError && e.code === 'run_exists')
-        throw new LoopguardError(
+        throw new ConflictError(
           'run_exists',
           `run ${runId} is already in the log: give another --run-id, or leave it out for a generated one`,
           { cause: e },

@@ -3,11 +3,13 @@ import {
   CALL_FIELDS,
   fieldsProblem,
   type Hashing,
+  IllegalStateError,
   inputError,
   KEY_WITHOUT_SIDE_EFFECT,
-  LoopguardError,
+  type LoopguardError,
   nameProblem,
   resultJsonOf,
+  UnavailableError,
 } from '../domain/index.js';
 import type { CommandInput } from '../machines/index.js';
 
@@ -70,7 +72,7 @@ export function recordedResult(value: unknown, hashing: Hashing): string {
 }
 
 export const reentrantCall = (runId: string): LoopguardError =>
-  new LoopguardError(
+  new IllegalStateError(
     'reentrant_call',
     `run ${runId}: run.call from inside a tool of the same run would wait for itself; call the inner tool directly, or give it a run of its own`,
   );
@@ -84,9 +86,9 @@ export function logRefused(cmd: CommandInput, e: unknown): LoopguardError {
   const what = ran
     ? `the tool ran but its result was not recorded; resume the run (guard.resume) to settle call ${cmd.callId}`
     : 'nothing was executed';
-  return new LoopguardError(
+  return new UnavailableError(
     'log_unavailable',
     `the event log did not accept the ${ran ? 'result' : 'decision'}; ${what} (${(e as Error).message})`,
-    { retriable: true, cause: e },
+    { cause: e },
   );
 }

@@ -1,4 +1,4 @@
-import { type LedgerView, LoopguardError } from '../domain/index.js';
+import { type ErrorCode, type LedgerView, LoopguardError, UnavailableError } from '../domain/index.js';
 import type { CallHooks } from './call-request.js';
 import type { ClaimOwner, Ledger } from './ledger.js';
 
@@ -15,7 +15,7 @@ export interface OperationClaim {
 }
 
 /** Refusals of the ledger's own rules, as opposed to a ledger that cannot be reached. */
-const LEDGER_RULES: ReadonlySet<string> = new Set(['not_claim_owner', 'reissue_refused']);
+const LEDGER_RULES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['not_claim_owner', 'reissue_refused']);
 
 /** A ledger that cannot answer is treated like a log that cannot record: nothing runs. */
 export async function ledgerCall<T>(what: string, work: () => Promise<T>): Promise<T> {
@@ -23,10 +23,10 @@ export async function ledgerCall<T>(what: string, work: () => Promise<T>): Promi
     return await work();
   } catch (e) {
     if (e instanceof LoopguardError && LEDGER_RULES.has(e.code)) throw e;
-    throw new LoopguardError(
+    throw new UnavailableError(
       'log_unavailable',
       `the ledger did not answer (${what}); nothing was executed (${(e as Error).message})`,
-      { retriable: true, cause: e },
+      { cause: e },
     );
   }
 }

@@ -1,10 +1,12 @@
 import type { Tracer } from '@opentelemetry/api';
 import {
+  ConflictError,
   cachedDiceSimilarity,
   DEFAULT_POLICY,
   type DeciderDeps,
   fieldsProblem,
   type Hashing,
+  IllegalStateError,
   inputError,
   isTerminal,
   LoopguardError,
@@ -151,7 +153,7 @@ export class Guard {
           `parentRunId: run ${opts.parentRunId} is not a run this guard holds; start or resume it first`,
         );
       if (isTerminal(parent.state.status))
-        throw new LoopguardError(
+        throw new IllegalStateError(
           'parent_ended',
           `parentRunId: run ${opts.parentRunId} has ended (${parent.state.status}); a sub-agent cannot start under it`,
         );
@@ -226,7 +228,7 @@ export class Guard {
 }
 
 const runExists = (runId: string): LoopguardError =>
-  new LoopguardError(
+  new ConflictError(
     'run_exists',
     `run ${runId} already exists; use guard.resume(${JSON.stringify(runId)}, ...) to continue it`,
   );

@@ -2,10 +2,10 @@ import {
   callIsSideEffect,
   canonicalCall,
   type Hashing,
+  IllegalStateError,
   inputError,
   isTerminal,
   type LedgerView,
-  LoopguardError,
   type RecordedEvent,
   type RunState,
   redactText,
@@ -127,7 +127,7 @@ export class GuardedRun {
   ): Promise<CallResult> {
     const policy = this.actor.state.policy;
     if (policy === null)
-      throw new LoopguardError('run_not_started', `run ${this.runId} has not been started`);
+      throw new IllegalStateError('run_not_started', `run ${this.runId} has not been started`);
     const callId = `call-${this.actor.state.seq + 1}-${++this.calls}`;
     obs.named(callId);
     const sideEffect = callIsSideEffect(policy, req.tool, req.sideEffect, req.operationKey);

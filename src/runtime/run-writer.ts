@@ -12,7 +12,13 @@
  *   (its caller was told nothing ran, and its claim was released), and the command is proposed
  *   again on that state. Any other conflict (another writer) is passed on as it is.
  */
-import { failedResult, type Hashing, LoopguardError, type RecordedEvent } from '../domain/index.js';
+import {
+  failedResult,
+  type Hashing,
+  LoopguardError,
+  type RecordedEvent,
+  UnavailableError,
+} from '../domain/index.js';
 import type { RunStream } from '../log/index.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
 import { logRefused } from './call-request.js';
@@ -60,10 +66,10 @@ export class RunWriter {
       await this.write(
         this.held,
         (e) =>
-          new LoopguardError(
+          new UnavailableError(
             'log_unavailable',
             `the event log did not accept the last result of run ${this.actor.runId}; resume the run (guard.resume) to settle it (${(e as Error).message})`,
-            { retriable: true, cause: e },
+            { cause: e },
           ),
       );
       this.held = [];
@@ -98,10 +104,10 @@ export class RunWriter {
   private refused(cmd: CommandInput, e: unknown): LoopguardError {
     const held = this.held.find((r) => r.event.type === 'ToolCallCompleted')?.event;
     if (held === undefined || held.type !== 'ToolCallCompleted') return logRefused(cmd, e);
-    return new LoopguardError(
+    return new UnavailableError(
       'log_unavailable',
       `the event log did not accept the result of call ${held.callId}: the tool ran but its result was not recorded; resume the run (guard.resume) to settle it. Nothing of this ${cmd.type} ran (${(e as Error).message})`,
-      { retriable: true, cause: e },
+      { cause: e },
     );
   }
 

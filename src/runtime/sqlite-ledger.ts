@@ -8,7 +8,13 @@
  * doubt, never as free (the row keeps the claimant's pid; the data dir is on one machine).
  */
 import type { StatementSync } from 'node:sqlite';
-import { applyLedgerFact, type KeyEntry, type LedgerFact, LoopguardError } from '../domain/index.js';
+import {
+  applyLedgerFact,
+  ConflictError,
+  IllegalStateError,
+  type KeyEntry,
+  type LedgerFact,
+} from '../domain/index.js';
 import { EmbeddedDatabase } from '../log/embedded/database.js';
 import { DEFAULT_DATA_DIR } from '../log/embedded/embedded-log.js';
 import {
@@ -121,7 +127,7 @@ export class SqliteLedger implements Ledger {
         old === undefined ? undefined : stateOf(old),
         taken === undefined ? this.noteOf(note.newKey) : stateOf(taken),
       );
-      if (refused !== null) throw new LoopguardError('reissue_refused', `reissue: ${refused}`);
+      if (refused !== null) throw new IllegalStateError('reissue_refused', `reissue: ${refused}`);
       this.sql.addNote.run(note.newKey, note.oldKey, JSON.stringify(note));
     });
   }
@@ -149,7 +155,7 @@ export class SqliteLedger implements Ledger {
       const row = this.row(key);
       const step = applyLedgerFact(row === undefined ? undefined : entryOf(row), fact, owner, Date.now());
       if (step.refused !== null)
-        throw new LoopguardError(
+        throw new ConflictError(
           'not_claim_owner',
           `ledger: ${key} is not claimed by ${owner.runId}/${owner.callId} (${step.refused})`,
         );

@@ -5,7 +5,7 @@
  * with `reissuedFrom`), so a run's stream is the same whether its operator reissued through the
  * library or through the service, and no reader of the runs topic meets a new event type.
  */
-import { LoopguardError } from '../domain/index.js';
+import { IllegalStateError, type LoopguardError } from '../domain/index.js';
 import type { RunActor } from '../machines/index.js';
 import { ledgerCall } from '../runtime/claim-operation.js';
 import type { Ledger, ReissueNote } from '../runtime/ledger.js';
@@ -26,7 +26,7 @@ export async function decideReissue(
   if (!note.ok) return refuse(note.error);
   // The note names its run: a run that never started has nothing to answer for.
   if (actor.state.status === 'NEW')
-    return refuse(new LoopguardError('run_not_started', `run ${req.run_id} has not been started`));
+    return refuse(new IllegalStateError('run_not_started', `run ${req.run_id} has not been started`));
   let refused: LoopguardError;
   try {
     await ledgerCall(`reissue ${req.operation_key}`, () => ledger.reissue(note.value));

@@ -4,6 +4,7 @@
  * GuardDecided), so the service never decides anything the log does not say.
  */
 import {
+  type ErrorCode,
   type Hashing,
   isTerminal,
   type LedgerView,
@@ -24,11 +25,10 @@ export interface Decided {
 }
 
 /** Which request field a domain error is about, so a client can tell what to fix. */
-const ERROR_FIELD: Readonly<Record<string, string>> = {
+const ERROR_FIELD: Readonly<Partial<Record<ErrorCode, string>>> = {
   unknown_call: 'call_id',
   run_exists: 'run_id',
   run_not_started: 'run_id',
-  bad_args: 'args_json',
 };
 
 /** What a worker decides with: its policy, its secret-hashing key, its name in the decisions. */

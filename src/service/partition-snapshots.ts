@@ -18,7 +18,7 @@
  * with every state it ever held.
  */
 import type { Transaction } from 'kafkajs';
-import { LoopguardError } from '../domain/errors.js';
+import { UnavailableError } from '../domain/errors.js';
 import type { RunState } from '../domain/run-state.js';
 import type { SchemaStore } from '../events/schema-store.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
@@ -168,12 +168,10 @@ export class PartitionSnapshots {
     }
     const [from, to] = [offsets[0] as number, offsets.at(-1) as number];
     if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to))
-      throw new LoopguardError(
+      throw new UnavailableError(
         'log_unavailable',
         `snapshot ${key}: the broker returned no offset for a piece`,
-        {
-          retriable: true,
-        },
+        {},
       );
     return { id, from, to, pieces };
   }

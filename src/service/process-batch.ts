@@ -6,7 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { KafkaMessage } from 'kafkajs';
-import { type Hashing, LoopguardError, type Policy, type RecordedEvent } from '../domain/index.js';
+import {
+  ConflictError,
+  type Hashing,
+  LoopguardError,
+  type Policy,
+  type RecordedEvent,
+} from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
 import { DLQ_HEADERS } from '../log/kafka/decoding-consumer.js';
@@ -215,7 +221,7 @@ export async function processBatch(
 }
 
 const duplicateId = (req: WireRequest): LoopguardError =>
-  new LoopguardError(
+  new ConflictError(
     'duplicate_request_id',
     `request_id ${req.request_id} of run ${req.run_id} was already used for another request; a repeat must be the same request (a new request needs a new id)`,
     { details: { field: 'request_id' } },

@@ -8,7 +8,7 @@ import {
   type FieldSpec,
   fieldsProblem,
   type Hashing,
-  LoopguardError,
+  InvalidInputError,
   MODEL_USAGE_FIELDS,
   nameProblem,
   OUTCOME_FIELDS,
@@ -28,7 +28,7 @@ import type { WireRequest } from './service-topics.js';
 
 const badField = (field: string, message: string): Result<never> => ({
   ok: false,
-  error: new LoopguardError('bad_request', `${field}: ${message}`, { details: { field } }),
+  error: new InvalidInputError('bad_request', field, `${field}: ${message}`),
 });
 
 const opt = <K extends string, V>(key: K, v: V | null): { [P in K]?: V } =>

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import avsc, { type Resolver, type Schema, type Type } from 'avsc';
-import { LoopguardError, toLoopguardError } from '../domain/errors.js';
+import { InvalidInputError, LoopguardError, toLoopguardError } from '../domain/errors.js';
 import { AVRO_OPTS, defaultSchemasDir, typeFromJson } from '../events/envelope-schema.js';
 import type { SchemaStore } from '../events/schema-store.js';
 import { frame, unframe } from '../events/wire.js';
@@ -44,9 +44,11 @@ export class ServiceCodec<T> {
   encode(value: T): Buffer {
     const wrong: string[] = [];
     if (!this.type.isValid(value, { errorHook: (path) => wrong.push(path.join('.')) }))
-      throw new LoopguardError('bad_request', `field ${wrong[0] ?? '?'} does not fit the Avro schema`, {
-        details: { field: wrong[0] ?? null },
-      });
+      throw new InvalidInputError(
+        'bad_request',
+        wrong[0] ?? '?',
+        `field ${wrong[0] ?? '?'} does not fit the Avro schema`,
+      );
     return frame(this.schemaId, this.type.toBuffer(value));
   }
 
@@ -74,7 +76,7 @@ export class ServiceCodec<T> {
       r = this.store.schemaById(schemaId).then(
         (text) => this.type.createResolver(typeFromJson(text)),
         (e: unknown) => {
-          throw toLoopguardError(e, 'schema_store_unavailable', true);
+          throw toLoopguardError(e, 'schema_store_unavailable');
         },
       );
       this.readings.set(schemaId, r);

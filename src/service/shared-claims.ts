@@ -15,6 +15,7 @@ import {
   nameProblem,
   type RecordedEvent,
   redactText,
+  UnavailableError,
 } from '../domain/index.js';
 import type { RunActor } from '../machines/index.js';
 import { recordedResult } from '../runtime/call-request.js';
@@ -103,6 +104,4 @@ export async function reportOutcome(
 }
 
 export const ledgerUnavailable = (e: unknown): LoopguardError =>
-  e instanceof LoopguardError
-    ? e
-    : new LoopguardError('log_unavailable', (e as Error).message, { retriable: true });
+  e instanceof LoopguardError ? e : new UnavailableError('log_unavailable', (e as Error).message);

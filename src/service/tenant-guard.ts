@@ -6,7 +6,7 @@
  * and operation keys are scoped by tenant (`<tenant>:<key>`), so one tenant's ledger entries are
  * out of another's reach: naming another tenant's key names an operation of one's own.
  */
-import { LoopguardError } from '../domain/index.js';
+import { type CodeOf, InvalidInputError, type LoopguardError } from '../domain/index.js';
 import { signedWith } from './request-signature.js';
 import type { WireRequest } from './service-topics.js';
 import type { TenantKey } from './tenant-keys.js';
@@ -18,10 +18,15 @@ export type Checked =
   | { readonly ok: true; readonly req: WireRequest; readonly key: TenantKey }
   | { readonly ok: false; readonly reason: RefusedFor; readonly error: LoopguardError };
 
-const refused = (reason: RefusedFor, code: string, field: string, message: string): Checked => ({
+const refused = (
+  reason: RefusedFor,
+  code: CodeOf<'invalid_input'>,
+  field: string,
+  message: string,
+): Checked => ({
   ok: false,
   reason,
-  error: new LoopguardError(code, message, { details: { field } }),
+  error: new InvalidInputError(code, field, message),
 });
 
 /** The run a request is for, as the worker holds it: whether it started, and whose it is. */

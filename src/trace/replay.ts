@@ -1,5 +1,6 @@
 import {
   type DeciderDeps,
+  errorOf,
   LoopguardError,
   ok,
   type Policy,
@@ -40,7 +41,8 @@ export function replayRun(
   /** Which call a refusal is about, so its message names the field (`calls[3].args.q`). */
   let at = '';
   const refused = (e: LoopguardError): LoopguardError =>
-    new LoopguardError(e.code, `${at}${e.message}`, {
+    errorOf(e.code, `${at}${e.message}`, {
+      retriable: e.retriable,
       details: { ...e.details, field: `${at}${String(e.details.field ?? '')}` },
     });
   const step = (cmd: CommandInput): RecordedEvent[] => {

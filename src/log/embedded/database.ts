@@ -11,7 +11,7 @@
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { LoopguardError } from '../../domain/errors.js';
+import { IllegalStateError, LoopguardError, UnavailableError } from '../../domain/errors.js';
 
 export const DB_FILE = 'loopguard.db';
 /** Where the segment log (before SQLite) kept its topics: a data dir to migrate. */
@@ -109,23 +109,22 @@ export function storeError(e: unknown, path: string): LoopguardError {
   const why = (e as Error)?.message ?? String(e);
   const primary = c === undefined ? undefined : c & 0xff;
   if (primary === SQLITE.FULL)
-    return new LoopguardError(
+    return new UnavailableError(
       'disk_full',
       `${path}: the disk is full (${why}); the write was not acknowledged, everything acknowledged before stays readable`,
-      { retriable: true, cause: e, details: { path } },
+      { cause: e, details: { path } },
     );
   if (primary === SQLITE.BUSY || primary === SQLITE.LOCKED)
-    return new LoopguardError(
+    return new UnavailableError(
       'store_busy',
       `${path}: another process held the write lock too long (${why})`,
       {
-        retriable: true,
         cause: e,
         details: { path },
       },
     );
   if (primary === SQLITE.READONLY)
-    return new LoopguardError('read_only', `${path}: the database cannot be written (${why})`, {
+    return new IllegalStateError('read_only', `${path}: the database cannot be written (${why})`, {
       cause: e,
       details: { path },
     });
@@ -134,11 +133,11 @@ export function storeError(e: unknown, path: string): LoopguardError {
       cause: e,
       details: { path },
     });
-  return new LoopguardError('log_io', `${path}: ${why}`, { retriable: primary === SQLITE.IOERR, cause: e });
+  return new UnavailableError('log_io', `${path}: ${why}`, { retriable: primary === SQLITE.IOERR, cause: e });
 }
 
 export const needsMigration = (dir: string): LoopguardError =>
-  new LoopguardError(
+  new IllegalStateError(
     'needs_migration',
     `${dir} holds a segment log (written by loopguard before the SQLite store); convert it once with: loopguard migrate --data-dir ${dir}`,
     { details: { dir } },
@@ -221,13 +220,16 @@ export class EmbeddedDatabase {
     // journal_mode=WAL needs the write lock once per file; it then stays WAL for every connection.
     const mode = this.db.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode: string };
     if (mode.journal_mode !== 'wal')
-      throw new LoopguardError('log_io', `${this.path}: could not switch to WAL mode (${mode.journal_mode})`);
+      throw new UnavailableError(
+        'log_io',
+        `${this.path}: could not switch to WAL mode (${mode.journal_mode})`,
+      );
     this.db.exec(`PRAGMA synchronous = ${(opts.synchronous ?? 'full').toUpperCase()}`);
     this.db.exec('PRAGMA foreign_keys = ON');
     if (opts.maxPages !== undefined) this.db.exec(`PRAGMA max_page_count = ${Math.floor(opts.maxPages)}`);
     const { user_version } = this.db.prepare('PRAGMA user_version').get() as { user_version: number };
     if (user_version > SCHEMA_VERSION)
-      throw new LoopguardError(
+      throw new IllegalStateError(
         'store_too_new',
         `${this.path}: written by a newer loopguard (store version ${user_version}, this one knows ${SCHEMA_VERSION})`,
       );
@@ -263,7 +265,7 @@ export class EmbeddedDatabase {
    */
   writeSync<T>(fn: () => T, lockWaitMs: number = ENGINE_WAIT_MS): T {
     if (this.readOnly)
-      throw new LoopguardError('read_only', `${this.path} is open for reading only; nothing was written`);
+      throw new IllegalStateError('read_only', `${this.path} is open for reading only; nothing was written`);
     this.db.exec(`PRAGMA busy_timeout = ${lockWaitMs}`);
     try {
       this.db.exec('BEGIN IMMEDIATE');

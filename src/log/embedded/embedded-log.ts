@@ -11,7 +11,7 @@
  * its next read, and a follower polls for them every pollMs.
  */
 import type { StatementSync } from 'node:sqlite';
-import { LoopguardError } from '../../domain/errors.js';
+import { IllegalStateError, LoopguardError } from '../../domain/errors.js';
 import type { LogRecord, StoredRecord } from '../event-log.js';
 import { TOPICS } from '../event-log.js';
 import { checkKeyed, type KeyedLog, keyConflict } from '../keyed-log.js';
@@ -207,7 +207,7 @@ export class EmbeddedLog implements KeyedLog {
     checkTopic(topic);
     if (this.closed) throw closedError();
     if (this.opts.readOnly)
-      throw new LoopguardError(
+      throw new IllegalStateError(
         'read_only',
         `${this.store.path} is open for reading only; nothing was written`,
       );

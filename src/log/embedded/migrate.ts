@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { LoopguardError } from '../../domain/errors.js';
+import { IllegalStateError, type LoopguardError } from '../../domain/errors.js';
 import { TOPICS } from '../event-log.js';
 import { DB_FILE, EmbeddedDatabase, SEGMENT_TOPICS_DIR } from './database.js';
 import { decodeRecord, scanRecords } from './segment-format.js';
@@ -28,7 +28,7 @@ export interface Migration {
 
 const OLD = [SEGMENT_TOPICS_DIR, 'ledger', 'schemas'] as const;
 
-const refuse = (message: string): LoopguardError => new LoopguardError('migrate_refused', message);
+const refuse = (message: string): LoopguardError => new IllegalStateError('migrate_refused', message);
 
 export function migrateDataDir(dir: string): Migration {
   if (!existsSync(join(dir, SEGMENT_TOPICS_DIR))) {

@@ -23,7 +23,7 @@
  * unconditional appends (EventStore.append, no batch header) publish their own copies.
  */
 import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
-import { LoopguardError } from '../../domain/errors.js';
+import { UnavailableError } from '../../domain/errors.js';
 import { TOPICS } from '../event-log.js';
 import type { EventStore } from '../event-store.js';
 import { copiesOfBatch } from './copies-of-batch.js';
@@ -139,10 +139,9 @@ export class KafkaCopyProjector {
         });
         if (behind.length === 0) return;
         if (timedOut)
-          throw new LoopguardError(
+          throw new UnavailableError(
             'timeout',
             `copy projector: runs partitions ${behind.map((b) => b.partition).join(',')} not copied within ${timeoutMs} ms`,
-            { retriable: true },
           );
         await new Promise((r) => setTimeout(r, 100));
       }

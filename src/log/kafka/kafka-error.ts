@@ -3,7 +3,7 @@
  * LoopguardError. kafkajs marks its errors `retriable` (leader moved, broker restarting), which is
  * exactly the flag callers need to decide between retrying and giving up.
  */
-import { LoopguardError } from '../../domain/errors.js';
+import { LoopguardError, UnavailableError } from '../../domain/errors.js';
 
 export function kafkaError(e: unknown, what: string): LoopguardError {
   if (e instanceof LoopguardError) return e;
@@ -13,7 +13,7 @@ export function kafkaError(e: unknown, what: string): LoopguardError {
       ? e.retriable
       : true;
   const name = e instanceof Error ? e.name : 'unknown';
-  return new LoopguardError('kafka_unavailable', `${what}: ${message}`, {
+  return new UnavailableError('kafka_unavailable', `${what}: ${message}`, {
     cause: e,
     retriable,
     details: { kafkaError: name },
@@ -29,8 +29,7 @@ export async function withTimeout<T>(work: Promise<T>, ms: number, what: string)
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () =>
-        reject(new LoopguardError('kafka_timeout', `${what}: no answer in ${ms} ms`, { retriable: true })),
+      () => reject(new UnavailableError('kafka_timeout', `${what}: no answer in ${ms} ms`)),
       ms,
     );
   });

@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type Admin, Partitioners } from 'kafkajs';
-import { LoopguardError } from '../../domain/errors.js';
+import { ConflictError, IllegalStateError } from '../../domain/errors.js';
 import type { DomainEvent, RecordedEvent } from '../../domain/events.js';
 import {
   foldLedger,
@@ -108,9 +108,7 @@ export class KafkaLedger implements Ledger {
       if (e.status === 'in_doubt' || this.expired(e)) return { status: 'in_doubt', owner: e.owner };
       return sameOwner(e.owner, owner) ? { status: 'won' } : { status: 'in_flight', owner: e.owner };
     }
-    throw new LoopguardError('ledger_contended', `ledger: ${key} kept changing hands; try again`, {
-      retriable: true,
-    });
+    throw new ConflictError('ledger_contended', `ledger: ${key} kept changing hands; try again`, {});
   }
 
   async complete(key: string, owner: ClaimOwner, resultJson: string): Promise<void> {
@@ -182,7 +180,7 @@ export class KafkaLedger implements Ledger {
       await this.get(note.oldKey),
       (await this.get(note.newKey)) ?? this.notes.get(note.newKey),
     );
-    if (refused !== null) throw new LoopguardError('reissue_refused', `reissue: ${refused}`);
+    if (refused !== null) throw new IllegalStateError('reissue_refused', `reissue: ${refused}`);
     // The check above and the write below are not one step: notes onto one new key share a
     // partition, the fold keeps the first, and whoever finds another's note first has lost.
     await this.writeNote(note);
@@ -190,7 +188,7 @@ export class KafkaLedger implements Ledger {
     if (first === undefined || sameOwner(first.by, note.by)) return;
     // Compaction keeps a key's last record: the winner's note goes back on top of this one.
     await this.writeNote(first).catch(() => undefined);
-    throw new LoopguardError(
+    throw new IllegalStateError(
       'reissue_refused',
       `reissue: operation key ${note.newKey} was reissued onto by ${first.by.runId}/${first.by.callId} at the same moment`,
     );
@@ -228,7 +226,7 @@ export class KafkaLedger implements Ledger {
     }
     const refused = holderRefusal(e, owner);
     if (refused !== null)
-      throw new LoopguardError(
+      throw new ConflictError(
         'not_claim_owner',
         `ledger: ${key} is not claimed by ${owner.runId}/${owner.callId} (${refused})`,
       );
@@ -280,7 +278,7 @@ export class KafkaLedger implements Ledger {
   }
 
   private waitFor(partition: number, offset: number): Promise<void> {
-    if (this.follower === undefined) throw new LoopguardError('ledger_closed', 'ledger: not open');
+    if (this.follower === undefined) throw new IllegalStateError('ledger_closed', 'ledger: not open');
     return withTimeout(this.follower.foldedTo(partition, offset), this.timeoutMs, 'ledger fold');
   }
 

@@ -10,7 +10,7 @@
  * idempotent producer retries a produce itself with the same sequence numbers, and a new send
  * after it gave up could write the records twice.
  */
-import { LoopguardError } from '../../domain/errors.js';
+import { errorOf, LoopguardError } from '../../domain/errors.js';
 import { kafkaError } from './kafka-error.js';
 
 export interface KafkaRetryPolicy {
@@ -125,7 +125,7 @@ export async function withKafkaRetry<T>(
       if (!isRetriableKafkaError(e) || late || opts.signal?.aborted) {
         const err = kafkaError(e, what);
         if (attempt === 1) throw err;
-        throw new LoopguardError(err.code, `${err.message} (after ${attempt} attempts)`, {
+        throw errorOf(err.code, `${err.message} (after ${attempt} attempts)`, {
           cause: err.cause,
           retriable: err.retriable,
           details: { ...err.details, attempts: attempt },

@@ -10,7 +10,7 @@
  * second `register()` fails there. Apicurio 3.x accepts `PUT /config/{subject}` even before the
  * subject exists and then enforces the level (an incompatible new version gets HTTP 409).
  */
-import { LoopguardError } from '../../domain/errors.js';
+import { LoopguardError, UnavailableError } from '../../domain/errors.js';
 
 export type CompatibilityLevel =
   | 'NONE'
@@ -32,7 +32,7 @@ function configUrl(registryUrl: string, subject: string): string {
 }
 
 function unavailable(what: string, status: number, body: string): LoopguardError {
-  return new LoopguardError('registry_unavailable', `${what}: HTTP ${status} ${body}`, {
+  return new UnavailableError('registry_unavailable', `${what}: HTTP ${status} ${body}`, {
     retriable: status >= 500,
     details: { status },
   });

@@ -1,0 +1,150 @@
+/**
+ * Every code a LoopguardError can carry, with its family, whether the same input may succeed later
+ * (`retriable`, the default a throw site gets) and what it means. This table is the single source:
+ * `ErrorCode` is its keys, the README's "Error codes" section is checked against it, and a test
+ * fails when src raises a code that is not here or the table keeps a code nothing raises.
+ *
+ * Families: `conflict` (someone else wrote first), `invalid_input` (bad input, names the field),
+ * `illegal_state` (the input is fine, the run or store is not in a state to take it),
+ * `unavailable` (a dependency did not answer; usually worth a retry), `other`.
+ */
+export type ErrorFamily = 'conflict' | 'invalid_input' | 'illegal_state' | 'unavailable' | 'other';
+
+interface CodeSpec {
+  readonly family: ErrorFamily;
+  readonly retriable: boolean;
+  readonly meaning: string;
+}
+
+const c = <F extends ErrorFamily>(family: F, retriable: boolean, meaning: string) => ({
+  family,
+  retriable,
+  meaning,
+});
+
+export const ERROR_CODES = {
+  // conflict
+  conflict: c('conflict', false, 'an append expected another stream version: another writer appended first'),
+  run_exists: c('conflict', false, 'a run with this id was already started'),
+  duplicate_run: c('conflict', false, 'two traces record the same run id'),
+  duplicate_request_id: c(
+    'conflict',
+    false,
+    'a service request reused the id of an earlier, different request',
+  ),
+  not_claim_owner: c('conflict', false, 'the operation claim belongs to another owner'),
+  ledger_contended: c('conflict', true, 'the ledger entry kept changing hands while being claimed'),
+  // invalid input (the error names the field)
+  invalid_input: c('invalid_input', false, 'an argument of a guard or run method is not valid'),
+  invalid_call: c('invalid_input', false, 'a tool call request (tool, args, side effect) is not valid'),
+  invalid_args: c('invalid_input', false, "a call's args are not JSON"),
+  invalid_result: c('invalid_input', false, "a tool's result is not JSON"),
+  invalid_usage: c('invalid_input', false, 'a model usage record (tokens, cost) is not valid'),
+  too_deep: c('invalid_input', false, 'a JSON value is nested deeper than the limit'),
+  bad_request: c('invalid_input', false, 'a service request does not fit the wire schema'),
+  unauthenticated: c('invalid_input', false, 'a service request is not signed by a known key'),
+  forbidden: c('invalid_input', false, "a service request's key may not act on that run or tenant"),
+  // illegal state
+  illegal_transition: c('illegal_state', false, "the run's state machine refuses the move"),
+  run_not_started: c('illegal_state', false, 'the run has not been started'),
+  call_in_flight: c('illegal_state', false, 'the run has a call without a result yet'),
+  reentrant_call: c('illegal_state', false, 'a call was made from inside another call of the same run'),
+  run_ended: c('illegal_state', false, 'the run has already ended'),
+  unknown_call: c('illegal_state', false, 'no call with that id is waiting for a result'),
+  precondition_unchanged: c(
+    'illegal_state',
+    false,
+    'a resume records no precondition change; resuming unchanged would loop again',
+  ),
+  budget_still_spent: c('illegal_state', false, 'a resume under a policy whose spent budget is still spent'),
+  run_stopped: c('illegal_state', false, 'the run was stopped by the guard; no further calls'),
+  parent_ended: c('illegal_state', false, 'a child run was started under a parent that has ended'),
+  read_only: c('illegal_state', false, 'the store is open for reading only'),
+  log_closed: c('illegal_state', false, 'the event log is closed'),
+  ledger_closed: c('illegal_state', false, 'the ledger is not open'),
+  reissue_refused: c('illegal_state', false, 'the operation may not be reissued in its current state'),
+  needs_migration: c(
+    'illegal_state',
+    false,
+    'the store was written by an older loopguard; run loopguard migrate',
+  ),
+  store_too_new: c('illegal_state', false, 'the store was written by a newer loopguard'),
+  migrate_refused: c('illegal_state', false, 'migrate cannot run on this store'),
+  // unavailable
+  log_unavailable: c('unavailable', true, 'the event log did not accept or return records'),
+  kafka_unavailable: c('unavailable', true, 'Kafka failed a request (retriable as kafkajs marks it)'),
+  kafka_timeout: c('unavailable', true, 'Kafka did not answer in time'),
+  store_busy: c('unavailable', true, 'the embedded store is locked by another writer'),
+  disk_full: c('unavailable', true, 'the embedded store could not grow: the disk is full'),
+  log_io: c(
+    'unavailable',
+    false,
+    'the embedded store failed to read or write (retriable on a transient I/O error)',
+  ),
+  registry_unavailable: c(
+    'unavailable',
+    true,
+    'the schema registry failed or did not answer (retriable on 5xx)',
+  ),
+  schema_store_unavailable: c('unavailable', true, 'the schema store failed while fetching a schema'),
+  guard_unavailable: c('unavailable', true, 'the remote guard service did not answer'),
+  decision_timeout: c('unavailable', true, 'the service did not answer a request in time'),
+  upstream_unavailable: c('unavailable', true, 'the upstream MCP server is not running'),
+  timeout: c('unavailable', true, 'a wait ran out of time'),
+  webhook_unreachable: c('unavailable', true, 'the alert webhook could not be reached'),
+  webhook_refused: c('unavailable', true, 'the alert webhook answered with an error status'),
+  webhook_redirected: c('unavailable', true, 'the alert webhook answered with a redirect'),
+  alert_delivery_failed: c('unavailable', true, 'an alert could not be delivered'),
+  alert_aborted: c('unavailable', true, 'alert delivery was abandoned while shutting down'),
+  // other
+  usage: c('other', false, 'the command line is not valid'),
+  internal: c('other', false, 'a bug in loopguard: an invariant did not hold'),
+  error: c('other', false, 'the service answered an error without a code'),
+  invalid_policy: c('other', false, 'the policy is not valid'),
+  policy_unreadable: c('other', false, 'the policy file could not be read'),
+  invalid_trace: c('other', false, 'a trace file line is not a valid trace record'),
+  input_unreadable: c('other', false, 'an input file could not be read'),
+  too_large: c('other', false, 'a value or input is larger than the limit'),
+  record_too_large: c('other', false, 'a record is larger than the store accepts'),
+  unknown_run: c('other', false, 'the run is not in the log'),
+  unknown_parent: c('other', false, 'the parent run is not in the log'),
+  secret_key_required: c('other', false, 'a secret key is needed and none was given'),
+  secret_key_unreadable: c('other', false, 'the secret key file could not be read or is malformed'),
+  bad_tenant_keys: c('other', false, 'the tenant keys file is not valid'),
+  bad_webhook: c('other', false, 'the alert webhook is not a valid URL'),
+  webhook_credentials: c('other', false, 'the alert webhook URL carries credentials'),
+  alert_undeliverable: c('other', false, 'an alert could not be delivered after every retry'),
+  kafka_config: c('other', false, 'the Kafka options are incomplete'),
+  kafka_protocol: c('other', false, 'Kafka answered in a way the protocol does not allow'),
+  partitioned_topic: c('other', false, 'the topic has more partitions than the reader supports'),
+  unsupported_log: c('other', false, 'the event log cannot do this (no per-run streams, append-only)'),
+  registry_config: c('other', false, 'the schema registry did not keep the compatibility level set'),
+  read_handler_failed: c('other', false, "a reader's handler threw"),
+  no_data_dir: c('other', false, 'the data directory holds no store'),
+  log_corrupt: c('other', false, 'the embedded store is corrupt; run loopguard repair'),
+  bad_topic: c('other', false, 'a topic name is not valid'),
+  bad_offset: c('other', false, 'an offset, count or sequence number is out of range'),
+  bad_key: c('other', false, 'a record key does not match the stream it is appended to'),
+  bad_append: c('other', false, 'an append to a run stream is malformed'),
+  bad_run_id: c('other', false, 'a run id is empty'),
+  bad_event: c('other', false, 'an event cannot be encoded'),
+  bad_payload: c('other', false, 'an encoded payload cannot be decoded'),
+  bad_snapshot: c('other', false, 'a stored snapshot cannot be decoded'),
+  bad_schema: c('other', false, 'a schema is not valid'),
+  bad_schema_id: c('other', false, 'a schema id does not fit the wire header'),
+  bad_magic: c('other', false, 'a payload does not start with the wire magic byte'),
+  truncated: c('other', false, 'a payload is shorter than its header or schema says'),
+  unknown_schema: c('other', false, 'no schema with that id is known'),
+  incompatible_schema: c('other', false, 'the registry refused a schema as incompatible'),
+  schemas_missing: c('other', false, 'the bundled Avro schemas were not found'),
+  schemas_invalid: c('other', false, 'the bundled Avro schemas do not assemble'),
+} as const satisfies Record<string, CodeSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The codes of one family, so that a subclass cannot be built with another family's code. */
+export type CodeOf<F extends ErrorFamily> = {
+  [K in ErrorCode]: (typeof ERROR_CODES)[K]['family'] extends F ? K : never;
+}[ErrorCode];
+
+export const isErrorCode = (s: string): s is ErrorCode => Object.hasOwn(ERROR_CODES, s);
