@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { TraceCall } from '../../trace/trace-run.js';
+import { tracedCall } from './harness.js';
 import type { Prng } from './prng.js';
 
 /**
@@ -14,8 +14,6 @@ export interface AssistantCall {
   /** The result without its volatile parts, for the labels only. */
   readonly stable: string;
 }
-
-const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /** How one run's tools word their failures: the same failure, three ways of saying it. */
 export type ErrorStyle = 'text' | 'json' | 'markup';
@@ -65,15 +63,7 @@ export class AssistantLog {
   add(tool: string, args: Record<string, unknown>, stable: string, volatile = ''): void {
     const result = stable.includes('{v}') ? stable.replace('{v}', volatile) : stable;
     this.calls.push({
-      call: {
-        step: this.calls.length,
-        tool,
-        args,
-        result: result.slice(0, 600),
-        result_sha256: sha256(result),
-        result_len: result.length,
-        after_user_turn: this.calls.length === 0,
-      },
+      call: tracedCall(this.calls.length, tool, args, result),
       stable: stable.replace('{v}', ''),
     });
   }

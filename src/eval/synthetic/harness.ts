@@ -44,6 +44,22 @@ export const HARNESSES: readonly Harness[] = [
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
+/** The `step`th call of a synthetic run as a trace file records it (the first 600 chars, the full hash). */
+export const tracedCall = (
+  step: number,
+  tool: string,
+  args: Record<string, unknown>,
+  result: string,
+): TraceCall => ({
+  step,
+  tool,
+  args,
+  result: result.slice(0, 600),
+  result_sha256: sha256(result),
+  result_len: result.length,
+  after_user_turn: step === 0,
+});
+
 /** Builds one run's calls in order, in the trace format. */
 export class CallLog {
   readonly calls: TraceCall[] = [];
@@ -51,15 +67,7 @@ export class CallLog {
   constructor(readonly harness: Harness) {}
 
   private add(tool: string, args: Record<string, unknown>, result: string): void {
-    this.calls.push({
-      step: this.calls.length,
-      tool,
-      args,
-      result: result.slice(0, 600),
-      result_sha256: sha256(result),
-      result_len: result.length,
-      after_user_turn: this.calls.length === 0,
-    });
+    this.calls.push(tracedCall(this.calls.length, tool, args, result));
   }
 
   shell(command: string, out: string, code = 0): void {
