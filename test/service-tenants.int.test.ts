@@ -120,11 +120,20 @@ describe('loopguard serve with tenant keys: two tenants on one service', () => {
     const resumed = await acmeOps.resume('acme-order', { preconditionChange: 'customer is back' });
     expect(resumed.state.status).toBe('RUNNING');
 
-    const events = await Promise.all(
-      (await conn.log.readKey(TOPICS.runs, 'acme-order')).map((r) =>
-        conn.events.decode(TOPICS.runs, r.value),
-      ),
-    );
+    // The resume's decision and its RunResumed commit in one transaction, but the commit marker
+    // reaches the runs partition a moment after the decisions one: a read_committed read of the
+    // runs topic right after the answer may not see it yet, so read until it does.
+    const readRun = async () =>
+      Promise.all(
+        (await conn.log.readKey(TOPICS.runs, 'acme-order')).map((r) =>
+          conn.events.decode(TOPICS.runs, r.value),
+        ),
+      );
+    let events = await readRun();
+    for (let i = 0; i < 100 && !events.some((e) => e.event.type === 'RunResumed'); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      events = await readRun();
+    }
     const types = events.map((e) => e.event.type);
     expect(types.filter((t) => t === 'ToolCallRequested')).toHaveLength(1);
     expect(events.find((e) => e.event.type === 'RunStarted')?.event).toMatchObject({ tenant: 'acme' });
