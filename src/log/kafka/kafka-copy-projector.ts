@@ -22,7 +22,7 @@
  * lost to another writer (or a zombie's late append) never yields a stop. Records of
  * unconditional appends (EventStore.append, no batch header) publish their own copies.
  */
-import type { Admin, Consumer, EachBatchPayload, Producer, RecordMetadata } from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import { UnavailableError } from '../../domain/errors.js';
 import { TOPICS } from '../event-log.js';
 import type { EventStore } from '../event-store.js';
@@ -69,13 +69,6 @@ export class KafkaCopyProjector {
   });
   /** Copies committed by this process. */
   copied = 0;
-  /**
-   * Per copy topic and partition, the offset after the first copy of this process's last commit
-   * there. A commit returns once the coordinator decided it, before its markers reach the copy
-   * partitions, and read_committed readers see the copies only past the marker: caughtUp waits
-   * until the read_committed end passed each of these.
-   */
-  private readonly written = new Map<string, Map<number, number>>();
 
   private constructor(
     private readonly opts: KafkaCopyProjectorOptions,
@@ -144,36 +137,17 @@ export class KafkaCopyProjector {
           );
           return Number(e.high) > Number(e.low) && at < Number(e.high);
         });
-        const hidden = behind.length === 0 ? await this.unseenCopies() : [];
-        if (behind.length === 0 && hidden.length === 0) return;
+        if (behind.length === 0) return;
         if (timedOut)
           throw new UnavailableError(
             'timeout',
-            behind.length > 0
-              ? `copy projector: runs partitions ${behind.map((b) => b.partition).join(',')} not copied within ${timeoutMs} ms`
-              : `copy projector: committed copies in ${hidden.join(',')} not visible within ${timeoutMs} ms`,
+            `copy projector: runs partitions ${behind.map((b) => b.partition).join(',')} not copied within ${timeoutMs} ms`,
           );
         await new Promise((r) => setTimeout(r, 100));
       }
     } finally {
       clearTimeout(timer);
     }
-  }
-
-  /**
-   * The copy partitions whose read_committed end (what the admin client's offsets are) is still
-   * before a copy this process committed: its commit marker is not written yet. Copies committed
-   * by an earlier holder of the transactional id are visible once this process registered it.
-   */
-  private async unseenCopies(): Promise<string[]> {
-    const unseen: string[] = [];
-    for (const [topic, ends] of this.written) {
-      const visible = await fetchTopicOffsets(this.admin, topic);
-      for (const [partition, end] of ends)
-        if (Number(visible.find((o) => o.partition === partition)?.high ?? -1) < end)
-          unseen.push(`${topic}/${partition}`);
-    }
-    return unseen;
   }
 
   async stop(): Promise<void> {
@@ -286,9 +260,8 @@ export class KafkaCopyProjector {
     );
     const topicMessages = [...out].map(([topic, msgs]) => ({ topic, messages: msgs }));
     const txn = await owned.producer.transaction();
-    let sent: RecordMetadata[] = [];
     try {
-      if (topicMessages.length > 0) sent = await txn.sendBatch({ topicMessages, acks: -1 });
+      if (topicMessages.length > 0) await txn.sendBatch({ topicMessages, acks: -1 });
       this.opts.onStep?.('copies-sent');
       await txn.sendOffsets({
         consumerGroupId: this.groupId,
@@ -315,12 +288,6 @@ export class KafkaCopyProjector {
     this.opts.onStep?.('committed');
     owned.heads.set(batch.partition, heads);
     owned.committed.set(batch.partition, next);
-    // The transaction's first copy in a partition is visible once the read_committed end passed it.
-    for (const m of sent) {
-      const ends = this.written.get(m.topicName) ?? new Map<number, number>();
-      ends.set(m.partition, Math.max(ends.get(m.partition) ?? 0, Number(m.baseOffset) + 1));
-      this.written.set(m.topicName, ends);
-    }
     this.copied += topicMessages.reduce((n, t) => n + t.messages.length, 0);
     resolveOffset(batch.lastOffset());
   }
