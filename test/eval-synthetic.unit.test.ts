@@ -78,4 +78,26 @@ describe('the synthetic coding-agent run set', () => {
     },
     EVAL_TIMEOUT_MS,
   );
+
+  it(
+    'per harness, less twin stops (savings the same rule paid for with a false stop), loopguard saves at least 1.2x the 3-identical rule with no more false stops',
+    () => {
+      // A stuck run's honest prefix is a working run cut short. Where the one-line rule stops that
+      // prefix (a growing install log polled with `tail -n 3`, an install retried as is) it stops
+      // the successful runs that begin alike too: on shell-only most of what it saves is that.
+      const three = identicalInARow(3);
+      for (const file of evaluate(syntheticCodingFiles(), [loopguard, three]).files) {
+        const [ours, baseline] = file.rows;
+        if (ours === undefined || baseline === undefined) throw new Error(`no rows for ${file.name}`);
+        const earned = (m: typeof ours) => m.callsSavedUnsuccessful - m.callsSavedByTwinStops;
+        expect(ours.falseStops, file.name).toBeLessThanOrEqual(baseline.falseStops);
+        expect(earned(ours), file.name).toBeGreaterThanOrEqual(1.2 * earned(baseline));
+      }
+      const shellOnly = syntheticCodingFiles().find((f) => f.name === 'synthetic-shell-only');
+      if (shellOnly === undefined) throw new Error('no shell-only family');
+      const shell = evaluate([shellOnly], [three]).files[0]?.rows[0];
+      expect(shell?.callsSavedByTwinStops).toBeGreaterThan((shell?.callsSavedUnsuccessful ?? 0) / 2);
+    },
+    EVAL_TIMEOUT_MS,
+  );
 });

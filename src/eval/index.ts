@@ -29,3 +29,4 @@ export { computeMetrics, judgeRun, nearestRank, percent, wastedCalls } from './m
 export type { EvalFile, EvalReport, FileReport } from './report.js';
 export { evaluate, formatTable, TOTALS_NAME } from './report.js';
 export { formatSummary } from './summary.js';
+export { prefixKey, twinStops } from './twins.js';

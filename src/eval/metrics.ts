@@ -17,6 +17,9 @@
  *   a recorded call, so the run did not get to its last call).
  * - calls saved on unsuccessful runs: over runs with outcome.success === false,
  *   sum of (calls.length - stopIndex) for the stopped ones.
+ * - twin stops (see twins.ts): stops on unsuccessful runs at a call where a successful run of the
+ *   same source, identical through that call, was stopped too; `callsSavedByTwinStops` is their
+ *   share of the calls saved: savings the detector paid for with a false stop.
  * - stops by rule: every stop, by `verdict.rule` (null rule is counted as "(none)").
  * - percentages: 100 * part / whole rounded to 0.1, null when whole is 0.
  */
@@ -31,6 +34,8 @@ export interface JudgedRun {
   readonly success: boolean | null;
   readonly labels: RunLabels;
   readonly verdict: Verdict;
+  /** A twin stop (see twins.ts); absent means no. */
+  readonly twin?: boolean;
 }
 
 export interface DetectorMetrics {
@@ -59,13 +64,15 @@ export interface DetectorMetrics {
   readonly unsuccessfulCalls: number;
   readonly callsSavedUnsuccessful: number;
   readonly callsSavedUnsuccessfulPct: number | null;
+  readonly twinStops: number;
+  readonly callsSavedByTwinStops: number;
   readonly unknownOutcomeRuns: number;
   readonly unknownOutcomeStops: number;
   readonly stopsByRule: Readonly<Record<string, number>>;
 }
 
-export function judgeRun(run: TraceRun, labels: RunLabels, verdict: Verdict): JudgedRun {
-  return { runId: run.run_id, calls: run.calls.length, success: run.outcome.success, labels, verdict };
+export function judgeRun(run: TraceRun, labels: RunLabels, verdict: Verdict, twin = false): JudgedRun {
+  return { runId: run.run_id, calls: run.calls.length, success: run.outcome.success, labels, verdict, twin };
 }
 
 /** Nearest-rank percentile (p in (0, 100]) of the values; null for no values. */
@@ -103,6 +110,8 @@ export function computeMetrics(detector: string, judged: readonly JudgedRun[]): 
   let unsuccessfulRuns = 0;
   let unsuccessfulCalls = 0;
   let callsSavedUnsuccessful = 0;
+  let twinStops = 0;
+  let callsSavedByTwinStops = 0;
   let unknownOutcomeRuns = 0;
   let unknownOutcomeStops = 0;
   const rules = new Map<string, number>();
@@ -140,6 +149,10 @@ export function computeMetrics(detector: string, judged: readonly JudgedRun[]): 
       unsuccessfulRuns++;
       unsuccessfulCalls += run.calls;
       if (stop !== null) callsSavedUnsuccessful += run.calls - stop;
+      if (stop !== null && run.twin === true) {
+        twinStops++;
+        callsSavedByTwinStops += run.calls - stop;
+      }
     } else {
       unknownOutcomeRuns++;
       if (stop !== null) unknownOutcomeStops++;
@@ -173,6 +186,8 @@ export function computeMetrics(detector: string, judged: readonly JudgedRun[]): 
     unsuccessfulCalls,
     callsSavedUnsuccessful,
     callsSavedUnsuccessfulPct: percent(callsSavedUnsuccessful, unsuccessfulCalls),
+    twinStops,
+    callsSavedByTwinStops,
     unknownOutcomeRuns,
     unknownOutcomeStops,
     stopsByRule,

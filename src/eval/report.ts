@@ -9,6 +9,7 @@ import type { TraceRun } from '../trace/trace-run.js';
 import type { Detector, Verdict } from './detector.js';
 import { countLabels, type LabelCounts, labelRun, type RunLabels } from './labels.js';
 import { computeMetrics, type DetectorMetrics, type JudgedRun, judgeRun } from './metrics.js';
+import { twinStops } from './twins.js';
 
 export interface EvalFile {
   readonly name: string;
@@ -56,10 +57,16 @@ export function evaluate(files: readonly EvalFile[], detectors: readonly Detecto
   for (const file of files) {
     const labels: readonly RunLabels[] = file.labels ?? file.runs.map((run) => labelRun(run));
     const rows = detectors.map((detector, d) => {
-      const judged = file.runs.map((run, r) => {
-        const verdict = checkedVerdict(detector, run, detector.judge(run));
-        return judgeRun(run, labels[r] ?? { stuck: null, pingPong: null }, verdict);
-      });
+      const verdicts = file.runs.map((run) => checkedVerdict(detector, run, detector.judge(run)));
+      const twins = twinStops(file.runs, verdicts);
+      const judged = file.runs.map((run, r) =>
+        judgeRun(
+          run,
+          labels[r] ?? { stuck: null, pingPong: null },
+          verdicts[r] ?? { stopIndex: null, rule: null },
+          twins[r],
+        ),
+      );
       pooled[d]?.push(...judged);
       return computeMetrics(detector.name, judged);
     });
@@ -115,7 +122,7 @@ function rowCells(row: DetectorMetrics): string[] {
     `${num(row.wastedMedian)}/${num(row.wastedP95)}/${num(row.wastedMax)}`,
     `${row.pingPongCaught}/${row.pingPongRuns}`,
     `${row.falseStops}/${row.successfulRuns} (${pct(row.falseStopsPct)}), ${row.falseStopsOnCleanRuns} clean`,
-    `${row.callsSavedUnsuccessful}/${row.unsuccessfulCalls} (${pct(row.callsSavedUnsuccessfulPct)})`,
+    `${row.callsSavedUnsuccessful}/${row.unsuccessfulCalls} (${pct(row.callsSavedUnsuccessfulPct)}), ${row.callsSavedByTwinStops} by twin stops`,
     rules === '' ? '-' : rules,
   ];
 }
@@ -148,7 +155,8 @@ export function formatTable(report: EvalReport): string {
     'stuck caught: stopped at or before the last call of the first stuck streak; pre-onset: of those, stopped before',
     'the streak began. wasted: calls run after the 3rd identical call (nearest-rank p50/p95, max). false stops: stopped',
     'runs with success=true ("clean": of those, runs without a stuck streak of their own). saved calls: calls not',
-    'run on success=false runs / all calls of those runs.',
+    'run on success=false runs / all calls of those runs; "by twin stops": of those, calls saved by stops at a call where',
+    'a successful run identical through that call was stopped too (src/eval/twins.ts).',
   );
   return `${lines.join('\n')}\n`;
 }

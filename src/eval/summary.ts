@@ -1,7 +1,9 @@
 /**
  * One line per source: loopguard beside the one-line rules (3 and 5 identical calls in a row) and
  * the step caps, on what the guard is judged by: stuck runs caught, wasted calls, false stops,
- * calls saved on failed runs, and that saving as a multiple of the 3-identical rule's.
+ * calls saved on failed runs, and that saving as a multiple of the 3-identical rule's; beside it the
+ * same saving less what twin stops saved (stops a successful run identical so far got too, see
+ * twins.ts), which no rule earns without the false stop.
  */
 import type { DetectorMetrics } from './metrics.js';
 import type { EvalReport, FileReport } from './report.js';
@@ -11,6 +13,10 @@ const FIVE = '5 identical in a row';
 /** The step caps among the default baselines, by name. */
 const CAPS = [/^openai-agents max_turns=/, /^vercel-ai stepCountIs\(/, /^crewai max_iter=/];
 
+const TWIN_NOTE =
+  'twin stop: a stop on a failed run at a call where a successful run of the same source, identical through that call,\n' +
+  'was stopped too: those savings come with a false stop (src/eval/twins.ts).\n';
+
 function row(file: FileReport, ours: string, marked: boolean): string[] {
   const by = (name: string) => file.rows.find((r) => r.detector === name);
   const caps = file.rows.filter((r) => CAPS.some((c) => c.test(r.detector)));
@@ -19,20 +25,24 @@ function row(file: FileReport, ours: string, marked: boolean): string[] {
   const five = by(FIVE);
   const cell = (f: (m: DetectorMetrics) => number | null, ...ms: (DetectorMetrics | undefined)[]) =>
     ms.map((m) => (m === undefined ? '-' : String(f(m) ?? '-'))).join(' / ');
+  const times = (ours: number, theirs: number) =>
+    theirs === 0 ? (ours === 0 ? '-' : 'inf') : `${(ours / theirs).toFixed(2)}x`;
+  const earned = (m: DetectorMetrics) => m.callsSavedUnsuccessful - m.callsSavedByTwinStops;
   const ratio =
     lg === undefined || three === undefined
       ? '-'
-      : three.callsSavedUnsuccessful === 0
-        ? lg.callsSavedUnsuccessful === 0
-          ? '-'
-          : 'inf'
-        : `${(lg.callsSavedUnsuccessful / three.callsSavedUnsuccessful).toFixed(2)}x`;
+      : times(lg.callsSavedUnsuccessful, three.callsSavedUnsuccessful);
+  const untwinned =
+    lg === undefined || three === undefined
+      ? '-'
+      : `${earned(lg)} / ${earned(three)} (${times(earned(lg), earned(three))})`;
   return [
     `${file.name}${marked ? ' (synthetic)' : ''}`,
     lg === undefined ? '-' : `${lg.stuckCaught}/${lg.stuckRuns}`,
     lg === undefined ? '-' : `${lg.wastedMedian ?? '-'}`,
     cell((m) => m.falseStops, lg, three, five, ...caps),
     cell((m) => m.callsSavedUnsuccessful, lg, three, five, ...caps),
+    untwinned,
     ratio,
   ];
 }
@@ -45,6 +55,7 @@ export function formatSummary(report: EvalReport, synthetic: boolean, ours = 'lo
     'wasted p50',
     'false stops: loopguard / 3 id. / 5 id. / caps',
     'saved on failed runs: same order',
+    'less twin stops: loopguard / 3 id.',
     'saved vs 3 id.',
   ];
   const rows = [...report.files, ...(report.files.length > 1 ? [report.totals] : [])].map((f) =>
@@ -57,5 +68,5 @@ export function formatSummary(report: EvalReport, synthetic: boolean, ours = 'lo
       .join('  ')
       .trimEnd();
   const caps = report.detectors.filter((d) => CAPS.some((c) => c.test(d))).join(', ');
-  return `${[line(header), line(header.map((_, c) => '-'.repeat(widths[c] ?? 0))), ...rows.map(line)].join('\n')}\ncaps: ${caps}\n`;
+  return `${[line(header), line(header.map((_, c) => '-'.repeat(widths[c] ?? 0))), ...rows.map(line)].join('\n')}\ncaps: ${caps}\n${TWIN_NOTE}`;
 }

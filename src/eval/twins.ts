@@ -1,0 +1,72 @@
+/**
+ * Twin stops: a stop on a failed run that no rule could have made without also stopping a
+ * successful run.
+ *
+ * A detector decides whether call `k` may run from what it has seen: the calls before `k` with
+ * their results, and call `k` as requested. When a successful run of the same source is identical
+ * to a failed one up to and including call `k`, and the detector stopped that successful run at
+ * `k` too, the calls it saved on the failed run were paid for with a false stop: it could not tell
+ * the two apart. Such savings are luck, not judgement (a synthetic stuck run's honest prefix is a
+ * working run cut short, so a rule that stops a working shape early "saves" calls on the stuck runs
+ * that begin with it). Counted per source, per detector, and only where the successful twin was
+ * actually stopped at the same call, so nothing here rests on a claim about determinism.
+ */
+import type { TraceCall, TraceRun } from '../trace/trace-run.js';
+import type { Verdict } from './detector.js';
+import { canonicalJson } from './identity.js';
+
+/** What a call's result adds to what the guard sees; left out of the call being requested. */
+const RESULT_FIELDS: ReadonlySet<string> = new Set([
+  'result',
+  'result_sha256',
+  'result_len',
+  'kind',
+  'code',
+  'retry_after_ms',
+  'cost_usd',
+  'tokens',
+  'judgement',
+]);
+
+/** A call as the detector saw it: `step` is its position, already part of the prefix. */
+function seen(call: TraceCall, requestOnly: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(call)) {
+    if (k === 'step' || (requestOnly && RESULT_FIELDS.has(k))) continue;
+    out[k] = v;
+  }
+  return out;
+}
+
+/**
+ * Everything a detector could base its decision on call `index` on: the run's task type (it
+ * selects the policy's profile), every earlier call with its result, and call `index` without one.
+ */
+export function prefixKey(run: TraceRun, index: number): string {
+  const calls = run.calls.slice(0, index).map((c) => seen(c, false));
+  const asked = run.calls[index];
+  return canonicalJson({
+    taskType: run.task_type ?? null,
+    calls,
+    asked: asked === undefined ? null : seen(asked, true),
+  });
+}
+
+/**
+ * For each run, whether its verdict is a twin stop: the run failed, it was stopped at `k`, and a
+ * successful run of the same runs, identical through call `k`, was stopped at `k` as well.
+ */
+export function twinStops(runs: readonly TraceRun[], verdicts: readonly Verdict[]): boolean[] {
+  const falseStops = new Set<string>();
+  runs.forEach((run, i) => {
+    const stop = verdicts[i]?.stopIndex;
+    if (run.outcome.success === true && stop !== null && stop !== undefined)
+      falseStops.add(prefixKey(run, stop));
+  });
+  return runs.map((run, i) => {
+    const stop = verdicts[i]?.stopIndex;
+    if (falseStops.size === 0 || run.outcome.success !== false || stop === null || stop === undefined)
+      return false;
+    return falseStops.has(prefixKey(run, stop));
+  });
+}
