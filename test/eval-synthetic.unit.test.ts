@@ -6,8 +6,13 @@ import {
   identicalInARow,
   labelRun,
   loopguardDetector,
+  twinStops,
 } from '../src/eval/index.js';
-import { syntheticCodingFiles, syntheticCodingRuns } from '../src/eval/synthetic/coding-runs.js';
+import {
+  syntheticCodingFiles,
+  syntheticCodingRuns,
+  syntheticHonestPrefixes,
+} from '../src/eval/synthetic/coding-runs.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
 
 /**
@@ -97,6 +102,42 @@ describe('the synthetic coding-agent run set', () => {
       if (shellOnly === undefined) throw new Error('no shell-only family');
       const shell = evaluate([shellOnly], [three]).files[0]?.rows[0];
       expect(shell?.callsSavedByTwinStops).toBeGreaterThan((shell?.callsSavedUnsuccessful ?? 0) / 2);
+    },
+    EVAL_TIMEOUT_MS,
+  );
+
+  it(
+    'on shell-only, 1.2x the 3-identical rule is more calls than the loops hold: it takes stopping honest work',
+    () => {
+      const shellOnly = syntheticCodingFiles().find((f) => f.name === 'synthetic-shell-only');
+      if (shellOnly === undefined) throw new Error('no shell-only family');
+      const honest = syntheticHonestPrefixes();
+      const three = identicalInARow(3);
+      const [ours, baseline] = evaluate([shellOnly], [loopguard, three]).files[0]?.rows ?? [];
+      let loopCalls = 0;
+      const twins = twinStops(
+        shellOnly.runs,
+        shellOnly.runs.map((r) => loopguard.judge(r)),
+      );
+      for (const [i, run] of shellOnly.runs.entries()) {
+        if (run.outcome.success) continue;
+        const prefix = honest.get(run.run_id);
+        if (prefix === undefined) throw new Error(`no honest prefix for ${run.run_id}`);
+        loopCalls += run.calls.length - prefix;
+        // loopguard stops every loop within its first four calls, and inside honest work only
+        // where a successful run identical so far is stopped too.
+        const stop = loopguard.judge(run).stopIndex;
+        expect(stop, run.run_id).not.toBeNull();
+        if ((stop ?? 0) < prefix) expect(twins[i], run.run_id).toBe(true);
+        else expect((stop ?? 0) - prefix, run.run_id).toBeLessThanOrEqual(3);
+      }
+      // Refusing the first looping call of every stuck run, before any repeat shows, saves fewer
+      // calls than 1.2x what the one-line rule saves, most of it by stopping the polls it shares
+      // with successful runs.
+      expect(loopCalls).toBeLessThan(1.2 * (baseline?.callsSavedUnsuccessful ?? 0));
+      expect(loopCalls + (ours?.callsSavedByTwinStops ?? 0)).toBeLessThan(
+        1.2 * (baseline?.callsSavedUnsuccessful ?? 0),
+      );
     },
     EVAL_TIMEOUT_MS,
   );

@@ -49,8 +49,22 @@ const STUCK_PER_SHAPE = 4;
  * run cut short, so the guard sees the loop only after a history like the real one.
  */
 export function syntheticCodingRuns(seed: number = SYNTHETIC_SEED): TraceRun[] {
+  return generated(seed).runs;
+}
+
+/**
+ * How many calls of each stuck run are its honest prefix (the working run it begins with, cut
+ * short), by run id: the calls after it are the loop. The evaluation uses it to bound what any
+ * guard could save on the stuck runs without stopping honest work; the runs do not carry it.
+ */
+export function syntheticHonestPrefixes(seed: number = SYNTHETIC_SEED): ReadonlyMap<string, number> {
+  return generated(seed).honest;
+}
+
+function generated(seed: number): { runs: TraceRun[]; honest: Map<string, number> } {
   const rng = new Prng(seed);
   const runs: TraceRun[] = [];
+  const honest = new Map<string, number>();
   const working = Object.entries(WORKING);
   for (const harness of HARNESSES) {
     for (const [name, shape] of working) {
@@ -66,13 +80,16 @@ export function syntheticCodingRuns(seed: number = SYNTHETIC_SEED): TraceRun[] {
         const p = project(rng);
         const [, prefix] = rng.pick(working);
         prefix(log, rng, p);
-        log.calls.splice(rng.int(3, log.calls.length - 1));
+        const cut = rng.int(3, log.calls.length - 1);
+        log.calls.splice(cut);
         shape(log, rng, p);
-        runs.push(traceRun(`synthetic/${harness.name}/stuck-${name}/${i}`, log, false));
+        const id = `synthetic/${harness.name}/stuck-${name}/${i}`;
+        runs.push(traceRun(id, log, false));
+        honest.set(id, cut);
       }
     }
   }
-  return runs;
+  return { runs, honest };
 }
 
 /** The synthetic runs grouped by harness, for an evaluation that reports each and their total. */
