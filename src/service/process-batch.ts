@@ -32,6 +32,7 @@ import type { ServiceCodec } from './service-codec.js';
 import type { WireDecision, WireRequest } from './service-topics.js';
 import { REQUEST_ID_HEADER, SERVICE_TOPICS } from './service-topics.js';
 import {
+  asksReconcile,
   claimBefore,
   ledgerUnavailable,
   releaseUnused,
@@ -174,7 +175,7 @@ export async function processBatch(
       );
       continue;
     }
-    if (claim?.view.status === 'in_doubt' && req.can_reconcile === true && req.reconciled === null) {
+    if (asksReconcile(claim, req)) {
       // The client's hook can settle it: asked, before the run records a stop it need not make.
       decisionsOut.push(decisionMessage(ctx, reconcileAsked(actor, req, ctx, ctx.clock.now())));
       continue;

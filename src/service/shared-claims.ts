@@ -84,6 +84,13 @@ export async function claimBefore(
   return { view: claim.view, key, owner, won: claim.won, settled: claim.settled };
 }
 
+/**
+ * Whether the worker asks the client to reconcile instead of deciding: the call's operation is in
+ * doubt, the client has a hook (`can_reconcile`), and this request does not carry its answer yet.
+ */
+export const asksReconcile = (claim: SharedClaim | null, req: WireRequest): boolean =>
+  claim?.view.status === 'in_doubt' && req.can_reconcile === true && req.reconciled === null;
+
 /** A won claim whose call was not let run is given back: the side effect certainly did not happen. */
 export async function releaseUnused(
   ledger: Ledger,
