@@ -6,11 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CallRequest, Run } from '../src/runtime/index.js';
+import { type CallRequest, guardTools, type Run } from '../src/runtime/index.js';
 
 export interface RunHarness {
   /** A new run of this adapter's guard (default policy), started. */
   startRun(runId: string): Promise<Run>;
+  /** The guard's resume of a stopped run: an approved precondition change. */
+  resume(runId: string, change: { preconditionChange: string; approvedBy?: string }): Promise<Run>;
   close(): Promise<void>;
 }
 
@@ -132,6 +134,35 @@ export function describeRunContract(
       expect(charge.n).toBe(1);
     });
 
+    test("the run's own in-doubt call, after an approved resume, is settled by reconcile and not run again", async () => {
+      const req: CallRequest = {
+        tool: 'charge',
+        args: { order: 'G7' },
+        sideEffect: true,
+        operationKey: `charge-${randomUUID()}`,
+      };
+      const charge = counter();
+      const run = await runOf('own-doubt');
+      await run.call(req, async () => {
+        charge.n++;
+        throw new Error('connection reset');
+      });
+      expect(run.state.status).toBe('NEEDS_HUMAN');
+      const resumed = await h.resume(run.runId, { preconditionChange: 'provider asked', approvedBy: 'ops' });
+      expect(resumed.state.status).toBe('RUNNING');
+      const r = await resumed.call(req, charge.fn('again'), {
+        reconcile: async () => ({ happened: true, result: { receipt: 'r-own' } }),
+      });
+      expect(r).toMatchObject({ status: 'cached', value: { receipt: 'r-own' } });
+      expect(charge.n).toBe(1);
+      // The settlement is the run's own record now: asked again, no hook is needed.
+      expect(await resumed.call(req, charge.fn('never'))).toMatchObject({
+        status: 'cached',
+        value: { receipt: 'r-own' },
+      });
+      expect(resumed.state.status).toBe('RUNNING');
+    });
+
     test('an in-doubt side effect that reconcile says never happened runs once more', async () => {
       const req: CallRequest = {
         tool: 'charge',
@@ -165,6 +196,88 @@ export function describeRunContract(
       expect(await second.call(req, charge.fn())).toMatchObject({ status: 'stopped', rule: 'in_doubt' });
       expect(second.state.status).toBe('NEEDS_HUMAN');
       expect(charge.n).toBe(0);
+    });
+
+    test("a person's settle of an in-doubt side effect: its result is what the next run gets", async () => {
+      const req: CallRequest = {
+        tool: 'charge',
+        args: { order: 'E5' },
+        sideEffect: true,
+        operationKey: `charge-${randomUUID()}`,
+      };
+      const first = await runOf('settled');
+      await first.call(req, () => Promise.reject(new Error('connection reset')));
+      expect(first.state.status).toBe('NEEDS_HUMAN');
+      await first.settle(req.operationKey as string, {
+        happened: true,
+        result: { receipt: 'r-ops' },
+        settledBy: 'ops',
+      });
+      const charge = counter();
+      const second = await runOf('after-settle');
+      expect(await second.call(req, charge.fn())).toMatchObject({
+        status: 'cached',
+        value: { receipt: 'r-ops' },
+      });
+      expect(charge.n).toBe(0);
+    });
+
+    test('a reissue lets a done side effect run once more, under the new key only', async () => {
+      const run = await runOf('reissue');
+      const key = `refund-${randomUUID()}`;
+      const refund = counter();
+      const req = (operationKey: string): CallRequest => ({
+        tool: 'refund',
+        args: { order: 'F6', operationKey },
+        sideEffect: true,
+        operationKey,
+      });
+      expect((await run.call(req(key), refund.fn('refunded'))).status).toBe('executed');
+      const note = await run.reissue(key, `${key}#2`, {
+        reason: 'refunded twice on purpose',
+        approvedBy: 'ops',
+      });
+      expect(note).toMatchObject({
+        oldKey: key,
+        newKey: `${key}#2`,
+        reason: 'refunded twice on purpose',
+        approvedBy: 'ops',
+        by: { runId: run.runId },
+      });
+      expect((await run.call(req(`${key}#2`), refund.fn('refunded again'))).status).toBe('executed');
+      expect(refund.n).toBe(2);
+      await expect(run.reissue(key, `${key}#2`, { reason: 'a third time' })).rejects.toMatchObject({
+        code: 'reissue_refused',
+      });
+    });
+
+    test('guardTools drives any Run: a side effect by its key charged once, reconcile passed on', async () => {
+      const run = await runOf('tools');
+      let charged = 0;
+      const asked: string[] = [];
+      const order = randomUUID();
+      const tools = guardTools(
+        run,
+        { charge: async (args: { order: string }) => ({ receipt: `${args.order}-${++charged}` }) },
+        {
+          operationKey: (tool, args) => `${tool}:${String(args.order)}`,
+          reconcile: async (key) => {
+            asked.push(key);
+            return { happened: false };
+          },
+        },
+      );
+      expect(await tools.charge({ order })).toMatchObject({
+        status: 'executed',
+        value: { receipt: `${order}-1` },
+      });
+      expect(await tools.charge({ order })).toMatchObject({
+        status: 'cached',
+        value: { receipt: `${order}-1` },
+      });
+      expect(charged).toBe(1);
+      // Nothing was in doubt: the hook was never asked.
+      expect(asked).toEqual([]);
     });
 
     test('finish and cancel end the run: COMPLETED, PARTIAL with its gaps, PARTIAL with the reason', async () => {

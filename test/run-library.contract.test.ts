@@ -13,6 +13,7 @@ import { describeRunContract, type RunHarness } from './run-contract.js';
 function harness(guard: Guard, dir: string): RunHarness {
   return {
     startRun: (runId) => guard.startRun({ runId }),
+    resume: (runId, change) => guard.resume(runId, change),
     close: async () => {
       await guard.close();
       rmSync(dir, { recursive: true, force: true });

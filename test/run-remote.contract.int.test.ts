@@ -12,6 +12,7 @@ describeRunContract(
     const { guard } = await inProcessService('run-contract', cleanups);
     return {
       startRun: (runId) => guard.startRun({ runId }),
+      resume: (runId, change) => guard.resume(runId, change),
       close: async () => {
         for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
       },
