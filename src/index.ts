@@ -94,6 +94,8 @@ export {
   type LedgerState,
   outcome,
   type ReissueNote,
+  type Run,
+  type RunView,
   SqliteLedger,
   type StartRun,
   ToolError,

@@ -48,6 +48,8 @@ const GOLDEN = {
     // new_operation_key (added for REISSUE): null.
     '00' +
     // key_id, signature (added for tenant keys): null each.
+    '0000' +
+    // can_reconcile, reconciled (added for a remote run's reconcile): null each.
     '0000',
   decision:
     '00000000010a7265712d310a72756e2d310e657865637574650e52554e4e494e470600046f6b000002047b7d00000000' +
@@ -55,6 +57,18 @@ const GOLDEN = {
     // checkpoint_id: null.
     '00',
 };
+
+/** Added for a remote run's reconcile hook (after the tenant keys). */
+const RECONCILE_FIELDS = ['can_reconcile', 'reconciled'];
+
+/** The request schema as it was before the reconcile fields: clients and workers may still write with it. */
+function schemaBeforeReconcile(): string {
+  const schema = JSON.parse(serviceSchemaText(SERVICE_SCHEMAS.request)) as { fields: { name: string }[] };
+  return JSON.stringify({
+    ...schema,
+    fields: schema.fields.filter((f) => !RECONCILE_FIELDS.includes(f.name)),
+  });
+}
 
 /** The request schema as it was before REISSUE: clients and workers may still read and write with it. */
 function schemaBeforeReissue(): string {
@@ -64,7 +78,7 @@ function schemaBeforeReissue(): string {
   return JSON.stringify({
     ...schema,
     fields: schema.fields
-      .filter((f) => !['new_operation_key', 'key_id', 'signature'].includes(f.name))
+      .filter((f) => !['new_operation_key', 'key_id', 'signature', ...RECONCILE_FIELDS].includes(f.name))
       .map((f) =>
         f.name === 'type'
           ? { ...f, type: { ...f.type, symbols: f.type.symbols?.filter((t) => t !== 'REISSUE') } }
@@ -87,6 +101,7 @@ function schemaBeforeRunApi(file: string): string {
     'new_operation_key',
     'key_id',
     'signature',
+    ...RECONCILE_FIELDS,
   ]);
   return JSON.stringify({
     ...schema,
@@ -143,7 +158,7 @@ describe('service wire format', () => {
 
   it('reads the bytes pinned before MODEL_USAGE, CHECKPOINT and SETTLE: the new fields read as null', async () => {
     for (const [file, subject, hex, value] of [
-      [SERVICE_SCHEMAS.request, 'loopguard.requests-value', GOLDEN.request.slice(0, -16), REQUEST],
+      [SERVICE_SCHEMAS.request, 'loopguard.requests-value', GOLDEN.request.slice(0, -20), REQUEST],
       [SERVICE_SCHEMAS.decision, 'loopguard.decisions-value', GOLDEN.decision.slice(0, -2), DECISION],
     ] as const) {
       const store = new MemorySchemaStore();
@@ -160,7 +175,24 @@ describe('service wire format', () => {
     expect(await store.register(subject, schemaBeforeReissue())).toBe(1);
     const current = await ServiceCodec.create<WireRequest>(store, subject, SERVICE_SCHEMAS.request);
     expect(current.schemaId).not.toBe(1);
-    expect(await current.decode(Buffer.from(GOLDEN.request.slice(0, -6), 'hex'))).toEqual(REQUEST);
+    expect(await current.decode(Buffer.from(GOLDEN.request.slice(0, -10), 'hex'))).toEqual(REQUEST);
+  });
+
+  it('reads the bytes pinned before reconcile: can_reconcile and reconciled read as null', async () => {
+    const store = new MemorySchemaStore();
+    const subject = 'loopguard.requests-value';
+    expect(await store.register(subject, schemaBeforeReconcile())).toBe(1);
+    const current = await ServiceCodec.create<WireRequest>(store, subject, SERVICE_SCHEMAS.request);
+    expect(current.schemaId).not.toBe(1);
+    expect(await current.decode(Buffer.from(GOLDEN.request.slice(0, -4), 'hex'))).toEqual(REQUEST);
+    // And a reconcile answer written now reaches an older worker without the fields it lacks.
+    const answer: WireRequest = { ...REQUEST, operation_key: 'pay-1', can_reconcile: true, reconciled: true };
+    const older = avsc.Type.forSchema(JSON.parse(schemaBeforeReconcile()));
+    const writer = avsc.Type.forSchema(JSON.parse(serviceSchemaText(SERVICE_SCHEMAS.request)));
+    const framed = current.encode(answer);
+    const read = older.fromBuffer(framed.subarray(5), older.createResolver(writer)) as object;
+    expect(read).toMatchObject({ tool: 'search', operation_key: 'pay-1', type: 'TOOL_CALL' });
+    expect(Object.keys(read)).not.toContain('reconciled');
   });
 
   it('carries a REISSUE, which a reader from before REISSUE reads as UNKNOWN (and its worker refuses)', async () => {

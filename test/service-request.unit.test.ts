@@ -49,6 +49,12 @@ describe('requestCommand', () => {
       'result_json',
       req('SETTLE', { operation_key: 'k', happened: true, settled_by: 'ops', result_json: '{' }),
     ],
+    // A reconcile answer (sent after a `reconcile` decision) is about the call's operation key.
+    ['reconciled', req('TOOL_CALL', { tool: 'charge', reconciled: true, result_json: '"paid"' })],
+    [
+      'result_json',
+      req('TOOL_CALL', { tool: 'charge', operation_key: 'k', reconciled: true, result_json: '{' }),
+    ],
     ['type', req('UNKNOWN')],
     // Decided against the ledger instead (decideReissue): it becomes no run command.
     ['type', req('REISSUE', { operation_key: 'k', new_operation_key: 'k2', reason: 'again' })],

@@ -11,8 +11,8 @@ import { isTerminal, put } from '../domain/index.js';
 import {
   type CallResult,
   combinedSignal,
-  type GuardedRun,
   type GuardToolsOptions,
+  type Run,
   toModelMessage,
 } from '../runtime/index.js';
 import { endAfterStop } from './end-after-stop.js';
@@ -117,7 +117,7 @@ function wrapWith<T extends ToolSet>(calls: GuardedCalls, tools: T): T {
  * returns its first result. The tool's abort signal fires on the caller's abort and on the
  * guard's step timeout, whichever comes first. A tool's own `needsApproval` stays as it is.
  */
-export function wrapTools<T extends ToolSet>(run: GuardedRun, tools: T, opts: GuardToolsOptions = {}): T {
+export function wrapTools<T extends ToolSet>(run: Run, tools: T, opts: GuardToolsOptions = {}): T {
   return wrapWith(new GuardedCalls(run, opts), tools);
 }
 
@@ -152,7 +152,7 @@ async function asksHuman(
  * Once the run has ended, such a call is denied without asking anyone.
  */
 export function guardToolApproval<T extends ToolSet>(
-  run: GuardedRun,
+  run: Run,
   tools: T,
   opts: GuardToolsOptions = {},
 ): { readonly tools: T; readonly toolApproval: GuardApproval } {
@@ -185,7 +185,7 @@ export function guardToolApproval<T extends ToolSet>(
  * loop ends. Use it beside a step cap: `stopWhen: [guardStopped(run), stepCountIs(20)]`. Generic
  * over the tools, so it fits the `stopWhen` of any tool set in AI SDK 5, 6 and 7.
  */
-export function guardStopped<TOOLS extends ToolSet = ToolSet>(run: GuardedRun): StopCondition<TOOLS> {
+export function guardStopped<TOOLS extends ToolSet = ToolSet>(run: Run): StopCondition<TOOLS> {
   const end = endAfterStop(run);
   return () => end();
 }

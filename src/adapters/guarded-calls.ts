@@ -1,7 +1,7 @@
 import {
   type CallResult,
-  type GuardedRun,
   type GuardToolsOptions,
+  type Run,
   type ToolFn,
   toolCallRequest,
 } from '../runtime/index.js';
@@ -27,7 +27,7 @@ export class GuardedCalls {
   private readonly answered = new Map<string, CallResult>();
 
   constructor(
-    private readonly run: GuardedRun,
+    private readonly run: Run,
     private readonly opts: GuardToolsOptions = {},
   ) {}
 

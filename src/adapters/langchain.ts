@@ -6,12 +6,12 @@
  * middleware before it keeps its interrupts: the guard judges a call only when the tool runs.
  */
 import { createMiddleware } from 'langchain';
-import type { GuardedRun, GuardToolsOptions } from '../runtime/index.js';
+import type { GuardToolsOptions, Run } from '../runtime/index.js';
 import { endAfterStop } from './end-after-stop.js';
 import { GuardedCalls } from './guarded-calls.js';
 import { guardedToolMessage, withSignal } from './tool-message.js';
 
-export function loopguardMiddleware(run: GuardedRun, opts: GuardToolsOptions = {}) {
+export function loopguardMiddleware(run: Run, opts: GuardToolsOptions = {}) {
   const calls = new GuardedCalls(run, opts);
   const end = endAfterStop(run);
   return createMiddleware({

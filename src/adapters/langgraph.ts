@@ -10,7 +10,7 @@ import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { END } from '@langchain/langgraph';
 import { ToolNode, type ToolNodeOptions } from '@langchain/langgraph/prebuilt';
 import { isTerminal } from '../domain/index.js';
-import { combinedSignal, type GuardedRun, type GuardToolsOptions } from '../runtime/index.js';
+import { combinedSignal, type GuardToolsOptions, type Run } from '../runtime/index.js';
 import { GuardedCalls } from './guarded-calls.js';
 import { guardedToolMessage } from './tool-message.js';
 
@@ -25,11 +25,7 @@ type Config = Parameters<ToolNode['runTool']>[1];
 export class GuardedToolNode extends ToolNode {
   private readonly calls: GuardedCalls;
 
-  constructor(
-    run: GuardedRun,
-    tools: Tools,
-    opts: GuardToolsOptions & { readonly node?: ToolNodeOptions } = {},
-  ) {
+  constructor(run: Run, tools: Tools, opts: GuardToolsOptions & { readonly node?: ToolNodeOptions } = {}) {
     super(tools, opts.node);
     this.calls = new GuardedCalls(run, opts);
   }
@@ -56,7 +52,7 @@ const lastAi = (messages: readonly BaseMessage[]): AIMessage | undefined => {
  * then would be refused, so they are dropped from its message (replaced by id) and the agent ends
  * with that message; without tool calls, nothing changes.
  */
-export function guardPostModelHook(run: GuardedRun) {
+export function guardPostModelHook(run: Run) {
   return (state: { messages: BaseMessage[] }): { messages?: BaseMessage[] } => {
     const last = lastAi(state.messages);
     if (!isTerminal(run.state.status) || last === undefined || (last.tool_calls?.length ?? 0) === 0)
@@ -81,7 +77,7 @@ export function guardPostModelHook(run: GuardedRun) {
  * `route` says.
  */
 export function guardRoute<S, R extends string>(
-  run: GuardedRun,
+  run: Run,
   route: (state: S) => R,
 ): (state: S) => R | typeof END {
   return (state) => (isTerminal(run.state.status) ? END : route(state));

@@ -13,7 +13,7 @@ import {
   type ToolToFinalOutputFunction,
 } from '@openai/agents';
 import { IllegalStateError, type StopReport } from '../domain/index.js';
-import { combinedSignal, type GuardedRun, type GuardToolsOptions, toModelMessage } from '../runtime/index.js';
+import { combinedSignal, type GuardToolsOptions, type Run, toModelMessage } from '../runtime/index.js';
 import { endAfterStop } from './end-after-stop.js';
 import { GuardedCalls } from './guarded-calls.js';
 import { toolReply } from './tool-reply.js';
@@ -72,10 +72,7 @@ const structuredOutput = (results: Parameters<ToolToFinalOutputFunction>[1]): bo
   return outputType !== undefined && outputType !== 'text';
 };
 
-export function agentsGuard<TOutput = string>(
-  run: GuardedRun,
-  opts: AgentsGuardOptions<TOutput> = {},
-): AgentsGuard {
+export function agentsGuard<TOutput = string>(run: Run, opts: AgentsGuardOptions<TOutput> = {}): AgentsGuard {
   const calls = new GuardedCalls(run, opts);
   const end = endAfterStop(run);
   return {

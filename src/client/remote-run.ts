@@ -7,10 +7,18 @@ import {
   type RunStatus,
   type StopReport,
 } from '../domain/index.js';
-import type { CallRequest } from '../runtime/call-request.js';
+import {
+  type CallHooks,
+  type CallRequest,
+  insideOwnTool,
+  recordedResult,
+  reentrantCall,
+  runningTool,
+} from '../runtime/call-request.js';
 import { type CallDecision, type CallResult, executedResult, notRunResult } from '../runtime/call-result.js';
 import { executeTool, type ToolFn } from '../runtime/execute-tool.js';
 import type { ReissueNote } from '../runtime/ledger.js';
+import type { Run, RunView } from '../runtime/run.js';
 import {
   emptyRequest,
   type RequestType,
@@ -19,11 +27,8 @@ import {
 } from '../service/service-topics.js';
 import type { RemoteGuard } from './remote-guard.js';
 
-export interface RemoteRunState {
-  readonly status: RunStatus;
-  readonly seq: number;
-  readonly report: StopReport | null;
-}
+/** The run as a remote handle knows it: the Run interface's view, from the last decision. */
+export type RemoteRunState = RunView;
 
 const parse = <T>(json: string | null, fallback: T): T => {
   if (json === null) return fallback;
@@ -46,7 +51,7 @@ const wireDecision = (d: WireDecision): CallDecision => ({
 });
 
 /** One run behind the remote guard; calls of a run go one at a time, as in the library. */
-export class RemoteRun {
+export class RemoteRun implements Run {
   private queue: Promise<unknown> = Promise.resolve();
   private last: RemoteRunState = { status: 'NEW', seq: 0, report: null };
   /**
@@ -134,32 +139,51 @@ export class RemoteRun {
     return d;
   }
 
-  call(req: CallRequest, fn: ToolFn): Promise<CallResult> {
-    return this.serial(() => this.callNow(req, fn));
+  call(req: CallRequest, fn: ToolFn, hooks: CallHooks = {}): Promise<CallResult> {
+    if (insideOwnTool(this)) return Promise.reject(reentrantCall(this.runId));
+    return this.serial(() => this.callNow(req, fn, hooks));
   }
 
-  private async callNow(req: CallRequest, fn: ToolFn): Promise<CallResult> {
-    const callId = this.guard.newRequestId();
-    const before = await this.send(
-      'TOOL_CALL',
-      {
-        tool: req.tool,
-        args_json: JSON.stringify(req.args ?? {}),
-        operation_key: req.operationKey ?? null,
-        side_effect: req.sideEffect ?? null,
-        cost_estimate_usd: req.costEstimateUsd ?? null,
-        progress_version: req.progressVersion ?? null,
-        after_user_turn: req.afterUserTurn ?? null,
-      },
-      callId,
-    );
+  private async callNow(req: CallRequest, fn: ToolFn, hooks: CallHooks): Promise<CallResult> {
+    const reconcile = req.operationKey === undefined ? undefined : hooks.reconcile;
+    const fields: Partial<WireRequest> = {
+      tool: req.tool,
+      args_json: JSON.stringify(req.args ?? {}),
+      operation_key: req.operationKey ?? null,
+      side_effect: req.sideEffect ?? null,
+      cost_estimate_usd: req.costEstimateUsd ?? null,
+      progress_version: req.progressVersion ?? null,
+      after_user_turn: req.afterUserTurn ?? null,
+      can_reconcile: reconcile === undefined ? null : true,
+    };
+    let callId = this.guard.newRequestId();
+    let before = await this.send('TOOL_CALL', fields, callId);
+    if (before.decision === 'reconcile' && reconcile !== undefined && req.operationKey !== undefined) {
+      // The operation is in doubt and the worker recorded nothing: the hook's answer goes with the
+      // call, sent again as a new request; the worker settles the key and decides on it, as the
+      // library's claim does. A second `reconcile` (in doubt again meanwhile) is not asked again.
+      const answer = await reconcile(req.operationKey);
+      callId = this.guard.newRequestId();
+      before = await this.send(
+        'TOOL_CALL',
+        {
+          ...fields,
+          reconciled: answer.happened,
+          // Redacted here as a tool's result is, before it is published (the worker redacts again).
+          result_json: recordedResult(answer.result, this.guard.hashing),
+        },
+        callId,
+      );
+    }
     if (before.decision !== 'execute') return notRunResult(wireDecision(before), this.last);
     // Only an execute decision, durable in the log before it reached us, runs the tool.
-    const ran = await executeTool(
-      fn,
-      this.guard.stepTimeoutMs,
-      req.sideEffect ?? req.operationKey !== undefined,
-      this.guard.hashing,
+    const ran = await runningTool(this, () =>
+      executeTool(
+        fn,
+        this.guard.stepTimeoutMs,
+        req.sideEffect ?? req.operationKey !== undefined,
+        this.guard.hashing,
+      ),
     );
     const after = await this.send('TOOL_RESULT', {
       call_id: callId,

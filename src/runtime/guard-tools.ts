@@ -1,7 +1,7 @@
 import { put, type ResultKind } from '../domain/index.js';
 import type { CallHooks, CallRequest } from './call-request.js';
 import type { CallResult } from './call-result.js';
-import type { GuardedRun } from './guarded-run.js';
+import type { Run } from './run.js';
 import type { ToolOutcome } from './tool-outcome.js';
 
 /** A tool for `guardTools`: its arguments as the model sent them, and the signal to stop on. */
@@ -86,7 +86,7 @@ type AnyTool = { tool(args: Record<string, unknown>, signal: AbortSignal): unkno
  * a message for the model (`toModelMessage`). Tool names in the options are checked against the map.
  */
 export function guardTools<T extends { readonly [K in keyof T]: AnyTool }>(
-  run: GuardedRun,
+  run: Run,
   tools: T,
   opts: GuardToolsOptions<Extract<keyof T, string>> = {},
 ): { readonly [K in keyof T]: GuardedTool<T[K]> } {

@@ -37,6 +37,7 @@ import { claimOperation, ledgerCall, type OperationClaim } from './claim-operati
 import { executeTool, type ToolFn } from './execute-tool.js';
 import { interruptedCompletion } from './interrupted-call.js';
 import type { Ledger, ReissueNote } from './ledger.js';
+import type { Run } from './run.js';
 import { type RunFamily, withFamily } from './run-family.js';
 import { RunWriter } from './run-writer.js';
 
@@ -44,7 +45,7 @@ import { RunWriter } from './run-writer.js';
  * One run as the agent loop sees it. Calls go one at a time; each decision is durable in the log
  * before anything acts on it, and only an `execute` decision runs the tool.
  */
-export class GuardedRun {
+export class GuardedRun implements Run {
   private queue: Promise<unknown> = Promise.resolve();
   private calls = 0;
   private readonly writer: RunWriter;

@@ -6,6 +6,7 @@ export * from './guard-tools.js';
 export * from './guarded-run.js';
 export * from './ledger.js';
 export * from './node-hashing.js';
+export type { Run, RunView } from './run.js';
 export * from './secret-key.js';
 export * from './sqlite-ledger.js';
 export * from './tool-outcome.js';

@@ -15,6 +15,7 @@ import {
 } from '../domain/index.js';
 import type { RunActor } from '../machines/index.js';
 import { cachedResultJson } from '../runtime/call-result.js';
+import type { Settlement } from '../runtime/claim-operation.js';
 import { requestCommand } from './request-command.js';
 import type { RequestType, WireDecision, WireRequest } from './service-topics.js';
 
@@ -45,21 +46,49 @@ export function decideRequest(
   atMs: number,
   /** What the shared ledger says about a side-effecting call's operation (see shared-claims.ts). */
   ledger?: LedgerView,
+  /** A reconcile answer the ledger took for that operation: recorded before the call, as in the library. */
+  settled?: Settlement | null,
 ): Decided {
-  const refuse = (e: LoopguardError): Decided => ({
-    records: [],
-    decision: refusal(actor, req, ctx, atMs, e),
-  });
   const cmd = requestCommand(req, ctx.policy, ctx.hashing);
-  if (!cmd.ok) return refuse(cmd.error);
+  if (!cmd.ok) return { records: [], decision: refusal(actor, req, ctx, atMs, cmd.error) };
+  const first: RecordedEvent[] = [];
+  if (settled && cmd.value.type === 'RequestToolCall' && req.operation_key !== null) {
+    const settle = actor.propose({
+      type: 'SettleOperation',
+      operationKey: req.operation_key,
+      ...settled,
+      settledBy: 'reconcile',
+    });
+    // The ledger is settled already: its record stays, whatever becomes of the call below.
+    if (settle.ok) {
+      actor.commit(settle.value);
+      first.push(...settle.value);
+    }
+  }
   const input =
     ledger !== undefined && cmd.value.type === 'RequestToolCall' ? { ...cmd.value, ledger } : cmd.value;
   const proposed = actor.propose(input);
-  if (!proposed.ok) return refuse(proposed.error);
+  if (!proposed.ok) return { records: first, decision: refusal(actor, req, ctx, atMs, proposed.error) };
   actor.commit(proposed.value);
+  const records = [...first, ...proposed.value];
+  return { records, decision: recordedDecision(req, records, actor.state, ctx.workerId) };
+}
+
+/**
+ * The answer to a TOOL_CALL whose operation is in doubt, from a client that can reconcile it:
+ * nothing is recorded (the run does not stop); the client asks its hook and sends the call again
+ * with the answer in `reconciled`.
+ */
+export function reconcileAsked(
+  actor: RunActor,
+  req: WireRequest,
+  ctx: DecideContext,
+  atMs: number,
+): WireDecision {
   return {
-    records: proposed.value,
-    decision: recordedDecision(req, proposed.value, actor.state, ctx.workerId),
+    ...unrecorded(actor, req, ctx, atMs),
+    decision: 'reconcile',
+    message: `operation ${req.operation_key} may or may not have happened; reconcile it and send the call again with the answer`,
   };
 }
 

@@ -24,7 +24,7 @@ import type { Ledger } from '../runtime/ledger.js';
 import { BatchRuns } from './batch-runs.js';
 import { closingResult, decideCancel } from './cancel-in-flight.js';
 import { decideReissue } from './decide-reissue.js';
-import { decideRequest, refusal } from './decide-request.js';
+import { decideRequest, reconcileAsked, refusal } from './decide-request.js';
 import type { PartitionRuns } from './partition-runs.js';
 import { ANSWER_HEADERS } from './recent-answers.js';
 import { requestBodyHash } from './request-body.js';
@@ -32,6 +32,7 @@ import type { ServiceCodec } from './service-codec.js';
 import type { WireDecision, WireRequest } from './service-topics.js';
 import { REQUEST_ID_HEADER, SERVICE_TOPICS } from './service-topics.js';
 import {
+  asksReconcile,
   claimBefore,
   ledgerUnavailable,
   releaseUnused,
@@ -174,11 +175,16 @@ export async function processBatch(
       );
       continue;
     }
+    if (asksReconcile(claim, req)) {
+      // The client's hook can settle it: asked, before the run records a stop it need not make.
+      decisionsOut.push(decisionMessage(ctx, reconcileAsked(actor, req, ctx, ctx.clock.now())));
+      continue;
+    }
     const close = closingResult(actor, req);
     let records: readonly RecordedEvent[];
     let decision: WireDecision;
     if (close === null) {
-      ({ records, decision } = decideRequest(actor, req, ctx, ctx.clock.now(), claim?.view));
+      ({ records, decision } = decideRequest(actor, req, ctx, ctx.clock.now(), claim?.view, claim?.settled));
       await releaseUnused(ctx.ledger, claim, decision.decision).catch(() => undefined);
       await reportOutcome(ctx.ledger, req, records);
     } else {

@@ -118,6 +118,13 @@ export function requestCommand(req: WireRequest, policy: Policy, hashing: Hashin
       if (bad !== null) return bad;
       const args = parseArgs(req.args_json);
       if (!args.ok) return args;
+      if (req.reconciled !== null) {
+        // A reconcile answer is about the call's operation, and its result is recorded as settled.
+        if (req.operation_key === null)
+          return badField('reconciled', 'a reconcile answer is for the operation key of the call');
+        const answer = recordedResult(req.result_json, hashing);
+        if (!answer.ok) return answer;
+      }
       return {
         ok: true,
         value: {

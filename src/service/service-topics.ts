@@ -68,6 +68,8 @@ export interface WireRequest {
   readonly new_operation_key: string | null;
   readonly key_id: string | null;
   readonly signature: string | null;
+  readonly can_reconcile: boolean | null;
+  readonly reconciled: boolean | null;
 }
 
 /** The Avro record `io.loopguard.service.Decision` (schemas/service/decision.avsc). */
@@ -135,5 +137,7 @@ export function emptyRequest(
     new_operation_key: null,
     key_id: null,
     signature: null,
+    can_reconcile: null,
+    reconciled: null,
   };
 }

@@ -18,8 +18,8 @@ import {
   UnavailableError,
 } from '../domain/index.js';
 import type { RunActor } from '../machines/index.js';
-import { recordedResult } from '../runtime/call-request.js';
-import { claimOperation } from '../runtime/claim-operation.js';
+import { type CallHooks, recordedResult } from '../runtime/call-request.js';
+import { claimOperation, type Settlement } from '../runtime/claim-operation.js';
 import type { ClaimOwner, Ledger } from '../runtime/ledger.js';
 import type { WireRequest } from './service-topics.js';
 
@@ -28,6 +28,25 @@ export interface SharedClaim {
   readonly key: string;
   readonly owner: ClaimOwner;
   readonly won: boolean;
+  /** The client's reconcile answer on an in-doubt key, settled in the ledger: the run records it first. */
+  readonly settled: Settlement | null;
+}
+
+/**
+ * The client's reconcile hook as claimOperation asks it: the answer the TOOL_CALL carries (sent
+ * after a `reconcile` decision), or none. The worker cannot call the client's hook itself.
+ */
+function reconcileHook(req: WireRequest): CallHooks {
+  const happened = req.reconciled;
+  if (happened === null) return {};
+  let result: unknown = null;
+  try {
+    result = JSON.parse(req.result_json ?? 'null');
+  } catch {
+    // requestCommand refuses the request by its field; nothing is settled on text that is no JSON.
+    return {};
+  }
+  return { reconcile: async () => ({ happened, result }) };
 }
 
 /**
@@ -59,9 +78,18 @@ export async function claimBefore(
   const owner = { runId: req.run_id, callId: req.request_id };
   const asked = { key, asked: req.operation_key };
   const recorded = Object.hasOwn(actor.state.operations, key);
-  const claim = await claimOperation(ledger, asked, owner, {}, recorded, (v) => recordedResult(v, hashing));
-  return { view: claim.view, key, owner, won: claim.won };
+  const claim = await claimOperation(ledger, asked, owner, reconcileHook(req), recorded, (v) =>
+    recordedResult(v, hashing),
+  );
+  return { view: claim.view, key, owner, won: claim.won, settled: claim.settled };
 }
+
+/**
+ * Whether the worker asks the client to reconcile instead of deciding: the call's operation is in
+ * doubt, the client has a hook (`can_reconcile`), and this request does not carry its answer yet.
+ */
+export const asksReconcile = (claim: SharedClaim | null, req: WireRequest): boolean =>
+  claim?.view.status === 'in_doubt' && req.can_reconcile === true && req.reconciled === null;
 
 /** A won claim whose call was not let run is given back: the side effect certainly did not happen. */
 export async function releaseUnused(

@@ -69,6 +69,14 @@ export function authorize(key: TenantKey, req: WireRequest, run: RunOwner): Chec
       'tenant',
       `key ${key.id} acts for tenant ${key.tenant}, not ${req.tenant}: a run's tenant is the one of the key that starts it`,
     );
+  // A TOOL_CALL with a reconcile answer settles an in-doubt operation, as a SETTLE does.
+  if (req.type === 'TOOL_CALL' && req.reconciled !== null && !key.approver)
+    return refused(
+      'not_approver',
+      'forbidden',
+      'reconciled',
+      `a reconcile answer settles an in-doubt operation: it needs an approver's key of tenant ${key.tenant}; key ${key.id} is not one`,
+    );
   if (NEEDS_APPROVER.has(req.type)) {
     if (!key.approver)
       return refused(

@@ -1,0 +1,48 @@
+import type { RunStatus, StopReport } from '../domain/index.js';
+import type { CallHooks, CallRequest } from './call-request.js';
+import type { CallResult } from './call-result.js';
+import type { ToolFn } from './execute-tool.js';
+import type { ReissueNote } from './ledger.js';
+
+/**
+ * A run as every caller can see it, in the library and behind the service alike: its status, the
+ * seq of its last recorded event, and the stop report once it has ended. The library's run has
+ * the whole `RunState` (a superset); a remote run knows only what the worker's last decision said.
+ */
+export interface RunView {
+  readonly status: RunStatus;
+  readonly seq: number;
+  readonly report: StopReport | null;
+}
+
+/**
+ * One run as the agent loop drives it: `GuardedRun` (the library, in process) and `RemoteRun`
+ * (the guard as a service, over Kafka) both are one, and the framework adapters take either.
+ * Calls go one at a time; a decision is durable before anything acts on it, and only an
+ * `execute` runs the tool. `state` is the run as of its last recorded step.
+ */
+export interface Run {
+  readonly runId: string;
+  readonly state: RunView;
+  /**
+   * A guarded tool call: `fn` runs only on an execute decision; the result says what happened
+   * (see CallResult). `hooks.reconcile` is asked when the call's operation key is in doubt (a
+   * side effect whose outcome is unknown): its answer is recorded, and the call is decided on it.
+   */
+  call(req: CallRequest, fn: ToolFn, hooks?: CallHooks): Promise<CallResult>;
+  /** Counts a model call's tokens and cost toward the run's budgets. */
+  recordModelUsage(u: { tokensIn: number; tokensOut: number; costUsd: number }): Promise<void>;
+  /** Records a checkpoint (a safe point a stop report names); returns its id. */
+  checkpoint(checkpointId?: string): Promise<string>;
+  /** A person's verdict on an in-doubt operation: it happened (with its result) or it certainly did not. */
+  settle(
+    operationKey: string,
+    verdict: { happened: boolean; result?: unknown; settledBy: string },
+  ): Promise<void>;
+  /** A deliberate second execution: `newKey` may run although `oldKey` is done or in doubt. */
+  reissue(oldKey: string, newKey: string, why: { reason: string; approvedBy?: string }): Promise<ReissueNote>;
+  /** Ends the run by a verifier's verdict: COMPLETED when verified, else PARTIAL with its gaps. */
+  finish(r: { verified: boolean; gaps?: readonly string[] }): Promise<RunView>;
+  /** A user's cancel: PARTIAL, with the reason kept in the report. */
+  cancel(reason: string): Promise<RunView>;
+}
