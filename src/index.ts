@@ -58,7 +58,6 @@ export {
   LogRunStream,
   MemoryLog,
   type RunStream,
-  runStreamOf,
   SqliteSchemaStore,
   type StoredEvent,
   type StoredRecord,

@@ -7,8 +7,8 @@ import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LoopguardError } from '../src/domain/errors.js';
 import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
-import type { SchemaStore } from '../src/events/schema-store.js';
 import { SqliteSchemaStore } from '../src/log/embedded/sqlite-schema-store.js';
+import type { SchemaStore } from '../src/ports/schema-store.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -11,8 +11,8 @@ import type { DomainEvent, RecordedEvent } from '../src/domain/events.js';
 import { evolve } from '../src/domain/evolve.js';
 import { foldLedger, type KeyEntry } from '../src/domain/ledger-rules.js';
 import { initialState } from '../src/domain/run-state.js';
+import { SqliteLedger } from '../src/log/embedded/sqlite-ledger.js';
 import { LedgerProjection } from '../src/projections/ledger-projection.js';
-import { SqliteLedger } from '../src/runtime/sqlite-ledger.js';
 
 type Fact = readonly [kind: 'claim' | 'complete' | 'in_doubt' | 'release', call: 'c1' | 'c2'];
 interface Seen {

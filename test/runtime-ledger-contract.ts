@@ -3,7 +3,7 @@
  * `make` returns two ledger instances over one store, as two workers would have.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Ledger } from '../src/runtime/ledger.js';
+import type { Ledger } from '../src/ports/ledger.js';
 
 export interface LedgerPair {
   readonly a: Ledger;

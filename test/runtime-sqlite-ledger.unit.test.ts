@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteLedger } from '../src/runtime/sqlite-ledger.js';
+import { SqliteLedger } from '../src/log/embedded/sqlite-ledger.js';
 import { ledgerContract } from './runtime-ledger-contract.js';
 
 // Two ledgers, two connections to one database: as two processes on one data dir have.

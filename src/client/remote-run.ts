@@ -7,10 +7,10 @@ import {
   type RunStatus,
   type StopReport,
 } from '../domain/index.js';
+import type { ReissueNote } from '../ports/ledger.js';
 import type { CallRequest } from '../runtime/call-request.js';
 import { type CallDecision, type CallResult, executedResult, notRunResult } from '../runtime/call-result.js';
 import { executeTool, type ToolFn } from '../runtime/execute-tool.js';
-import type { ReissueNote } from '../runtime/ledger.js';
 import {
   emptyRequest,
   type RequestType,

@@ -7,8 +7,8 @@
  */
 import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { LoopguardError, UnavailableError } from '../domain/errors.js';
-import { type CompatibilityLevel, ensureSubjectCompatibility } from '../log/kafka/subject-compatibility.js';
-import { type SchemaStore, unknownSchema } from './schema-store.js';
+import { type SchemaStore, unknownSchema } from '../ports/schema-store.js';
+import { type CompatibilityLevel, ensureSubjectCompatibility } from './subject-compatibility.js';
 
 export interface RegistrySchemaStoreOptions {
   /** Confluent-compatible base URL, e.g. `http://127.0.0.1:8081/apis/ccompat/v7`. */
