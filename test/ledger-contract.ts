@@ -1,5 +1,5 @@
 /**
- * The Ledger port's contract, run against every adapter: SqliteLedger (unit) and KafkaLedger (int).
+ * The Ledger port's contract, run against every adapter: MemoryLedger and SqliteLedger (unit), KafkaLedger (int).
  * `make` returns two ledger instances over one store, as two workers would have.
  */
 import { afterEach, describe, expect, it } from 'vitest';
