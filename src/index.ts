@@ -56,6 +56,7 @@ export {
   type LoadedRun,
   type LogRecord,
   LogRunStream,
+  MemoryLedger,
   MemoryLog,
   type RunStream,
   SqliteSchemaStore,
