@@ -127,6 +127,25 @@ export function runStreamContract(name: string, make: () => Promise<RunStreamFix
       expect(await f.stream.readStream(id)).toEqual([]);
     });
 
+    it('reads every run through readAll as its own stream reads it, past a refused second writer', async () => {
+      const [a, b] = [f.runId('all-a'), f.runId('all-b')];
+      expect(await f.stream.appendToStream(a, runEvents(a, 0, 2), { expectedStreamVersion: 0 })).toEqual({
+        nextExpectedStreamVersion: 2,
+      });
+      await f.stream.appendToStream(b, runEvents(b, 0, 1), { expectedStreamVersion: 0 });
+      const theirs = runEvents(a, 0, 3).map((e) => ({ ...e, eventId: `theirs-${e.seq}` }));
+      await expect(f.second().appendToStream(a, theirs, { expectedStreamVersion: 0 })).rejects.toMatchObject({
+        code: 'conflict',
+      });
+      await f.stream.appendToStream(b, runEvents(b, 1, 2), { expectedStreamVersion: 1 });
+      const all = new Map<string, RecordedEvent[]>();
+      const read = await f.stream.readAll((e) => all.set(e.runId, [...(all.get(e.runId) ?? []), e]));
+      expect(all.get(a)).toEqual(await f.stream.readStream(a));
+      expect(all.get(b)).toEqual(await f.stream.readStream(b));
+      expect(seqs(all.get(a) ?? [])).toEqual([1, 2]);
+      expect(read).toBeGreaterThanOrEqual(5);
+    });
+
     it('loads a run as the state its events fold to, whether or not a snapshot was taken', async () => {
       const id = f.runId('load');
       const all = runEvents(id, 0, 8);
