@@ -4,7 +4,7 @@
  * - kafka-publish: events/s a fleet of guarded runs publishes through EventStore + KafkaLog (Avro,
  *   registry, idempotent producer, the adapter's batching), against Kafka's own ProducerPerformance
  *   with the same record size, acks, linger and record count on the same broker.
- * - kafka-rebuild: events/s `rebuild --kafka` (rebuildFromKafka) folds into projections, against a
+ * - kafka-rebuild: events/s `rebuild --kafka` (rebuildFromStream) folds into projections, against a
  *   no-op kafkajs eachBatch consumer over the same topic.
  * - kafka-publish-confluent: the publish figure through @confluentinc/kafka-javascript's
  *   KafkaJS-compatible API (optional dependency), against the same ProducerPerformance figure.
@@ -15,7 +15,7 @@
  * the two sides alternating within a trial, so that a burst of load from elsewhere on the machine
  * moves both sides of a ratio alike.
  */
-import { rebuildFromKafka } from '../src/cli/rebuild-from-kafka.js';
+import { rebuildFromStream } from '../src/cli/rebuild-from-stream.js';
 import { EventCodec } from '../src/events/codec.js';
 import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
 import { RegistrySchemaStore } from '../src/events/registry-schema-store.js';
@@ -162,7 +162,7 @@ const kafkaRebuild: Bench = {
         if (base.records !== s.fleet.events)
           throw new Error(`no-op consumer read ${base.records} of ${s.fleet.events} records`);
         const events = await openStore(s.target, log, (t) => log.physicalName(t));
-        const r = await rebuildFromKafka(log, events);
+        const r = await rebuildFromStream(log.runStream(events));
         const runs = r.projections.runs.allSummaries().length;
         if (r.records !== s.fleet.events || runs !== s.fleet.runs)
           throw new Error(

@@ -34,11 +34,11 @@ async function fill(
   });
   const writer = new KafkaRunStream(events, log);
   const half = Math.floor(run.length / 2);
-  await writer.append(TARGET, 0, run.slice(0, half));
+  await writer.appendToStream(TARGET, run.slice(0, half), { expectedStreamVersion: 0 });
   const pending: Promise<void>[] = [];
   for (let i = 0; i < others.length; i += 500) pending.push(events.append(others.slice(i, i + 500)));
   await Promise.all(pending);
-  await writer.append(TARGET, half, run.slice(half));
+  await writer.appendToStream(TARGET, run.slice(half), { expectedStreamVersion: half });
   writer.snapshot(run.reduce(evolve, initialState(TARGET)));
   await writer.close();
   return { log, stream: new KafkaRunStream(events, log) };

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RecordedEvent } from '../src/domain/index.js';
 import { MemorySchemaStore } from '../src/events/index.js';
-import { EmbeddedLog, EventStore, type RunStream, runStreamOf } from '../src/log/index.js';
+import { EmbeddedLog, EventStore, type RunStream } from '../src/log/index.js';
 import { ManualClock, RunActor } from '../src/machines/index.js';
 import { replayRun } from '../src/trace/replay.js';
 import { type Bench, percentile, result } from './bench-result.js';
@@ -57,13 +57,13 @@ async function fill(others: readonly RecordedEvent[], target: readonly RecordedE
   await events.append(target.slice(0, half));
   for (let i = 0; i < others.length; i += 5_000) await events.append(others.slice(i, i + 5_000));
   await events.append(target.slice(half));
-  return { dir, log, stream: runStreamOf(events) };
+  return { dir, log, stream: log.runStream(events) };
 }
 
 /** Microseconds to load the target run: its stream read from seq 1 and folded into an actor. */
 async function loadOnce(l: Loaded, expected: number): Promise<number> {
   const t0 = performance.now();
-  const actor = new RunActor(TARGET, deps, new ManualClock(0), await l.stream.read(TARGET, 1));
+  const actor = new RunActor(TARGET, deps, new ManualClock(0), await l.stream.readStream(TARGET));
   const us = (performance.now() - t0) * 1000;
   if (actor.state.seq !== expected) throw new Error(`loaded ${actor.state.seq} of ${expected}`);
   return us;

@@ -23,14 +23,17 @@ export {
   RemoteRun,
   type RemoteRunState,
 } from './client/index.js';
-export { RegistrySchemaStore, type RegistrySchemaStoreOptions } from './events/index.js';
 export {
   type CompatibilityLevel,
+  ensureSubjectCompatibility,
+  RegistrySchemaStore,
+  type RegistrySchemaStoreOptions,
+} from './events/index.js';
+export {
   DEFAULT_TOPIC_CONFIGS,
   DecodingConsumer,
   type DecodingConsumerOptions,
   DLQ_HEADERS,
-  ensureSubjectCompatibility,
   KafkaLedger,
   type KafkaLedgerOptions,
   KafkaLog,

@@ -13,7 +13,6 @@ import { replayCommand, type WithSink } from '../src/cli/replay-command.js';
 import { EmbeddedLog } from '../src/log/embedded/embedded-log.js';
 import { SqliteSchemaStore } from '../src/log/embedded/sqlite-schema-store.js';
 import { EventStore } from '../src/log/event-store.js';
-import { runStreamOf } from '../src/log/run-stream-of.js';
 import { captureIo } from './support/capture-io.js';
 import { runCli, tempDirs } from './support/cli-run.js';
 
@@ -102,7 +101,7 @@ describe('two replays into one data dir at once', () => {
           knownRunIds: known,
           where: s.where,
           secretKey: 'test-key',
-          append: (runId, r) => s.stream.append(runId, 0, r),
+          append: (runId, r) => s.stream.appendToStream(runId, r, { expectedStreamVersion: 0 }),
         });
     expect(
       await replayCommand([RUNS], { policy: POLICY, json: true }, sink(first, firstKnown), captureIo()),
@@ -141,11 +140,11 @@ describe('two replays into one data dir at once', () => {
 
     const log = await EmbeddedLog.open(dir, { readOnly: true });
     const events = await EventStore.create(log, new SqliteSchemaStore(dir, { readOnly: true }));
-    const stream = runStreamOf(events);
+    const stream = log.runStream(events);
     const ids = new Set((await log.read('loopguard.runs', 0)).map((r) => r.key));
     expect([...ids].sort()).toEqual([...printed].sort());
     for (const id of ids) {
-      const history = await stream.read(id, 1);
+      const history = await stream.readStream(id);
       expect(history.map((e) => e.seq)).toEqual(history.map((_, i) => i + 1));
       expect(history.filter((e) => e.event.type === 'RunStarted')).toHaveLength(1);
     }

@@ -13,7 +13,6 @@ import { main } from '../src/cli/main.js';
 import { EmbeddedLog } from '../src/log/embedded/embedded-log.js';
 import { SqliteSchemaStore } from '../src/log/embedded/sqlite-schema-store.js';
 import { EventStore } from '../src/log/event-store.js';
-import { runStreamOf } from '../src/log/run-stream-of.js';
 import { createGuard } from '../src/runtime/index.js';
 import { captureIo } from './support/capture-io.js';
 import { count, hit } from './support/faults/counter.js';
@@ -77,7 +76,7 @@ function start(job: object): Proc {
 async function openStream(dataDir: string) {
   const log = await EmbeddedLog.open(dataDir, { readOnly: true });
   const schemas = new SqliteSchemaStore(dataDir, { readOnly: true });
-  const stream = runStreamOf(await EventStore.create(log, schemas));
+  const stream = log.runStream(await EventStore.create(log, schemas));
   return {
     stream,
     log,
@@ -132,7 +131,7 @@ describe('one data dir, many processes', () => {
     // All three appended at seq 1 first: exactly one could win it, so the others got conflict.
     expect(done.reduce((n, d) => n + d.conflicts, 0)).toBeGreaterThanOrEqual(2);
     const { stream, close } = await openStream(data);
-    const events = await stream.read('shared', 1);
+    const events = await stream.readStream('shared');
     await close();
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(events).toHaveLength(1 + 45);
@@ -147,7 +146,7 @@ describe('one data dir, many processes', () => {
     victim.child.kill('SIGKILL');
     await victim.exited;
     const { stream, close } = await openStream(data);
-    const recorded = (await stream.read('victim', 1)).map((e) => e.event.type);
+    const recorded = (await stream.readStream('victim')).map((e) => e.event.type);
     await close();
     expect(recorded).toContain('OperationClaimed');
     expect(recorded).toContain('GuardDecided');

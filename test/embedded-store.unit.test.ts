@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EmbeddedLog } from '../src/log/embedded/embedded-log.js';
-import { SqliteLedger } from '../src/runtime/sqlite-ledger.js';
+import { SqliteLedger } from '../src/log/embedded/sqlite-ledger.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TOPIC = 'store.test';

@@ -12,7 +12,6 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { diceSimilarity } from '../src/domain/index.js';
 import { RegistrySchemaStore } from '../src/events/registry-schema-store.js';
 import { EventStore } from '../src/log/event-store.js';
-import { runStreamOf } from '../src/log/index.js';
 import { KafkaLog } from '../src/log/kafka/kafka-log.js';
 import { RunActor } from '../src/machines/run-actor.js';
 import { type CallResult, nodeHashing } from '../src/runtime/index.js';
@@ -135,10 +134,10 @@ it('fails closed while the broker is down and loses nothing acknowledged across 
 
   const log = await KafkaLog.connect({ brokers: [kafka.brokers], topicPrefix: backend.topicPrefix });
   try {
-    const stream = runStreamOf(
+    const stream = log.runStream(
       await EventStore.create(log, new RegistrySchemaStore({ url: backend.registryUrl })),
     );
-    const history = await stream.read('restart', 1);
+    const history = await stream.readStream('restart');
     expect(history.length).toBe(run.state.seq);
     expect(history.map((e) => e.seq)).toEqual(history.map((_, i) => i + 1));
     const rebuilt = new RunActor(

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { type Consumer, Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { ensureSubjectCompatibility } from '../src/log/kafka/subject-compatibility.js';
+import { ensureSubjectCompatibility } from '../src/events/subject-compatibility.js';
 import { kafkaEnv } from './setup/kafka-env.js';
 
 const unique = (prefix: string): string => `${prefix}-${randomUUID()}`;

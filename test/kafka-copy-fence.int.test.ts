@@ -47,10 +47,13 @@ describe('copy projectors of one group', () => {
       if (RUNS.length > 1) covered.add(p);
     }
     const older = await start();
-    await stream.append(RUNS[0] as string, 0, runEvents(RUNS[0] as string, 0, SAMPLE_EVENTS.length));
+    await stream.appendToStream(RUNS[0] as string, runEvents(RUNS[0] as string, 0, SAMPLE_EVENTS.length), {
+      expectedStreamVersion: 0,
+    });
     await older.caughtUp();
     const newer = await start();
-    for (const run of RUNS.slice(1)) await stream.append(run, 0, runEvents(run, 0, SAMPLE_EVENTS.length));
+    for (const run of RUNS.slice(1))
+      await stream.appendToStream(run, runEvents(run, 0, SAMPLE_EVENTS.length), { expectedStreamVersion: 0 });
     const ended = await Promise.race([older.ended.then(() => 'older'), newer.ended.then(() => 'newer')]);
     const survivor = ended === 'older' ? newer : older;
     await survivor.caughtUp();

@@ -30,8 +30,10 @@ if (role === 'writer') {
   const stream = new KafkaRunStream(events, log);
   const half = Math.floor(SAMPLE_EVENTS.length / 2);
   for (const run of KILL_RUNS) {
-    await stream.append(run, 0, runEvents(run, 0, half));
-    await stream.append(run, half, runEvents(run, half, SAMPLE_EVENTS.length - half));
+    await stream.appendToStream(run, runEvents(run, 0, half), { expectedStreamVersion: 0 });
+    await stream.appendToStream(run, runEvents(run, half, SAMPLE_EVENTS.length - half), {
+      expectedStreamVersion: half,
+    });
   }
   if (killAt === 'runs-durable') process.kill(process.pid, 'SIGKILL');
   await stream.close();

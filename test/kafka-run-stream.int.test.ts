@@ -40,9 +40,9 @@ describe('KafkaRunStream on a real broker', () => {
     const { stream } = await setup();
     const writer = stream();
     const all = runEvents('snap', 0, 9);
-    await writer.append('snap', 0, all.slice(0, 6));
+    await writer.appendToStream('snap', all.slice(0, 6), { expectedStreamVersion: 0 });
     writer.snapshot(foldRun(initialState('snap'), all.slice(0, 6)));
-    await writer.append('snap', 6, all.slice(6));
+    await writer.appendToStream('snap', all.slice(6), { expectedStreamVersion: 6 });
     const reader = stream();
     let loaded = await reader.load('snap');
     for (let i = 0; loaded.snapshot === null && i < 50; i++) {
@@ -59,25 +59,32 @@ describe('KafkaRunStream on a real broker', () => {
   it('ignores a zombie append that lands after a newer writer took the seq', async () => {
     const { log, events, stream } = await setup();
     const old = stream();
-    await old.append('z', 0, runEvents('z', 0, 2));
+    await old.appendToStream('z', runEvents('z', 0, 2), { expectedStreamVersion: 0 });
     // The new owner appends at seq 2; then the old owner's append at seq 2, which its writer saw
     // time out, lands: the same records a KafkaRunStream would have sent, its own batch id.
     const fresh = stream();
     const mine = runEvents('z', 2, 2).map((e) => ({ ...e, eventId: `fresh-${e.seq}` }));
-    await fresh.append('z', 2, mine);
+    await fresh.appendToStream('z', mine, { expectedStreamVersion: 2 });
     const zombie = runEvents('z', 2, 3).map((e) => ({ ...e, eventId: `zombie-${e.seq}` }));
     await log.append(
       TOPICS.runs,
       zombie.map((e) => events.runRecord(e, { [AFTER_HEADER]: '2', [BATCH_HEADER]: 'zombie/1' })),
     );
     for (const reader of [stream(), old, fresh]) {
-      expect((await reader.read('z', 1)).map((e) => e.eventId)).toEqual(['z/1', 'z/2', 'fresh-3', 'fresh-4']);
+      expect((await reader.readStream('z')).map((e) => e.eventId)).toEqual([
+        'z/1',
+        'z/2',
+        'fresh-3',
+        'fresh-4',
+      ]);
     }
     const loaded = await stream().load('z');
     expect(loaded.events.map((e) => e.eventId)).toEqual(['z/1', 'z/2', 'fresh-3', 'fresh-4']);
     // The old owner, told it lost, cannot write at the seq it last knew either.
-    await expect(old.append('z', 2, runEvents('z', 2, 1))).rejects.toMatchObject({ code: 'conflict' });
-    await fresh.append('z', 4, runEvents('z', 4, 1));
-    expect((await fresh.read('z', 5)).map((e) => e.seq)).toEqual([5]);
+    await expect(
+      old.appendToStream('z', runEvents('z', 2, 1), { expectedStreamVersion: 2 }),
+    ).rejects.toMatchObject({ code: 'conflict' });
+    await fresh.appendToStream('z', runEvents('z', 4, 1), { expectedStreamVersion: 4 });
+    expect((await fresh.readStream('z', 5)).map((e) => e.seq)).toEqual([5]);
   });
 });

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RegistrySchemaStore } from '../src/events/registry-schema-store.js';
 import { frame, unframe } from '../src/events/wire.js';
 import { KafkaLog } from '../src/log/kafka/kafka-log.js';
+import { schemaStoreContract } from './schema-store-contract.js';
 import { kafkaEnv } from './setup/kafka-env.js';
 
 const closers: Array<() => Promise<void>> = [];
@@ -42,6 +43,15 @@ async function getJson(url: string): Promise<unknown> {
   expect(res.status).toBe(200);
   return res.json();
 }
+
+schemaStoreContract('registry', async () => {
+  const { registryUrl } = kafkaEnv();
+  return {
+    store: new RegistrySchemaStore({ url: registryUrl }),
+    other: () => new RegistrySchemaStore({ url: registryUrl }),
+    close: async () => {},
+  };
+});
 
 describe('RegistrySchemaStore with a real registry', () => {
   it('registers under <topic>-value with BACKWARD, evolves compatibly, refuses an incompatible change', async () => {

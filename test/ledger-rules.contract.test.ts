@@ -11,8 +11,10 @@ import type { DomainEvent, RecordedEvent } from '../src/domain/events.js';
 import { evolve } from '../src/domain/evolve.js';
 import { foldLedger, type KeyEntry } from '../src/domain/ledger-rules.js';
 import { initialState } from '../src/domain/run-state.js';
+import { SqliteLedger } from '../src/log/embedded/sqlite-ledger.js';
+import { MemoryLedger } from '../src/log/memory-ledger.js';
+import type { Ledger } from '../src/ports/ledger.js';
 import { LedgerProjection } from '../src/projections/ledger-projection.js';
-import { SqliteLedger } from '../src/runtime/sqlite-ledger.js';
 
 type Fact = readonly [kind: 'claim' | 'complete' | 'in_doubt' | 'release', call: 'c1' | 'c2'];
 interface Seen {
@@ -61,6 +63,33 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
+/** The facts as calls of a Ledger adapter's API, and the key's entry it then reports. */
+async function throughLedger(ledger: Ledger, facts: readonly Fact[]): Promise<Seen | null> {
+  for (const [kind, callId] of facts) {
+    const owner = { runId: RUN, callId };
+    const step =
+      kind === 'claim'
+        ? ledger.claim(KEY, owner)
+        : kind === 'complete'
+          ? ledger.complete(KEY, owner, result(callId))
+          : kind === 'in_doubt'
+            ? ledger.markInDoubt(KEY, owner, 'timeout')
+            : ledger.release(KEY, owner);
+    // A refused fact is an error to the caller of an API, and changes nothing.
+    await Promise.resolve(step).catch((e: { code?: string }) => {
+      if (e.code !== 'not_claim_owner') throw e;
+    });
+  }
+  const e = await ledger.get(KEY);
+  return e === undefined
+    ? null
+    : {
+        status: e.status,
+        callId: e.owner.callId,
+        ...(e.status === 'completed' ? { resultJson: e.resultJson } : {}),
+      };
+}
+
 const VIEWS: Record<string, View> = {
   'pure fold (the Kafka ledger)': {
     apply: async (facts) => seenOf(recorded(facts).reduce<KeyEntry | undefined>(foldLedger, undefined)),
@@ -93,35 +122,13 @@ const VIEWS: Record<string, View> = {
     },
   },
   'file ledger': {
-    async apply(facts) {
+    apply(facts) {
       const dir = mkdtempSync(join(tmpdir(), 'lg-rules-'));
       dirs.push(dir);
-      const ledger = SqliteLedger.open(dir);
-      for (const [kind, callId] of facts) {
-        const owner = { runId: RUN, callId };
-        const step =
-          kind === 'claim'
-            ? ledger.claim(KEY, owner)
-            : kind === 'complete'
-              ? ledger.complete(KEY, owner, result(callId))
-              : kind === 'in_doubt'
-                ? ledger.markInDoubt(KEY, owner, 'timeout')
-                : ledger.release(KEY, owner);
-        // A refused fact is an error to the caller of an API, and changes nothing.
-        await Promise.resolve(step).catch((e: { code?: string }) => {
-          if (e.code !== 'not_claim_owner') throw e;
-        });
-      }
-      const e = await ledger.get(KEY);
-      return e === undefined
-        ? null
-        : {
-            status: e.status,
-            callId: e.owner.callId,
-            ...(e.status === 'completed' ? { resultJson: e.resultJson } : {}),
-          };
+      return throughLedger(SqliteLedger.open(dir), facts);
     },
   },
+  'memory ledger': { apply: (facts) => throughLedger(new MemoryLedger(), facts) },
 };
 
 const SCENARIOS: readonly { name: string; given: readonly Fact[]; then: Seen | null }[] = [

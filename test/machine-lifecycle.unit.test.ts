@@ -3,27 +3,25 @@
  * lifecycle does not allow is a refused command, never a durable record. Its snapshot is the
  * run's (value: status, context: state), and an inspection observer sees each run's transitions.
  */
+
 import { describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
 import { transition } from 'xstate';
 import { DEFAULT_POLICY } from '../src/domain/index.js';
-import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
 import { type RecordedEvent, type RunSnapshot, type RunState, runMachine } from '../src/index.js';
-import { EventStore } from '../src/log/event-store.js';
-import { MemoryLog } from '../src/log/memory-log.js';
-import { runStreamOf } from '../src/log/run-stream-of.js';
+import { SqliteLedger } from '../src/log/embedded/sqlite-ledger.js';
 import { type CommandInput, ManualClock, machineScope, RunActor } from '../src/machines/index.js';
 import { Guard } from '../src/runtime/guard.js';
-import { SqliteLedger } from '../src/runtime/sqlite-ledger.js';
 import { replayRun } from '../src/trace/replay.js';
 import { tempDirs } from './support/cli-run.js';
 import { deps, FakeClock, policy } from './support/given.js';
+import { memoryStream } from './support/memory-stream.js';
 import { recordedTraces } from './support/recorded-traces.js';
 
 const tempDir = tempDirs('lg-machine-');
 
 async function guardWith(inspect?: (e: InspectionEvent) => void) {
-  const store = runStreamOf(await EventStore.create(new MemoryLog(), new MemorySchemaStore()));
+  const store = await memoryStream();
   const guard = new Guard({
     store,
     ledger: SqliteLedger.open(tempDir()),
@@ -50,14 +48,14 @@ describe('an illegal move is refused before the append', () => {
     const run = await guard.startRun({ runId: 'done' });
     await run.call({ tool: 'search', args: { q: 'x' } }, () => 'found');
     await run.finish({ verified: true });
-    const before = await store.read('done', 1);
+    const before = await store.readStream('done');
     await expect(
       guard.resume('done', { preconditionChange: 'more work', approvedBy: 'ops' }),
     ).rejects.toMatchObject({
       code: 'illegal_transition',
       details: { status: 'COMPLETED', event: 'RunResumed' },
     });
-    expect(await store.read('done', 1)).toEqual(before);
+    expect(await store.readStream('done')).toEqual(before);
     expect(run.getSnapshot().value).toBe('COMPLETED');
     await guard.close();
   });

@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { DomainEvent, RecordedEvent } from '../src/domain/events.js';
-import type { RunStream } from '../src/log/run-stream.js';
+import type { RunStream } from '../src/ports/run-stream.js';
 import { Projections } from '../src/projections/index.js';
 import { SAMPLE_EVENTS } from './log-sample-events.js';
 
@@ -61,13 +61,19 @@ export function readerEquivalenceContract(name: string, make: () => Promise<Read
         // first, the loser's (seq 1-3) after it, one seq past the winner's head.
         const lost = f.runId('lost');
         const winner = f.stream();
-        await winner.append(lost, 0, recorded(lost, 'win', 0, [started, usage(1, 1)]));
+        await winner.appendToStream(lost, recorded(lost, 'win', 0, [started, usage(1, 1)]), {
+          expectedStreamVersion: 0,
+        });
         await f.appendLost(lost, 0, recorded(lost, 'lose', 0, [started, checkpoint, usage(500, 500)]));
         // A zombie: the old owner's append at seq 2 timed out for it, a new owner appended at
         // seq 2, then the old append (seq 3-4) landed.
         const zombie = f.runId('zombie');
-        await winner.append(zombie, 0, recorded(zombie, 'old', 0, [started, usage(1, 1)]));
-        await f.stream().append(zombie, 2, recorded(zombie, 'new', 2, [checkpoint]));
+        await winner.appendToStream(zombie, recorded(zombie, 'old', 0, [started, usage(1, 1)]), {
+          expectedStreamVersion: 0,
+        });
+        await f
+          .stream()
+          .appendToStream(zombie, recorded(zombie, 'new', 2, [checkpoint]), { expectedStreamVersion: 2 });
         await f.appendLost(zombie, 2, recorded(zombie, 'old', 2, [checkpoint, usage(500, 500)]));
 
         const rebuilt = await f.rebuild();
@@ -79,7 +85,7 @@ export function readerEquivalenceContract(name: string, make: () => Promise<Read
           [zombie]: [`${zombie}/old/1`, `${zombie}/old/2`, `${zombie}/new/3`],
         };
         for (const [runId, ids] of Object.entries(expected)) {
-          const stream = await reader.read(runId, 1);
+          const stream = await reader.readStream(runId);
           // The run's own tokens: 2; a losing batch counted would make them 1002.
           expect(rebuilt.runs.get(runId)?.tokens).toBe(2);
           expect(stream.map((e) => e.eventId)).toEqual(ids);

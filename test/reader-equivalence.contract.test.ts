@@ -11,7 +11,6 @@ import { openEmbeddedStore } from '../src/cli/open-store.js';
 import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
 import { EventStore } from '../src/log/event-store.js';
 import { MemoryLog } from '../src/log/memory-log.js';
-import { runStreamOf } from '../src/log/run-stream-of.js';
 import { Projections } from '../src/projections/index.js';
 import { type ReaderFixture, readerEquivalenceContract } from './reader-equivalence-contract.js';
 
@@ -22,9 +21,11 @@ readerEquivalenceContract('memory', async () => {
     for await (const e of events.readRuns(0)) apply(e);
   };
   return {
-    stream: () => runStreamOf(events),
+    stream: () => log.runStream(events),
     appendLost: (runId, after, es) =>
-      expect(runStreamOf(events).append(runId, after, es)).rejects.toMatchObject({ code: 'conflict' }),
+      expect(
+        log.runStream(events).appendToStream(runId, es, { expectedStreamVersion: after }),
+      ).rejects.toMatchObject({ code: 'conflict' }),
     rebuild: async () => {
       const p = new Projections();
       await scan((e) => p.apply(e));
@@ -41,9 +42,11 @@ readerEquivalenceContract('embedded', async () => {
   // The CLI's own store: the rebuild and scan that rebuild, audit, whatif and ui call.
   const store = await openEmbeddedStore(dir);
   return {
-    stream: () => runStreamOf(store.events),
+    stream: () => store.stream,
     appendLost: (runId, after, es) =>
-      expect(runStreamOf(store.events).append(runId, after, es)).rejects.toMatchObject({ code: 'conflict' }),
+      expect(store.stream.appendToStream(runId, es, { expectedStreamVersion: after })).rejects.toMatchObject({
+        code: 'conflict',
+      }),
     rebuild: () => store.rebuild(),
     scan: (apply) => store.scan(apply),
     runId: (base) => base,

@@ -4,6 +4,7 @@
  * a fresh process re-decides every recorded run alike, and a what-if under the policy a run was
  * recorded under changes nothing.
  */
+
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import {
@@ -14,24 +15,21 @@ import {
   type Policy,
   parsePolicy,
 } from '../src/domain/index.js';
-import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
-import { EventStore } from '../src/log/event-store.js';
-import { MemoryLog } from '../src/log/memory-log.js';
-import { runStreamOf } from '../src/log/run-stream-of.js';
+import { SqliteLedger } from '../src/log/embedded/sqlite-ledger.js';
 import { ManualClock } from '../src/machines/manual-clock.js';
 import { Guard } from '../src/runtime/guard.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
-import { SqliteLedger } from '../src/runtime/sqlite-ledger.js';
 import { replayRun } from '../src/trace/replay.js';
 import { RecordedRunFold, whatIf } from '../src/whatif/index.js';
 import { tempDirs } from './support/cli-run.js';
+import { memoryStream } from './support/memory-stream.js';
 import { recordedTraces, redecide } from './support/recorded-traces.js';
 
 const tempDir = tempDirs('lg-determinism-');
 
 describe('live equals rebuilt', () => {
   it("given a call with an 'off-set' argument, then 20 calls of another run, a rebuild records the same intent", async () => {
-    const store = runStreamOf(await EventStore.create(new MemoryLog(), new MemorySchemaStore()));
+    const store = await memoryStream();
     const guard = new Guard({
       store,
       ledger: SqliteLedger.open(tempDir()),
@@ -45,7 +43,7 @@ describe('live equals rebuilt', () => {
       await other.call({ tool: 'lookup', args: { item: `sku-${i}`, page: i } }, () => `item ${i}`);
     const live = run.state;
     await guard.close();
-    const rebuilt = fold('refunds', await store.read('refunds', 1));
+    const rebuilt = fold('refunds', await store.readStream('refunds'));
     // `off-set` is an offset (names compare without punctuation), so the intent is the query alone.
     expect(live.asked.search).toEqual([
       expect.objectContaining({ intent: '{"q":"refund"}', resultHash: expect.any(String) }),

@@ -3,6 +3,7 @@
  * library ran the tool or a remote client ran it and the service recorded it; and one mapping
  * from a decision to what `run.call` gives back.
  */
+
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_POLICY,
@@ -13,19 +14,16 @@ import {
   type ResultKind,
   resultHash,
 } from '../src/domain/index.js';
-import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
-import { EventStore } from '../src/log/event-store.js';
-import { MemoryLog } from '../src/log/memory-log.js';
-import { runStreamOf } from '../src/log/run-stream-of.js';
+import { SqliteLedger } from '../src/log/embedded/sqlite-ledger.js';
 import { cachedResultJson, notRunResult } from '../src/runtime/call-result.js';
 import { executeTool, type ToolFn } from '../src/runtime/execute-tool.js';
 import { Guard } from '../src/runtime/guard.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
-import { SqliteLedger } from '../src/runtime/sqlite-ledger.js';
 import { outcome, ToolError } from '../src/runtime/tool-outcome.js';
 import { requestCommand } from '../src/service/request-command.js';
 import { emptyRequest } from '../src/service/service-topics.js';
 import { tempDirs } from './support/cli-run.js';
+import { memoryStream } from './support/memory-stream.js';
 
 const tempDir = tempDirs('lg-result-');
 const SECRET = 'test-key';
@@ -33,12 +31,12 @@ const HASHING = nodeHashing(SECRET);
 
 /** The hash the library records for a call of `fn`, read back from the log. */
 async function libraryHash(fn: ToolFn): Promise<EventOf<'ToolCallCompleted'>> {
-  const store = runStreamOf(await EventStore.create(new MemoryLog(), new MemorySchemaStore()));
+  const store = await memoryStream();
   const guard = new Guard({ store, ledger: SqliteLedger.open(tempDir()), secretKey: SECRET });
   const run = await guard.startRun({ runId: 'lib' });
   await run.call({ tool: 'search', args: { q: 'refund' } }, fn);
   await guard.close();
-  const done = (await store.read('lib', 1)).find((r) => r.event.type === 'ToolCallCompleted')?.event;
+  const done = (await store.readStream('lib')).find((r) => r.event.type === 'ToolCallCompleted')?.event;
   if (done?.type !== 'ToolCallCompleted') throw new Error('no result recorded');
   return done;
 }

@@ -6,16 +6,15 @@ import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
 import { EmbeddedLog, type EmbeddedLogOptions } from '../src/log/embedded/embedded-log.js';
 import { EventStore } from '../src/log/event-store.js';
 import { MemoryLog } from '../src/log/memory-log.js';
-import { runStreamOf } from '../src/log/run-stream-of.js';
 import { runStreamContract } from './run-stream-contract.js';
 
 runStreamContract('memory', async () => {
   const log = new MemoryLog();
   const events = await EventStore.create(log, new MemorySchemaStore());
   return {
-    stream: runStreamOf(events),
+    stream: log.runStream(events),
     events,
-    second: () => runStreamOf(events),
+    second: () => log.runStream(events),
     runId: (base) => base,
     copied: async () => {},
     cleanup: () => log.close(),
@@ -28,9 +27,9 @@ for (const opts of [{}, { fsync: 'none', groupCommitMs: 2 }] as EmbeddedLogOptio
     const log = await EmbeddedLog.open(dir, opts);
     const events = await EventStore.create(log, new MemorySchemaStore());
     return {
-      stream: runStreamOf(events),
+      stream: log.runStream(events),
       events,
-      second: () => runStreamOf(events),
+      second: () => log.runStream(events),
       runId: (base) => base,
       copied: async () => {},
       cleanup: async () => {

@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
 import type { PolicyInput } from '../src/index.js';
-import type { EventLog, LogRecord } from '../src/log/event-log.js';
+import type { LogRecord } from '../src/log/event-log.js';
 import { MemoryLog } from '../src/log/memory-log.js';
+import type { RunLog } from '../src/log/run-log.js';
 import { ManualClock } from '../src/machines/manual-clock.js';
 import {
   createGuard,
@@ -199,7 +200,7 @@ describe('run.call', () => {
     const memory = new MemoryLog();
     let down = false;
     // An EventLog whose appends start failing mid-run, as a full disk or a lost broker would.
-    const log: EventLog = Object.assign(Object.create(memory) as EventLog, {
+    const log: RunLog = Object.assign(Object.create(memory) as RunLog, {
       append: (topic: string, records: readonly LogRecord[]) =>
         down ? Promise.reject(new Error('disk full')) : memory.append(topic, records),
     });

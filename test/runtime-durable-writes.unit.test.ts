@@ -3,19 +3,17 @@
  * the tool runs; the result and the decision after it ride on the next write, except a stop,
  * which is written at once. Guard.close writes what is held.
  */
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../src/domain/events.js';
-import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
-import { EventStore } from '../src/log/event-store.js';
-import { MemoryLog } from '../src/log/memory-log.js';
-import type { RunStream } from '../src/log/run-stream.js';
-import { runStreamOf } from '../src/log/run-stream-of.js';
+import { SqliteLedger } from '../src/log/embedded/sqlite-ledger.js';
+import type { RunStream } from '../src/ports/run-stream.js';
 import { Guard } from '../src/runtime/guard.js';
-import { SqliteLedger } from '../src/runtime/sqlite-ledger.js';
 import { ToolError } from '../src/runtime/tool-outcome.js';
+import { memoryStream } from './support/memory-stream.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -25,16 +23,18 @@ afterEach(() => {
 async function setup() {
   const dir = mkdtempSync(join(tmpdir(), 'lg-writes-'));
   dirs.push(dir);
-  const stream = runStreamOf(await EventStore.create(new MemoryLog(), new MemorySchemaStore()));
+  const stream = await memoryStream();
   const writes: RecordedEvent[][] = [];
   const counting: RunStream = {
-    read: (id, from) => stream.read(id, from),
+    readStream: (id, from) => stream.readStream(id, from),
+    readAll: (apply) => stream.readAll(apply),
     load: (id) => stream.load(id),
     snapshot: (s) => stream.snapshot(s),
     close: () => stream.close(),
-    append: async (id, at, events) => {
-      await stream.append(id, at, events);
+    appendToStream: async (id, events, opts) => {
+      const done = await stream.appendToStream(id, events, opts);
       writes.push([...events]);
+      return done;
     },
   };
   const guard = new Guard({
@@ -56,7 +56,7 @@ describe('durable writes of a guarded call', () => {
       let durableBefore = false;
       await run.call({ tool: 'search', args: { page: i } }, async () => {
         // The tool runs only once its execute decision is in the log.
-        durableBefore = (await stream.read('w1', 1)).some(
+        durableBefore = (await stream.readStream('w1')).some(
           (e) => e.event.type === 'GuardDecided' && e.event.callId?.endsWith(`-${i + 1}`) === true,
         );
         return `page ${i}`;
@@ -70,10 +70,10 @@ describe('durable writes of a guarded call', () => {
       'ToolCallRequested',
       'GuardDecided',
     ]);
-    expect(types(await stream.read('w1', 1)).at(-1)).toBe('GuardDecided');
-    expect((await stream.read('w1', 1)).length).toBeLessThan(run.state.seq);
+    expect(types(await stream.readStream('w1')).at(-1)).toBe('GuardDecided');
+    expect((await stream.readStream('w1')).length).toBeLessThan(run.state.seq);
     await guard.close();
-    expect((await stream.read('w1', 1)).length).toBe(run.state.seq);
+    expect((await stream.readStream('w1')).length).toBe(run.state.seq);
     expect(writes).toHaveLength(7);
   });
 
@@ -88,8 +88,8 @@ describe('durable writes of a guarded call', () => {
       throw new ToolError('FATAL', 'permission_denied');
     });
     expect(stopped).toMatchObject({ status: 'executed', report: { terminalState: 'NEEDS_HUMAN' } });
-    expect(types(await stream.read('w2', 1))).toContain('RunStopped');
-    expect((await stream.read('w2', 1)).length).toBe(run.state.seq);
+    expect(types(await stream.readStream('w2'))).toContain('RunStopped');
+    expect((await stream.readStream('w2')).length).toBe(run.state.seq);
   });
 });
 
@@ -97,19 +97,21 @@ describe('a write that failed for its caller but landed', () => {
   it('given an append that lands yet reports a timeout, when the run goes on, then it takes its own history back and the lost call is recorded as not run', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lg-landed-'));
     dirs.push(dir);
-    const stream = runStreamOf(await EventStore.create(new MemoryLog(), new MemorySchemaStore()));
+    const stream = await memoryStream();
     let landLate = false;
     const flaky: RunStream = {
-      read: (id, from) => stream.read(id, from),
+      readStream: (id, from) => stream.readStream(id, from),
+      readAll: (apply) => stream.readAll(apply),
       load: (id) => stream.load(id),
       snapshot: (s) => stream.snapshot(s),
       close: () => stream.close(),
-      append: async (id, at, events) => {
-        await stream.append(id, at, events);
+      appendToStream: async (id, events, opts) => {
+        const done = await stream.appendToStream(id, events, opts);
         if (landLate) {
           landLate = false;
           throw new Error('request timed out');
         }
+        return done;
       },
     };
     const guard = new Guard({
@@ -132,7 +134,7 @@ describe('a write that failed for its caller but landed', () => {
     const next = await run.call({ tool: 'search', args: { page: 3 } }, () => 'three');
     expect(next.status).toBe('executed');
     await guard.close();
-    const history = await stream.read('landed', 1);
+    const history = await stream.readStream('landed');
     expect(history.map((e) => e.seq)).toEqual(history.map((_, i) => i + 1));
     expect(history.length).toBe(run.state.seq);
     const notRun = history.find((e) => e.event.type === 'ToolCallCompleted' && e.event.code === 'not_run');

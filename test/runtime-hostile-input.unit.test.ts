@@ -10,8 +10,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_DEPTH, MAX_TIMER_MS, own } from '../src/domain/index.js';
 import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
 import type { PolicyInput } from '../src/index.js';
-import type { EventLog, LogRecord } from '../src/log/event-log.js';
+import type { LogRecord } from '../src/log/event-log.js';
 import { MemoryLog } from '../src/log/memory-log.js';
+import type { RunLog } from '../src/log/run-log.js';
 import {
   type ClaimOwner,
   createGuard,
@@ -303,7 +304,7 @@ describe('the library API', () => {
   it('a log that fails after the tool ran never says "nothing was executed"', async () => {
     const memory = new MemoryLog();
     let down = false;
-    const log: EventLog = Object.assign(Object.create(memory) as EventLog, {
+    const log: RunLog = Object.assign(Object.create(memory) as RunLog, {
       append: (topic: string, records: readonly LogRecord[]) =>
         down ? Promise.reject(new Error('disk full')) : memory.append(topic, records),
     });

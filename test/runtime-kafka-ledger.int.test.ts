@@ -3,7 +3,7 @@ import { expect, it } from 'vitest';
 import { RegistrySchemaStore } from '../src/events/registry-schema-store.js';
 import { KafkaLedger } from '../src/log/kafka/kafka-ledger.js';
 import { KafkaLog } from '../src/log/kafka/kafka-log.js';
-import { ledgerContract } from './runtime-ledger-contract.js';
+import { ledgerContract } from './ledger-contract.js';
 import { kafkaEnv } from './setup/kafka-env.js';
 
 async function pair(clock?: { now(): number }) {

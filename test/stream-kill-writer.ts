@@ -17,5 +17,7 @@ const events = await EventStore.create(log, new SqliteSchemaStore(dir));
 const stream = new LogRunStream(events, log, (step) => {
   if (step === killAt) process.kill(process.pid, 'SIGKILL');
 });
-await stream.append('victim', 0, runEvents('victim', 0, SAMPLE_EVENTS.length));
+await stream.appendToStream('victim', runEvents('victim', 0, SAMPLE_EVENTS.length), {
+  expectedStreamVersion: 0,
+});
 await log.close();

@@ -72,8 +72,8 @@ describe('a writer killed at every step boundary', () => {
         const events = await EventStore.create(log, new SqliteSchemaStore(dir));
         const stream = new LogRunStream(events, log);
         // The next writer records another run; its projector picks up wherever the dead one stopped.
-        await stream.append('next', 0, runEvents('next', 0, 1));
-        await stream.append('next', 1, runEvents('next', 1, 1));
+        await stream.appendToStream('next', runEvents('next', 0, 1), { expectedStreamVersion: 0 });
+        await stream.appendToStream('next', runEvents('next', 1, 1), { expectedStreamVersion: 1 });
         await log.close();
         const copies = await copiesOf(dir, 'victim');
         expect(copies.runs).toBe(SAMPLE_EVENTS.length + 2);

@@ -164,7 +164,7 @@ function program(
                   knownRunIds: await s.knownRunIds(),
                   where: s.where,
                   secretKey: s.secretKey(env),
-                  append: (runId, r) => s.stream.append(runId, 0, r),
+                  append: (runId, r) => s.stream.appendToStream(runId, r, { expectedStreamVersion: 0 }),
                 }),
               'write',
             ),

@@ -4,11 +4,9 @@ import { TOPICS } from '../log/event-log.js';
 import { EventStore } from '../log/event-store.js';
 import { DecodingConsumer } from '../log/kafka/decoding-consumer.js';
 import { KafkaLog } from '../log/kafka/kafka-log.js';
-import { KafkaRunStream } from '../log/kafka/kafka-run-stream.js';
-import { scanCountedRuns } from '../log/kafka/scan-counted-runs.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
 import type { OpenStore } from './open-store.js';
-import { kafkaRunIds, rebuildFromKafka } from './rebuild-from-kafka.js';
+import { rebuildFromStream } from './rebuild-from-stream.js';
 
 export interface KafkaConfig {
   readonly brokers: readonly string[];
@@ -67,14 +65,14 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
     const events = await EventStore.create(log, new RegistrySchemaStore({ url: cfg.registryUrl }), {
       subjectFor: (t) => `${log.physicalName(t)}-value`,
     });
-    const stream = new KafkaRunStream(events, log);
+    const stream = log.runStream(events);
     return {
       log,
       events,
       stream,
       where: `kafka ${cfg.brokers.join(',')} (topics ${log.physicalName('loopguard.*')})`,
-      rebuild: async (onProgress) => (await rebuildFromKafka(log, events, onProgress)).projections,
-      scan: (apply) => scanCountedRuns(log, events, apply),
+      rebuild: async (onProgress) => (await rebuildFromStream(stream, onProgress)).projections,
+      scan: (apply) => stream.readAll(apply),
       followRuns: async (apply, signal, groupId) => {
         const consumer = await DecodingConsumer.start(log, {
           topic: TOPICS.runs,
@@ -105,4 +103,13 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
     await log.close();
     throw e;
   }
+}
+
+/** Run ids on the runs topic, from the record keys alone: no decoding needed. */
+async function kafkaRunIds(log: KafkaLog): Promise<Set<string>> {
+  const ids = new Set<string>();
+  await log.scan(TOPICS.runs, (r) => {
+    ids.add(r.key);
+  });
+  return ids;
 }

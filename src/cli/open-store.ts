@@ -5,13 +5,12 @@ import {
   EmbeddedLog,
   EventStore,
   type RunStream,
-  runStreamOf,
   SqliteSchemaStore,
   TOPICS,
 } from '../log/index.js';
 import type { Projections } from '../projections/index.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
-import { rebuildProjections } from './rebuild-command.js';
+import { rebuildFromStream } from './rebuild-from-stream.js';
 
 /** A log the commands read and write, whichever adapter is behind it. */
 export interface OpenStore {
@@ -22,7 +21,7 @@ export interface OpenStore {
   readonly where: string;
   /** Every projection, folded from the runs topic from its first record. */
   rebuild(onProgress?: (n: number) => void): Promise<Projections>;
-  /** Every event of the runs topic, from its first record, in per-run order; resolves with the count. */
+  /** Every event that counts, from the runs topic's first record, in per-run order (`RunStream.readAll`); resolves with the records read. */
   scan(apply: (rec: RecordedEvent) => void): Promise<number>;
   /**
    * Every event of the runs topic and then each new one, until the signal, as consumer group
@@ -58,20 +57,13 @@ export async function openEmbeddedStore(
   const log = await EmbeddedLog.open(dataDir, { readOnly });
   const schemas = new SqliteSchemaStore(dataDir, { readOnly });
   const events = await EventStore.create(log, schemas);
-  const stream = runStreamOf(events);
+  const stream = log.runStream(events);
   return {
     events,
     stream,
     where: `data dir ${dataDir}`,
-    rebuild: (onProgress) => rebuildProjections(events.readRuns(0), onProgress),
-    scan: async (apply) => {
-      let n = 0;
-      for await (const e of events.readRuns(0)) {
-        apply(e);
-        n++;
-      }
-      return n;
-    },
+    rebuild: async (onProgress) => (await rebuildFromStream(stream, onProgress)).projections,
+    scan: (apply) => stream.readAll(apply),
     followRuns: () =>
       Promise.reject(
         new LoopguardError(
@@ -83,7 +75,7 @@ export async function openEmbeddedStore(
     secretKey: (env) => chooseSecretKey(undefined, { kind: 'embedded', dataDir }, env),
     knownRunIds: async () => {
       const ids = new Set<string>();
-      for await (const e of events.readRuns(0)) ids.add(e.runId);
+      await stream.readAll((e) => ids.add(e.runId));
       return ids;
     },
     async *readStops() {

@@ -1,21 +1,7 @@
-import type { RecordedEvent } from '../domain/index.js';
-import { Projections } from '../projections/index.js';
+import type { Projections } from '../projections/index.js';
 import type { Io } from './io.js';
 import { progressBar } from './progress-bar.js';
 import { formatSummaries } from './replay-command.js';
-
-/** Folds every event of the runs topic, from offset 0, into fresh projections. */
-export async function rebuildProjections(
-  events: AsyncIterable<RecordedEvent>,
-  onProgress?: (n: number) => void,
-): Promise<Projections> {
-  const p = new Projections();
-  for await (const e of events) {
-    p.apply(e);
-    if (onProgress !== undefined && p.events % 5000 === 0) onProgress(p.events);
-  }
-  return p;
-}
 
 /**
  * `loopguard rebuild [--json]`: the runs projection, per run, in the same shape replay printed.

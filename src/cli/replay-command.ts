@@ -26,7 +26,7 @@ export interface ReplaySink {
    * Records a new run: rejects with `conflict` when the run id is already in the log, also when
    * another process recorded it after knownRunIds was read.
    */
-  append(runId: string, records: readonly RecordedEvent[]): Promise<void>;
+  append(runId: string, records: readonly RecordedEvent[]): Promise<unknown>;
 }
 
 /** Opens the log only for work that writes: input with no run to record leaves no data dir behind. */

@@ -7,6 +7,7 @@ import {
   type RunStatus,
   type StopReport,
 } from '../domain/index.js';
+import type { ReissueNote } from '../ports/ledger.js';
 import {
   type CallHooks,
   type CallRequest,
@@ -17,7 +18,6 @@ import {
 } from '../runtime/call-request.js';
 import { type CallDecision, type CallResult, executedResult, notRunResult } from '../runtime/call-result.js';
 import { executeTool, type ToolFn } from '../runtime/execute-tool.js';
-import type { ReissueNote } from '../runtime/ledger.js';
 import type { Run, RunView } from '../runtime/run.js';
 import {
   emptyRequest,

@@ -117,7 +117,6 @@ export const ERROR_CODES = {
   kafka_config: c('other', false, 'the Kafka options are incomplete'),
   kafka_protocol: c('other', false, 'Kafka answered in a way the protocol does not allow'),
   partitioned_topic: c('other', false, 'the topic has more partitions than the reader supports'),
-  unsupported_log: c('other', false, 'the event log cannot do this (no per-run streams, append-only)'),
   registry_config: c('other', false, 'the schema registry did not keep the compatibility level set'),
   read_handler_failed: c('other', false, "a reader's handler threw"),
   no_data_dir: c('other', false, 'the data directory holds no store'),

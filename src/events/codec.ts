@@ -6,8 +6,8 @@
 import type { Resolver, Type } from 'avsc';
 import { LoopguardError, toLoopguardError } from '../domain/errors.js';
 import type { RecordedEvent } from '../domain/events.js';
+import type { SchemaStore } from '../ports/schema-store.js';
 import { loadSchemas, typeFromJson } from './envelope-schema.js';
-import type { SchemaStore } from './schema-store.js';
 import { fromWire, toWireLoose, type WireEnvelope } from './serde.js';
 import { type Upcaster, upcast } from './upcast.js';
 import { frame, HEADER_BYTES, MAGIC_BYTE, unframe } from './wire.js';

@@ -1,5 +1,5 @@
 /** In-process schema store for tests and evaluation; ids count from 1 like a fresh registry. */
-import { normalizeSchema, type SchemaStore, unknownSchema } from './schema-store.js';
+import { normalizeSchema, type SchemaStore, unknownSchema } from '../ports/schema-store.js';
 
 export class MemorySchemaStore implements SchemaStore {
   private readonly byText = new Map<string, number>();

@@ -7,8 +7,8 @@
  */
 import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { LoopguardError, UnavailableError } from '../domain/errors.js';
-import { type CompatibilityLevel, ensureSubjectCompatibility } from '../log/kafka/subject-compatibility.js';
-import { type SchemaStore, unknownSchema } from './schema-store.js';
+import { normalizeSchema, type SchemaStore, unknownSchema } from '../ports/schema-store.js';
+import { type CompatibilityLevel, ensureSubjectCompatibility } from './subject-compatibility.js';
 
 export interface RegistrySchemaStoreOptions {
   /** Confluent-compatible base URL, e.g. `http://127.0.0.1:8081/apis/ccompat/v7`. */
@@ -63,7 +63,9 @@ export class RegistrySchemaStore implements SchemaStore {
     this.registry = new SchemaRegistry({ host: this.url, retry: { retries: 2 } });
   }
 
-  async register(subject: string, schema: string): Promise<number> {
+  async register(subject: string, text: string): Promise<number> {
+    // As the local stores do: whitespace never mints a new version, and non-JSON is bad_schema.
+    const schema = normalizeSchema(text);
     try {
       if (!this.prepared.has(subject)) {
         await ensureSubjectCompatibility(this.url, subject, this.level);

@@ -10,7 +10,7 @@
 import { LoopguardError } from '../domain/errors.js';
 import type { RecordedEvent } from '../domain/events.js';
 import { EventCodec } from '../events/codec.js';
-import type { SchemaStore } from '../events/schema-store.js';
+import type { SchemaStore } from '../ports/schema-store.js';
 import { type EventLog, type LogRecord, TOPICS } from './event-log.js';
 
 export interface EventStoreOptions {

@@ -4,9 +4,10 @@
  * (one record per event, keyed by run id) it is the run's last seq.
  */
 import { ConflictError, LoopguardError } from '../domain/errors.js';
-import type { EventLog, LogRecord, StoredRecord } from './event-log.js';
+import type { LogRecord, StoredRecord } from './event-log.js';
+import type { RunLog } from './run-log.js';
 
-export interface KeyedLog extends EventLog {
+export interface KeyedLog extends RunLog {
   /** The records of `key`, in offset order, skipping its first `fromIndex`. */
   readKey(topic: string, key: string, fromIndex: number): Promise<StoredRecord[]>;
   /**
@@ -21,10 +22,6 @@ export interface KeyedLog extends EventLog {
     records: readonly LogRecord[],
   ): Promise<number[]>;
 }
-
-export const isKeyedLog = (log: EventLog): log is KeyedLog =>
-  typeof (log as Partial<KeyedLog>).readKey === 'function' &&
-  typeof (log as Partial<KeyedLog>).appendKeyed === 'function';
 
 export function checkKeyed(key: string, expectedCount: number, records: readonly LogRecord[]): void {
   if (!Number.isSafeInteger(expectedCount) || expectedCount < 0)

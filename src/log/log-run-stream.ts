@@ -7,17 +7,19 @@
  */
 import { LoopguardError } from '../domain/errors.js';
 import type { RecordedEvent } from '../domain/events.js';
-import { CopyProjector, type ProjectorStep } from './copy-projector.js';
-import { TOPICS } from './event-log.js';
-import { copyTopicOf, type EventStore } from './event-store.js';
-import type { KeyedLog } from './keyed-log.js';
 import {
+  type AppendToStreamOptions,
+  type AppendToStreamResult,
   checkStreamAppend,
   checkStreamRead,
   type LoadedRun,
   type RunStream,
   streamConflict,
-} from './run-stream.js';
+} from '../ports/run-stream.js';
+import { CopyProjector, type ProjectorStep } from './copy-projector.js';
+import { TOPICS } from './event-log.js';
+import { copyTopicOf, type EventStore } from './event-store.js';
+import type { KeyedLog } from './keyed-log.js';
 
 export class LogRunStream implements RunStream {
   private readonly projector: CopyProjector;
@@ -32,7 +34,7 @@ export class LogRunStream implements RunStream {
     this.onStep = onStep ?? (() => {});
   }
 
-  async read(runId: string, fromSeq: number): Promise<RecordedEvent[]> {
+  async readStream(runId: string, fromSeq = 1): Promise<RecordedEvent[]> {
     checkStreamRead(runId, fromSeq);
     const records = await this.log.readKey(TOPICS.runs, runId, fromSeq - 1);
     const out: RecordedEvent[] = [];
@@ -40,20 +42,33 @@ export class LogRunStream implements RunStream {
     return out;
   }
 
-  async append(runId: string, expectedSeq: number, events: readonly RecordedEvent[]): Promise<void> {
-    checkStreamRead(runId, 1);
-    checkStreamAppend(runId, expectedSeq, events);
+  /** A local log refuses a losing writer's batch when it is written, so every record counts. */
+  async readAll(apply: (event: RecordedEvent) => void): Promise<number> {
+    let n = 0;
+    for await (const e of this.events.readRuns(0)) {
+      apply(e);
+      n++;
+    }
+    return n;
+  }
+
+  async appendToStream(
+    runId: string,
+    events: readonly RecordedEvent[],
+    { expectedStreamVersion: expected }: AppendToStreamOptions,
+  ): Promise<AppendToStreamResult> {
+    checkStreamAppend(runId, expected, events);
     let offsets: number[];
     try {
       offsets = await this.log.appendKeyed(
         TOPICS.runs,
         runId,
-        expectedSeq,
+        expected,
         events.map((e) => this.events.runRecord(e)),
       );
     } catch (e) {
       if (e instanceof LoopguardError && e.code === 'conflict')
-        throw streamConflict(runId, expectedSeq, Number(e.details.actual));
+        throw streamConflict(runId, expected, Number(e.details.actual));
       throw e;
     }
     this.onStep('runs-durable');
@@ -61,10 +76,11 @@ export class LogRunStream implements RunStream {
     const copies = events.some((e) => copyTopicOf(e.event.type) !== null);
     if (copies || !this.projector.passed(offsets[0] as number, offsets.length))
       await this.projector.catchUp();
+    return { nextExpectedStreamVersion: expected + events.length };
   }
 
   async load(runId: string): Promise<LoadedRun> {
-    return { snapshot: null, events: await this.read(runId, 1) };
+    return { snapshot: null, events: await this.readStream(runId) };
   }
 
   /** The key index makes a run's events cheap to read: no snapshot needed. */

@@ -1,9 +1,13 @@
 /** In-memory EventLog for tests and evaluation: same contract, no durability. */
 
+import type { RunStream } from '../ports/run-stream.js';
 import type { LogRecord, StoredRecord } from './event-log.js';
+import type { EventStore } from './event-store.js';
 import { checkKeyed, type KeyedLog, KeyIndex, keyConflict } from './keyed-log.js';
 import { checkRead, checkTopic, closedError } from './log-errors.js';
+import { LogRunStream } from './log-run-stream.js';
 import { pollFollow } from './poll-follow.js';
+import { storeOn } from './run-log.js';
 
 export class MemoryLog implements KeyedLog {
   private readonly topics = new Map<string, StoredRecord[]>();
@@ -89,6 +93,11 @@ export class MemoryLog implements KeyedLog {
   async endOffset(topic: string): Promise<number> {
     checkTopic(topic);
     return this.topics.get(topic)?.length ?? 0;
+  }
+
+  /** The store port over this log: the key index makes its appends conditional. */
+  runStream(events: EventStore): RunStream {
+    return new LogRunStream(storeOn(this, events), this);
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,6 @@
 import { type ErrorCode, type LedgerView, LoopguardError, UnavailableError } from '../domain/index.js';
+import type { ClaimOwner, Ledger } from '../ports/ledger.js';
 import type { CallHooks } from './call-request.js';
-import type { ClaimOwner, Ledger } from './ledger.js';
 
 export interface Settlement {
   readonly happened: boolean;

@@ -20,13 +20,13 @@ import {
   START_FIELDS,
 } from '../domain/index.js';
 import type { SchemaStore } from '../events/index.js';
+import { SqliteLedger } from '../log/embedded/sqlite-ledger.js';
 import {
   DEFAULT_DATA_DIR,
   EmbeddedLog,
-  type EventLog,
   EventStore,
+  type RunLog,
   type RunStream,
-  runStreamOf,
   SqliteSchemaStore,
 } from '../log/index.js';
 import {
@@ -37,16 +37,15 @@ import {
   type RunInspector,
   systemClock,
 } from '../machines/index.js';
+import type { Ledger } from '../ports/ledger.js';
 import { GuardTelemetry, LoopguardMetrics } from '../telemetry/index.js';
 import { GuardedRun } from './guarded-run.js';
-import type { Ledger } from './ledger.js';
 import { nodeHashing } from './node-hashing.js';
 import { RunFamily } from './run-family.js';
 import { chooseSecretKey } from './secret-key.js';
-import { SqliteLedger } from './sqlite-ledger.js';
 
 export interface GuardPorts {
-  /** The runs' event streams: read from a seq, append at an expected seq. */
+  /** The store port: a run's stream read from a seq, appended at an expected stream version. */
   readonly store: RunStream;
   readonly ledger: Ledger;
   /** A policy as in a policy file, or one parsed before: validated either way. */
@@ -238,8 +237,8 @@ export interface CreateGuard {
   readonly policy?: PolicyOption;
   /** Embedded data dir (default ./.loopguard). */
   readonly dataDir?: string;
-  /** An EventLog of your own (for example KafkaLog); default: the embedded log in dataDir. */
-  readonly log?: EventLog;
+  /** A log of your own (MemoryLog, KafkaLog); default: the embedded log in dataDir. It provides the runs' streams. */
+  readonly log?: RunLog;
   readonly ledger?: Ledger;
   readonly schemaStore?: SchemaStore;
   readonly clock?: Clock;
@@ -269,7 +268,7 @@ export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
   );
   const log = opts.log ?? (await EmbeddedLog.open(dataDir));
   const events = await EventStore.create(log, opts.schemaStore ?? new SqliteSchemaStore(dataDir));
-  const store = runStreamOf(events);
+  const store = log.runStream(events);
   return new Guard({
     store,
     ledger: opts.ledger ?? SqliteLedger.open(dataDir),

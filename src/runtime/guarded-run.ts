@@ -14,6 +14,7 @@ import {
 } from '../domain/index.js';
 import type { RunStream } from '../log/index.js';
 import type { CommandInput, RunActor, RunSnapshot } from '../machines/index.js';
+import type { Ledger, ReissueNote } from '../ports/ledger.js';
 import { type CallObservation, GuardTelemetry } from '../telemetry/index.js';
 import {
   type CallHooks,
@@ -36,7 +37,6 @@ import {
 import { claimOperation, ledgerCall, type OperationClaim } from './claim-operation.js';
 import { executeTool, type ToolFn } from './execute-tool.js';
 import { interruptedCompletion } from './interrupted-call.js';
-import type { Ledger, ReissueNote } from './ledger.js';
 import type { Run } from './run.js';
 import { type RunFamily, withFamily } from './run-family.js';
 import { RunWriter } from './run-writer.js';

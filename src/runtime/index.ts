@@ -1,12 +1,12 @@
+export * from '../log/embedded/sqlite-ledger.js';
+export * from '../ports/ledger.js';
 export type { CallHooks, CallRequest } from './call-request.js';
 export { type CallResult, toModelMessage } from './call-result.js';
 export type { ToolFn } from './execute-tool.js';
 export * from './guard.js';
 export * from './guard-tools.js';
 export * from './guarded-run.js';
-export * from './ledger.js';
 export * from './node-hashing.js';
 export type { Run, RunView } from './run.js';
 export * from './secret-key.js';
-export * from './sqlite-ledger.js';
 export * from './tool-outcome.js';

@@ -1,7 +1,7 @@
 import { failedResult, type Hashing, type RunState, resultHash } from '../domain/index.js';
 import type { CommandInput } from '../machines/index.js';
+import type { Ledger } from '../ports/ledger.js';
 import { ledgerCall } from './claim-operation.js';
-import type { Ledger } from './ledger.js';
 
 /**
  * A run rebuilt from the log may end on a call that has a decision but no result: the process

@@ -87,7 +87,7 @@ export class RunWriter {
     const first = records[0];
     if (first === undefined) return true;
     try {
-      await this.store.append(this.actor.runId, first.seq - 1, records);
+      await this.store.appendToStream(this.actor.runId, records, { expectedStreamVersion: first.seq - 1 });
       this.unconfirmed = null;
       return true;
     } catch (e) {
@@ -116,7 +116,7 @@ export class RunWriter {
     this.unconfirmed = null;
     const from = lost?.[0]?.seq;
     if (lost === null || from === undefined) return false;
-    const landed = await this.store.read(this.actor.runId, from);
+    const landed = await this.store.readStream(this.actor.runId, from);
     if (landed.length < lost.length || lost.some((r, i) => landed[i]?.eventId !== r.eventId)) return false;
     this.actor.commit(landed.slice(0, lost.length).filter((r) => r.seq > this.actor.state.seq));
     const call = this.actor.state.inFlight;
@@ -130,7 +130,9 @@ export class RunWriter {
       ...failedResult('RETRYABLE', 'not_run', this.hashing),
     });
     if (!proposed.ok) throw proposed.error;
-    await this.store.append(this.actor.runId, this.actor.state.seq, proposed.value);
+    await this.store.appendToStream(this.actor.runId, proposed.value, {
+      expectedStreamVersion: this.actor.state.seq,
+    });
     this.actor.commit(proposed.value);
     return true;
   }

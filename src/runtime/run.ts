@@ -1,8 +1,8 @@
 import type { RunStatus, StopReport } from '../domain/index.js';
+import type { ReissueNote } from '../ports/ledger.js';
 import type { CallHooks, CallRequest } from './call-request.js';
 import type { CallResult } from './call-result.js';
 import type { ToolFn } from './execute-tool.js';
-import type { ReissueNote } from './ledger.js';
 
 /**
  * A run as every caller can see it, in the library and behind the service alike: its status, the

@@ -7,8 +7,8 @@
  */
 import { IllegalStateError, type LoopguardError } from '../domain/index.js';
 import type { RunActor } from '../machines/index.js';
+import type { Ledger, ReissueNote } from '../ports/ledger.js';
 import { ledgerCall } from '../runtime/claim-operation.js';
-import type { Ledger, ReissueNote } from '../runtime/ledger.js';
 import { type DecideContext, refusal, unrecorded } from './decide-request.js';
 import { reissueNote } from './request-command.js';
 import type { WireDecision, WireRequest } from './service-topics.js';

@@ -1,8 +1,8 @@
 import { RegistrySchemaStore } from '../events/registry-schema-store.js';
-import type { SchemaStore } from '../events/schema-store.js';
 import { TOPICS } from '../log/event-log.js';
 import { EventStore } from '../log/event-store.js';
 import { KafkaLog } from '../log/kafka/kafka-log.js';
+import type { SchemaStore } from '../ports/schema-store.js';
 import { SERVICE_SCHEMAS, ServiceCodec } from './service-codec.js';
 import {
   DEFAULT_SERVICE_PARTITIONS,

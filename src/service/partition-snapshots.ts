@@ -20,9 +20,9 @@
 import type { Transaction } from 'kafkajs';
 import { UnavailableError } from '../domain/errors.js';
 import type { RunState } from '../domain/run-state.js';
-import type { SchemaStore } from '../events/schema-store.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import { readRanges } from '../log/kafka/partition-reader.js';
+import type { SchemaStore } from '../ports/schema-store.js';
 import { SERVICE_SCHEMAS, ServiceCodec } from './service-codec.js';
 import { SERVICE_TOPICS, type WireDecision } from './service-topics.js';
 import type { SnapshotPointer } from './snapshot-pointer.js';

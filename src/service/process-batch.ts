@@ -20,7 +20,7 @@ import { headersToStrings } from '../log/kafka/kafka-error.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import { AFTER_HEADER, BATCH_HEADER } from '../log/kafka/run-batch-fold.js';
 import type { Clock } from '../machines/index.js';
-import type { Ledger } from '../runtime/ledger.js';
+import type { Ledger } from '../ports/ledger.js';
 import { BatchRuns } from './batch-runs.js';
 import { closingResult, decideCancel } from './cancel-in-flight.js';
 import { decideReissue } from './decide-reissue.js';

@@ -23,7 +23,7 @@ import {
   textProblem,
 } from '../domain/index.js';
 import type { CommandInput } from '../machines/index.js';
-import type { ReissueNote } from '../runtime/ledger.js';
+import type { ReissueNote } from '../ports/ledger.js';
 import type { WireRequest } from './service-topics.js';
 
 const badField = (field: string, message: string): Result<never> => ({

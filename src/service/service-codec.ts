@@ -8,8 +8,8 @@ import { readFileSync } from 'node:fs';
 import avsc, { type Resolver, type Schema, type Type } from 'avsc';
 import { InvalidInputError, LoopguardError, toLoopguardError } from '../domain/errors.js';
 import { AVRO_OPTS, defaultSchemasDir, typeFromJson } from '../events/envelope-schema.js';
-import type { SchemaStore } from '../events/schema-store.js';
 import { frame, unframe } from '../events/wire.js';
+import type { SchemaStore } from '../ports/schema-store.js';
 
 /** The schema files of the service, in `schemas/service/`. */
 export const SERVICE_SCHEMAS = {

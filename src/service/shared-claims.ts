@@ -18,9 +18,9 @@ import {
   UnavailableError,
 } from '../domain/index.js';
 import type { RunActor } from '../machines/index.js';
+import type { ClaimOwner, Ledger } from '../ports/ledger.js';
 import { type CallHooks, recordedResult } from '../runtime/call-request.js';
 import { claimOperation, type Settlement } from '../runtime/claim-operation.js';
-import type { ClaimOwner, Ledger } from '../runtime/ledger.js';
 import type { WireRequest } from './service-topics.js';
 
 export interface SharedClaim {

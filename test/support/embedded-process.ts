@@ -14,7 +14,6 @@ import { createInterface } from 'node:readline';
 import { EmbeddedLog } from '../../src/log/embedded/embedded-log.js';
 import { SqliteSchemaStore } from '../../src/log/embedded/sqlite-schema-store.js';
 import { EventStore } from '../../src/log/event-store.js';
-import { runStreamOf } from '../../src/log/run-stream-of.js';
 import { createGuard, SqliteLedger } from '../../src/runtime/index.js';
 import { hit } from './faults/counter.js';
 import { runEvents } from './run-events.js';
@@ -72,9 +71,9 @@ if (job.mode === 'call' || job.mode === 'kill-before-tool') {
 } else if (job.mode === 'append') {
   const log = await EmbeddedLog.open(job.dataDir);
   const schemas = new SqliteSchemaStore(job.dataDir);
-  const stream = runStreamOf(await EventStore.create(log, schemas));
+  const stream = log.runStream(await EventStore.create(log, schemas));
   const go = heard('go');
-  let head = (await stream.read(job.runId, 1)).length;
+  let head = (await stream.readStream(job.runId)).length;
   say('ready');
   await go;
   let conflicts = 0;
@@ -83,14 +82,14 @@ if (job.mode === 'call' || job.mode === 'kill-before-tool') {
     const [event] = runEvents(job.runId, head, 1);
     const e = { ...(event as NonNullable<typeof event>), eventId: `${process.pid}/${n}` };
     try {
-      await stream.append(job.runId, head, [e]);
+      await stream.appendToStream(job.runId, [e], { expectedStreamVersion: head });
       mine.push(e.eventId);
       head++;
       n++;
     } catch (err) {
       if ((err as { code?: string }).code !== 'conflict') throw err;
       conflicts++;
-      head = (await stream.read(job.runId, 1)).length;
+      head = (await stream.readStream(job.runId)).length;
     }
   }
   say(`done ${JSON.stringify({ conflicts, mine })}`);

@@ -12,11 +12,15 @@
  */
 import type { StatementSync } from 'node:sqlite';
 import { IllegalStateError, LoopguardError } from '../../domain/errors.js';
+import type { RunStream } from '../../ports/run-stream.js';
 import type { LogRecord, StoredRecord } from '../event-log.js';
 import { TOPICS } from '../event-log.js';
+import type { EventStore } from '../event-store.js';
 import { checkKeyed, type KeyedLog, keyConflict } from '../keyed-log.js';
 import { checkRead, checkTopic, closedError } from '../log-errors.js';
+import { LogRunStream } from '../log-run-stream.js';
 import { pollFollow } from '../poll-follow.js';
+import { storeOn } from '../run-log.js';
 import { EmbeddedDatabase, isUniqueViolation, storeError } from './database.js';
 
 export interface EmbeddedLogOptions {
@@ -184,6 +188,11 @@ export class EmbeddedLog implements KeyedLog {
     checkTopic(topic);
     if (this.closed) throw closedError();
     return this.endSync(topic);
+  }
+
+  /** The store port over this log: the key index makes its appends conditional. */
+  runStream(events: EventStore): RunStream {
+    return new LogRunStream(storeOn(this, events), this);
   }
 
   async close(): Promise<void> {

@@ -6,7 +6,7 @@
  * on Kafka.
  */
 import { createHash } from 'node:crypto';
-import { normalizeSchema, type SchemaStore, unknownSchema } from '../../events/schema-store.js';
+import { normalizeSchema, type SchemaStore, unknownSchema } from '../../ports/schema-store.js';
 import { EmbeddedDatabase } from './database.js';
 
 /** What a read-only store answers for a schema it does not hold: no real id is 0. */

@@ -23,9 +23,9 @@ import {
   sameOwner,
 } from '../../domain/ledger-rules.js';
 import { EventCodec } from '../../events/codec.js';
-import type { SchemaStore } from '../../events/schema-store.js';
-import type { ClaimOutcome, ClaimOwner, Ledger, LedgerState, ReissueNote } from '../../runtime/ledger.js';
-import { reissueRefusal } from '../../runtime/ledger.js';
+import type { ClaimOutcome, ClaimOwner, Ledger, LedgerState, ReissueNote } from '../../ports/ledger.js';
+import { reissueRefusal } from '../../ports/ledger.js';
+import type { SchemaStore } from '../../ports/schema-store.js';
 import { TOPICS } from '../event-log.js';
 import { SOURCE_HEADER } from '../event-store.js';
 import { withTimeout } from './kafka-error.js';

@@ -23,11 +23,15 @@ import {
   type Producer,
 } from 'kafkajs';
 import { LoopguardError } from '../../domain/errors.js';
-import type { EventLog, LogRecord, StoredRecord } from '../event-log.js';
+import type { RunStream } from '../../ports/run-stream.js';
+import type { LogRecord, StoredRecord } from '../event-log.js';
+import type { EventStore } from '../event-store.js';
 import { checkRead, checkTopic, closedError } from '../log-errors.js';
+import { type RunLog, storeOn } from '../run-log.js';
 import { AppendBatcher, type PendingAppend } from './append-batcher.js';
 import { headersToStrings, kafkaError, withTimeout } from './kafka-error.js';
 import { type KafkaRetryPolicy, retryWithin } from './kafka-retry.js';
+import { KafkaRunStream } from './kafka-run-stream.js';
 import { fixKafkajsRequestQueue } from './kafkajs-request-queue.js';
 import { followPartition, type PartitionMessage, readRanges } from './partition-reader.js';
 import { TopicLayout, type TopicLayoutOptions } from './topic-layout.js';
@@ -55,7 +59,7 @@ export interface PartitionedRecord extends StoredRecord {
   readonly partition: number;
 }
 
-export class KafkaLog implements EventLog {
+export class KafkaLog implements RunLog {
   private readonly batcher: AppendBatcher;
   private readonly topics: TopicRegistry;
   private readonly partitioner = Partitioners.DefaultPartitioner();
@@ -270,6 +274,11 @@ export class KafkaLog implements EventLog {
     checkTopic(topic);
     const info = await this.topics.ensure(topic);
     return (await this.topics.endOffsets(info)).reduce((n, o) => n + o.high - o.low, 0);
+  }
+
+  /** The store port on this log: the batch rule in its reads stands in for a conditional append. */
+  runStream(events: EventStore): RunStream {
+    return new KafkaRunStream(storeOn(this, events), this);
   }
 
   async close(): Promise<void> {

@@ -3,8 +3,8 @@
  * the one partition that owns it, never from the whole topic.
  *
  * Kafka has no conditional append, so the check is made after the fact, the same way by every
- * reader (run-batch-fold.ts): a writer appends its batch tagged with the seq it expected, a
- * follower folds the runs partitions (headers only, no decoding) into each run's head, and the
+ * reader (run-batch-fold.ts, applied in `readStream`, `readAll` and `load`): a writer appends its
+ * batch tagged with the seq it expected, a follower folds the runs partitions (headers only, no decoding) into each run's head, and the
  * append resolves once the fold has reached the batch and counted all of it; a batch that lost to
  * another writer's, in this process or any other, is ignored by every reader and its writer gets
  * `conflict`. An append that timed out and lands later, after a newer one, is ignored the same
@@ -19,15 +19,17 @@
 import { randomUUID } from 'node:crypto';
 import type { RecordedEvent } from '../../domain/events.js';
 import type { RunState } from '../../domain/run-state.js';
-import { type StoredRecord, TOPICS } from '../event-log.js';
-import type { EventStore } from '../event-store.js';
 import {
+  type AppendToStreamOptions,
+  type AppendToStreamResult,
   checkStreamAppend,
   checkStreamRead,
   type LoadedRun,
   type RunStream,
   streamConflict,
-} from '../run-stream.js';
+} from '../../ports/run-stream.js';
+import { type StoredRecord, TOPICS } from '../event-log.js';
+import type { EventStore } from '../event-store.js';
 import { withTimeout } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
 import { type FollowedMessage, PartitionFollower } from './partition-follower.js';
@@ -69,9 +71,31 @@ export class KafkaRunStream implements RunStream {
     this.timeoutMs = opts.timeoutMs ?? 30_000;
   }
 
-  async read(runId: string, fromSeq: number): Promise<RecordedEvent[]> {
+  async readStream(runId: string, fromSeq = 1): Promise<RecordedEvent[]> {
     checkStreamRead(runId, fromSeq);
     return this.counted(await this.log.readKey(TOPICS.runs, runId), EMPTY_HEAD, fromSeq);
+  }
+
+  /**
+   * Every partition of the runs topic with one consumer, the records folded by the batch rule
+   * as `readStream` folds them: "drop if seq <= last" would count a losing batch that runs past
+   * the winner's head. A run's records share a key and so a partition, read in offset order, so
+   * one head per key is enough however the partitions interleave.
+   */
+  readAll(apply: (event: RecordedEvent) => void): Promise<number> {
+    const heads = new Map<string, RunHead>();
+    return this.log.scan(TOPICS.runs, (r) => {
+      const head = foldRunRecord(heads.get(r.key) ?? EMPTY_HEAD, r.headers);
+      if (head === null) return;
+      heads.set(r.key, head);
+      // Synchronous for every record whose schema is known: no promise per record.
+      const known = this.events.decodeKnown(TOPICS.runs, r.value);
+      if (known !== undefined) {
+        apply(known);
+        return;
+      }
+      return this.events.decode(TOPICS.runs, r.value).then(apply);
+    });
   }
 
   async load(runId: string): Promise<LoadedRun> {
@@ -83,7 +107,7 @@ export class KafkaRunStream implements RunStream {
     const head = this.heads.get(runId);
     if (head === undefined) return { snapshot: null, events: [] };
     const snap = await (await this.snapshotting()).newestUpTo(runId, head.seq);
-    if (snap === null) return { snapshot: null, events: await this.read(runId, 1) };
+    if (snap === null) return { snapshot: null, events: await this.readStream(runId) };
     const tail = await this.log.readKey(TOPICS.runs, runId, {
       from: snap.runsOffset + 1,
       to: head.offset + 1,
@@ -120,10 +144,13 @@ export class KafkaRunStream implements RunStream {
       .catch(() => undefined);
   }
 
-  async append(runId: string, expectedSeq: number, events: readonly RecordedEvent[]): Promise<void> {
-    checkStreamRead(runId, 1);
+  async appendToStream(
+    runId: string,
+    events: readonly RecordedEvent[],
+    { expectedStreamVersion: expectedSeq }: AppendToStreamOptions,
+  ): Promise<AppendToStreamResult> {
     checkStreamAppend(runId, expectedSeq, events);
-    if (events.length === 0) return;
+    if (events.length === 0) return { nextExpectedStreamVersion: expectedSeq };
     const follower = await this.following();
     const known = this.heads.get(runId)?.seq ?? 0;
     // The fold may lag, but a head it has already passed is certainly taken.
@@ -146,6 +173,7 @@ export class KafkaRunStream implements RunStream {
     }
     // The stops and ledger copies are derived from the runs topic by KafkaCopyProjector: a
     // writer that dies right here loses nothing.
+    return { nextExpectedStreamVersion: expectedSeq + events.length };
   }
 
   async close(): Promise<void> {

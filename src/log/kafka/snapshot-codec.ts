@@ -8,8 +8,8 @@
 import avsc, { type Resolver, type Type } from 'avsc';
 import { LoopguardError } from '../../domain/errors.js';
 import type { RunState } from '../../domain/run-state.js';
-import type { SchemaStore } from '../../events/schema-store.js';
 import { frame, unframe } from '../../events/wire.js';
+import type { SchemaStore } from '../../ports/schema-store.js';
 
 export interface RunSnapshot {
   readonly runId: string;

@@ -14,9 +14,7 @@ import {
   IllegalStateError,
   type KeyEntry,
   type LedgerFact,
-} from '../domain/index.js';
-import { EmbeddedDatabase } from '../log/embedded/database.js';
-import { DEFAULT_DATA_DIR } from '../log/embedded/embedded-log.js';
+} from '../../domain/index.js';
 import {
   type ClaimOutcome,
   type ClaimOwner,
@@ -24,7 +22,9 @@ import {
   type LedgerState,
   type ReissueNote,
   reissueRefusal,
-} from './ledger.js';
+} from '../../ports/ledger.js';
+import { EmbeddedDatabase } from './database.js';
+import { DEFAULT_DATA_DIR } from './embedded-log.js';
 
 interface LedgerRow {
   status: 'claimed' | 'completed' | 'in_doubt';

@@ -1,9 +1,9 @@
 /**
- * The Ledger port's contract, run against every adapter: SqliteLedger (unit) and KafkaLedger (int).
+ * The Ledger port's contract, run against every adapter: MemoryLedger and SqliteLedger (unit), KafkaLedger (int).
  * `make` returns two ledger instances over one store, as two workers would have.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Ledger } from '../src/runtime/ledger.js';
+import type { Ledger } from '../src/ports/ledger.js';
 
 export interface LedgerPair {
   readonly a: Ledger;

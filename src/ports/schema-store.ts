@@ -23,5 +23,3 @@ export function normalizeSchema(schema: string): string {
 
 export const unknownSchema = (id: number): LoopguardError =>
   new LoopguardError('unknown_schema', `no schema with id ${id}`, { details: { schemaId: id } });
-
-export { MemorySchemaStore } from './memory-schema-store.js';

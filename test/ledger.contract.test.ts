@@ -1,8 +1,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteLedger } from '../src/runtime/sqlite-ledger.js';
-import { ledgerContract } from './runtime-ledger-contract.js';
+import { SqliteLedger } from '../src/log/embedded/sqlite-ledger.js';
+import { MemoryLedger } from '../src/log/memory-ledger.js';
+import { ledgerContract } from './ledger-contract.js';
+
+// One process's map: both workers share the one instance.
+ledgerContract('MemoryLedger', async () => {
+  const a = new MemoryLedger();
+  return { a, b: a, close: () => a.close() };
+});
 
 // Two ledgers, two connections to one database: as two processes on one data dir have.
 ledgerContract('SqliteLedger', async () => {

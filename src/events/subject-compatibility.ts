@@ -10,7 +10,7 @@
  * second `register()` fails there. Apicurio 3.x accepts `PUT /config/{subject}` even before the
  * subject exists and then enforces the level (an incompatible new version gets HTTP 409).
  */
-import { LoopguardError, UnavailableError } from '../../domain/errors.js';
+import { LoopguardError, UnavailableError } from '../domain/errors.js';
 
 export type CompatibilityLevel =
   | 'NONE'
