@@ -13,13 +13,15 @@ import type { AnswerCount, AskedEntry, InFlightCall, RunState } from './run-stat
  *   differently from last time (the test flipped back to an old outcome): the world moved. Such
  *   re-checks are bounded: after `REVISIT_LIMIT` of them with nothing never seen before in
  *   between, they no longer count, so an agent that only toggles between known states is stopped.
- * - An answer that unrelated calls (not near-duplicates of an earlier ask) return alike is an
- *   acknowledgement: it proves nothing about any of them, so rephrasings that get it cannot show
- *   they got nowhere. Rephrasings of one question answering alike is the evidence the
- *   near-duplicate rule needs, so they do not count.
+ * - An answer that unrelated calls (not near-duplicates of an earlier ask) return alike proves
+ *   nothing about any of them, so rephrasings that get it cannot show they got nowhere.
+ *   Rephrasings of one question answering alike is the evidence the near-duplicate rule needs, so
+ *   they do not count. Such an answer is an acknowledgement (the world may have changed) only when
+ *   it says nothing about its ask; a substantive one (a file's contents read another way) is a
+ *   read that told nothing new, so it starts no checks or failure counts over.
  */
 
-/** Unrelated calls that must return one answer before it counts as an acknowledgement. */
+/** Unrelated calls that must return one answer before it proves nothing about any of them. */
 export const ACK_CALLERS = 2;
 /** Answers remembered per run: enough for the acknowledgements of a long coding run. */
 export const ANSWERS_CAP = 32;
@@ -80,22 +82,24 @@ export interface News {
   readonly recheck: boolean;
   readonly answers: readonly AnswerCount[];
   readonly sinceChange: readonly number[];
-  /** The call may have changed the world: a new call that said nothing about it and did not fail. */
+  /** The call may have changed the world: a new call acknowledged with nothing, and not failed. */
   readonly changed: boolean;
 }
 
 export function newsOf(s: RunState, a: Answered): News {
   const answers = a.known || a.rephrased ? s.answers : counted(s.answers, a.resultHash);
-  const informative = a.says && a.answersAsk && callersOf(answers, a.resultHash) < ACK_CALLERS;
+  const substantive = a.says && a.answersAsk;
+  const informative = substantive && callersOf(answers, a.resultHash) < ACK_CALLERS;
   const flipped = a.previousClass !== undefined && a.previousClass !== a.resultClass;
   const checkedSince = s.sinceChange.includes(a.pair);
   const budget = a.known && a.says && s.revisits < REVISIT_LIMIT;
   const flipBack = budget && flipped;
   const recheck = budget && !flipped && !checkedSince;
-  // A new call that said nothing about the world (nothing at all, nothing about its ask, or what
-  // unrelated calls get too) may have changed it: checks start over. A read that happens to share
-  // no word with its ask counts too; the re-checks it allows are bounded.
-  const change = !a.known && !informative && !a.failed;
+  // A new call acknowledged with nothing about the world (nothing at all, or nothing about its
+  // ask) may have changed it: checks start over. A read that happens to share no word with its ask
+  // counts too; the re-checks it allows are bounded. A substantive answer another call got too is
+  // not an acknowledgement but a repeated read: nothing new, and no change.
+  const change = !a.known && !substantive && !a.failed;
   const sinceChange = change
     ? [a.pair]
     : checkedSince
