@@ -71,7 +71,7 @@ describe('replay of every recorded run of the shared traces', () => {
     const differ = Object.keys(here).filter((id) => here[id] !== there[id]);
     expect(differ).toEqual([]);
     expect(Object.keys(there).sort()).toEqual(Object.keys(here).sort());
-  }, 60_000);
+  }, 240_000);
 
   const whatIfRows = (recordedUnder: Policy, askedUnder: Policy) => {
     const deps = { hashing, similarity: diceSimilarity };
@@ -100,5 +100,5 @@ describe('replay of every recorded run of the shared traces', () => {
     }
     // The same recording asked under another policy does change runs: the comparison can fail.
     expect(changed(whatIfRows(DEFAULT_POLICY, strict.value)).length).toBeGreaterThan(0);
-  }, 60_000);
+  }, 240_000);
 });
