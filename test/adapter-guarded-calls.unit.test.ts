@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GuardedCalls } from '../src/adapters/guarded-calls.js';
 import { createGuard, type Guard } from '../src/runtime/index.js';
 
@@ -36,8 +36,8 @@ describe('GuardedCalls: decide in a hook, execute later', () => {
     const run = await guard.startRun({ runId: 'abandoned' });
     const calls = new GuardedCalls(run, { operationKey });
     expect(await calls.decide('c1', 'charge_card', { order: 'A1' })).toBeNull();
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(calls.holding).toBe(false);
+    // The 50 ms step timeout ends the held call; how soon its record is written follows the machine.
+    await vi.waitFor(() => expect(calls.holding).toBe(false), { timeout: 10_000, interval: 20 });
     let charged = 0;
     const late = await calls.execute('c1', 'charge_card', { order: 'A1' }, () => ++charged);
     expect(charged).toBe(0);
