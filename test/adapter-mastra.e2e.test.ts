@@ -255,6 +255,33 @@ describe('loopguard/mastra with a real Mastra Agent', () => {
     expect(calls.map((c) => c.result?.kind)).toEqual(['RETRYABLE']);
   });
 
+  it("Mastra's own output validation error is a failed call to the guard, and the model reads it as a tool error", async () => {
+    shop = await openLoopingShop('mastra-invalid-output');
+    const { model, prompts } = scripted([[['lookup', { order: 'A1' }]], []]);
+    const agent = new Agent({
+      id: 'shop',
+      name: 'shop',
+      instructions: 'Refund orders',
+      model,
+      tools: wrapTools(shop.run, {
+        lookup: createTool({
+          id: 'lookup',
+          description: 'Look an order up',
+          inputSchema: z.object({ order: z.string() }),
+          outputSchema: z.object({ total: z.number() }),
+          execute: async () => ({ total: 'thirty' }) as never,
+        }),
+      }),
+    });
+    await agent.generate('Refund order A1', { maxSteps: 5, stopWhen: guardStopped(shop.run) });
+    const [read] = toolOutputs(prompts[1]);
+    expect(read?.slice(0, 2)).toEqual(['lookup', 'error-text']);
+    expect(String(read?.[2])).toContain('Tool output validation failed for lookup');
+    const calls = await shop.auditCalls();
+    expect(calls.map((c) => c.result?.kind)).not.toContain('SUCCESS');
+    expect(calls).toHaveLength(1);
+  });
+
   it('a refused call throws GuardedCallError with the guard result, outside an agent too', async () => {
     shop = await openLoopingShop('mastra-direct');
     const tools = wrapTools(shop.run, shopTools(shop), shop.guardOptions);

@@ -17,11 +17,20 @@ import { toolReply } from './tool-reply.js';
  * Thrown from a guarded tool's `execute` for a call that did not do its work: refused, stopped,
  * waiting, failed or in doubt. Mastra turns a tool's error into its own tool error, which the
  * model reads as the call's result (an `error-text` with this message), so a declared
- * `outputSchema` never sees the refusal. `result` is the guard's answer for programs.
+ * `outputSchema` never sees the refusal. `result` is the guard's answer for programs; for a tool
+ * that failed, `cause` is its error and the message starts with that error's.
  */
 export class GuardedCallError extends Error {
-  constructor(readonly result: CallResult) {
-    super(toModelMessage(result));
+  constructor(
+    readonly result: CallResult,
+    failure?: unknown,
+  ) {
+    // A failed call's value is the guard's (null): the model reads the tool's own error instead.
+    const shown =
+      result.status === 'executed' && failure !== undefined
+        ? { ...result, value: failure instanceof Error ? failure.message : String(failure) }
+        : result;
+    super(toModelMessage(shown), failure === undefined ? {} : { cause: failure });
     this.name = 'GuardedCallError';
   }
 }
@@ -61,21 +70,27 @@ function wrapOne(calls: GuardedCalls, name: string, tool: ToolLike): ToolLike {
   // A tool that declares its output gets its own value or an error, never the guard's text.
   const typed = tool.outputSchema !== undefined || tool.toModelOutput !== undefined;
   const guarded: Execute = async (input, context) => {
+    let failure: unknown;
     const r = await calls.execute(
       context?.agent?.toolCallId ?? context?.toolCallId,
       name,
       input,
       async (signal) => {
-        const out = await execute.call(tool, input, {
-          ...context,
-          abortSignal: combinedSignal(signal, context?.abortSignal),
-        });
-        const failure = validationFailure(out);
-        if (failure !== null) throw new Error(failure);
-        return out;
+        try {
+          const out = await execute.call(tool, input, {
+            ...context,
+            abortSignal: combinedSignal(signal, context?.abortSignal),
+          });
+          const invalid = validationFailure(out);
+          if (invalid !== null) throw new Error(invalid);
+          return out;
+        } catch (e) {
+          failure = e;
+          throw e;
+        }
       },
     );
-    if (!succeeded(r)) throw new GuardedCallError(r);
+    if (!succeeded(r)) throw new GuardedCallError(r, failure);
     return typed ? r.value : toolReply(r);
   };
   // A copy with the tool's own prototype and fields (its id, schemas, `requireApproval`, Mastra's
