@@ -61,8 +61,8 @@ afterAll(() => {
   console.log(`framework matrix wall times (ms): ${JSON.stringify(timings)}`);
 }, 120_000);
 
-/** Type-checks the scenes as a strict user project would, declarations of every package included. */
-const typeCheck = (files: readonly string[]) =>
+/** Type-checks the scenes as a strict user project would, declarations of every package included unless `libCheck` is off. */
+const typeCheck = (files: readonly string[], libCheck = true) =>
   sh(
     process.execPath,
     [
@@ -70,7 +70,7 @@ const typeCheck = (files: readonly string[]) =>
       '--noEmit',
       '--strict',
       '--skipLibCheck',
-      'false',
+      String(!libCheck),
       '--target',
       'es2022',
       '--module',
@@ -110,13 +110,23 @@ const cases = [
     packages: ['langchain@latest', '@langchain/core@latest', '@langchain/langgraph@latest'],
     scenes: ['langchain.ts', 'langgraph.ts'],
   },
+  // Mastra takes its own mock model (spec v2, bundled in @mastra/core): no `ai` needed beside it.
+  // Mastra's own declarations do not pass `skipLibCheck: false` (1.71.0: 903 errors, all inside
+  // @mastra/core and @mastra/schema-compat, 3 minutes of tsc), so its scene is checked with it on;
+  // loopguard/mastra's declarations import nothing from Mastra.
+  {
+    name: '@mastra/core current',
+    packages: ['@mastra/core@latest'],
+    scenes: ['mastra.ts'],
+    libCheck: false,
+  },
 ] as const;
 
 describe('every claimed framework version, installed beside the packed tarball', () => {
   for (const c of cases)
-    it(`${c.name}: type-checks strict without skipLibCheck and ends the loop scene`, () => {
+    it(`${c.name}: type-checks strict${'libCheck' in c ? '' : ' without skipLibCheck'} and ends the loop scene`, () => {
       timed(`${c.name} install`, () => npmInstall(['--no-save', ...c.packages]));
-      timed(`${c.name} tsc`, () => typeCheck(c.scenes));
+      timed(`${c.name} tsc`, () => typeCheck(c.scenes, !('libCheck' in c) || c.libCheck));
       const [loop, second] = timed(`${c.name} run`, () => c.scenes.map(runScene));
       if (loop === undefined) throw new Error('no scene ran');
       loopEnded(loop);

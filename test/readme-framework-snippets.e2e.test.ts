@@ -23,6 +23,7 @@ describe('the README framework snippets', () => {
     ['openai-agents', 'examples/openai-agents.ts'],
     ['langchain', 'examples/langchain.ts'],
     ['langgraph', 'examples/langgraph.ts'],
+    ['mastra', 'examples/mastra.ts'],
   ] as const)
     it(`${name}: the README shows ${file}'s region as written, and the example charges once and stops the loop`, () => {
       expect(readme).toContain(region(file, name));

@@ -1,0 +1,133 @@
+/**
+ * loopguard/mastra: the guard in a Mastra agent's tool loop (`@mastra/core` `Agent`, tools made
+ * with `createTool` or AI SDK tools). `wrapTools` puts each tool's `execute` behind the run's
+ * guard; `guardStopped` is the stop condition for `agent.generate` / `agent.stream({ stopWhen })`.
+ * Nothing is imported from `@mastra/core`, not even types: this file loads without it, and its
+ * declarations type-check against whatever version the user has.
+ */
+
+import { put } from '../domain/index.js';
+import type { CallResult, GuardedRun, GuardToolsOptions } from '../runtime/index.js';
+import { combinedSignal, toModelMessage } from '../runtime/index.js';
+import { endAfterStop } from './end-after-stop.js';
+import { GuardedCalls } from './guarded-calls.js';
+import { toolReply } from './tool-reply.js';
+
+/**
+ * Thrown from a guarded tool's `execute` for a call that did not do its work: refused, stopped,
+ * waiting, failed or in doubt. Mastra turns a tool's error into its own tool error, which the
+ * model reads as the call's result (an `error-text` with this message), so a declared
+ * `outputSchema` never sees the refusal. `result` is the guard's answer for programs; for a tool
+ * that failed, `cause` is its error and the message starts with that error's.
+ */
+export class GuardedCallError extends Error {
+  constructor(
+    readonly result: CallResult,
+    failure?: unknown,
+  ) {
+    // A failed call's value is the guard's (null): the model reads the tool's own error instead.
+    const shown =
+      result.status === 'executed' && failure !== undefined
+        ? { ...result, value: failure instanceof Error ? failure.message : String(failure) }
+        : result;
+    super(toModelMessage(shown), failure === undefined ? {} : { cause: failure });
+    this.name = 'GuardedCallError';
+  }
+}
+
+/** What Mastra passes a tool's `execute` besides its input: `createTool`'s context or an AI SDK tool's options. */
+interface ExecuteContext {
+  readonly abortSignal?: AbortSignal;
+  readonly toolCallId?: string;
+  readonly agent?: { readonly toolCallId?: string };
+}
+type Execute = (input: unknown, context?: ExecuteContext) => unknown;
+interface ToolLike {
+  readonly execute?: Execute;
+  readonly outputSchema?: unknown;
+  readonly toModelOutput?: unknown;
+}
+
+/** Only a call that did its work is answered with a value; everything else is a tool error. */
+const succeeded = (
+  r: CallResult,
+): r is Extract<CallResult, { status: 'cached' }> | Extract<CallResult, { status: 'executed' }> =>
+  r.status === 'cached' || (r.status === 'executed' && r.kind === 'SUCCESS');
+
+/**
+ * Mastra's own validation of a tool's input or output comes back as a value, not a throw: to the
+ * guard that is a failed call (retrying it with the same arguments will fail alike), not a result.
+ */
+const validationFailure = (v: unknown): string | null => {
+  if (typeof v !== 'object' || v === null || !('validationErrors' in v)) return null;
+  const { error, message } = v as { error?: unknown; message?: unknown };
+  return error === true && typeof message === 'string' ? message : null;
+};
+
+function wrapOne(calls: GuardedCalls, name: string, tool: ToolLike): ToolLike {
+  const execute = tool.execute;
+  if (typeof execute !== 'function') return tool;
+  // A tool that declares its output gets its own value or an error, never the guard's text.
+  const typed = tool.outputSchema !== undefined || tool.toModelOutput !== undefined;
+  const guarded: Execute = async (input, context) => {
+    let failure: unknown;
+    const r = await calls.execute(
+      context?.agent?.toolCallId ?? context?.toolCallId,
+      name,
+      input,
+      async (signal) => {
+        try {
+          const out = await execute.call(tool, input, {
+            ...context,
+            abortSignal: combinedSignal(signal, context?.abortSignal),
+          });
+          const invalid = validationFailure(out);
+          if (invalid !== null) throw new Error(invalid);
+          return out;
+        } catch (e) {
+          failure = e;
+          throw e;
+        }
+      },
+    );
+    if (!succeeded(r)) throw new GuardedCallError(r, failure);
+    return typed ? r.value : toolReply(r);
+  };
+  // A copy with the tool's own prototype and fields (its id, schemas, `requireApproval`, Mastra's
+  // markers): Mastra asks for the approval before it calls `execute`, so the guard never answers it.
+  const copy = Object.assign(Object.create(Object.getPrototypeOf(tool) as object) as object, tool);
+  return Object.assign(copy, { execute: guarded });
+}
+
+/**
+ * The tools with every `execute` behind the run's guard, for `new Agent({ tools })`. A call that
+ * runs and succeeds gets its own value (for a tool without `outputSchema`, the guard's note
+ * beside it where there is one); a completed side effect asked for again gets its first result
+ * from the ledger (a call with an `operationKey` is a side effect); any other call throws
+ * `GuardedCallError`, which Mastra hands the model as the tool's error. The tool's
+ * `abortSignal` fires on the caller's abort and on the guard's step timeout, whichever comes
+ * first. A tool's `requireApproval` stays as it is: the guard judges the call once approved.
+ */
+export function wrapTools<T extends Record<string, object>>(
+  run: GuardedRun,
+  tools: T,
+  opts: GuardToolsOptions = {},
+): T {
+  const calls = new GuardedCalls(run, opts);
+  const out: Record<string, unknown> = {};
+  // put: a tool named "__proto__" stays a tool, not the map's prototype.
+  for (const [name, tool] of Object.entries(tools)) put(out, name, wrapOne(calls, name, tool as ToolLike));
+  return out as T;
+}
+
+/**
+ * A stop condition for `agent.generate(prompt, { stopWhen })`: once the guard has ended the run,
+ * the model gets one more step, with the stop message in its prompt, to answer; whatever it asks
+ * for then is refused, and the loop ends. Mastra caps the steps at 5 when it gets neither
+ * `stopWhen` nor `maxSteps`, and at `maxSteps` beside a `stopWhen`: pass both,
+ * `{ maxSteps: 20, stopWhen: guardStopped(run) }`.
+ */
+export function guardStopped(run: GuardedRun): (options: { readonly steps: readonly unknown[] }) => boolean {
+  const end = endAfterStop(run);
+  return () => end();
+}
