@@ -6,8 +6,8 @@
  * declarations type-check against whatever version the user has.
  */
 
-import { put } from '../domain/index.js';
-import type { CallResult, GuardedRun, GuardToolsOptions } from '../runtime/index.js';
+import { IllegalStateError, put } from '../domain/index.js';
+import type { CallResult, GuardToolsOptions, Run } from '../runtime/index.js';
 import { combinedSignal, toModelMessage } from '../runtime/index.js';
 import { endAfterStop } from './end-after-stop.js';
 import { GuardedCalls } from './guarded-calls.js';
@@ -20,7 +20,7 @@ import { toolReply } from './tool-reply.js';
  * `outputSchema` never sees the refusal. `result` is the guard's answer for programs; for a tool
  * that failed, `cause` is its error and the message starts with that error's.
  */
-export class GuardedCallError extends Error {
+export class GuardedCallError extends IllegalStateError {
   constructor(
     readonly result: CallResult,
     failure?: unknown,
@@ -30,8 +30,10 @@ export class GuardedCallError extends Error {
       result.status === 'executed' && failure !== undefined
         ? { ...result, value: failure instanceof Error ? failure.message : String(failure) }
         : result;
-    super(toModelMessage(shown), failure === undefined ? {} : { cause: failure });
-    this.name = 'GuardedCallError';
+    super('call_not_done', toModelMessage(shown), {
+      details: { status: result.status },
+      ...(failure === undefined ? {} : { cause: failure }),
+    });
   }
 }
 
@@ -109,7 +111,7 @@ function wrapOne(calls: GuardedCalls, name: string, tool: ToolLike): ToolLike {
  * first. A tool's `requireApproval` stays as it is: the guard judges the call once approved.
  */
 export function wrapTools<T extends Record<string, object>>(
-  run: GuardedRun,
+  run: Run,
   tools: T,
   opts: GuardToolsOptions = {},
 ): T {
@@ -127,7 +129,7 @@ export function wrapTools<T extends Record<string, object>>(
  * `stopWhen` nor `maxSteps`, and at `maxSteps` beside a `stopWhen`: pass both,
  * `{ maxSteps: 20, stopWhen: guardStopped(run) }`.
  */
-export function guardStopped(run: GuardedRun): (options: { readonly steps: readonly unknown[] }) => boolean {
+export function guardStopped(run: Run): (options: { readonly steps: readonly unknown[] }) => boolean {
   const end = endAfterStop(run);
   return () => end();
 }

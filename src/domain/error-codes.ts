@@ -58,6 +58,11 @@ export const ERROR_CODES = {
   ),
   budget_still_spent: c('illegal_state', false, 'a resume under a policy whose spent budget is still spent'),
   run_stopped: c('illegal_state', false, 'the run was stopped by the guard; no further calls'),
+  call_not_done: c(
+    'illegal_state',
+    false,
+    'a guarded call did not do its work (refused, stopped, waiting, in doubt or failed)',
+  ),
   parent_ended: c('illegal_state', false, 'a child run was started under a parent that has ended'),
   read_only: c('illegal_state', false, 'the store is open for reading only'),
   log_closed: c('illegal_state', false, 'the event log is closed'),
