@@ -231,6 +231,10 @@ export class KafkaCopyProjector {
     this.generation++;
     this.assigned = [...assigned].sort((a, b) => a - b);
     this.opts.onLog?.(`copies: assigned runs partitions [${this.assigned.join(',')}]`);
+    // A fenced projector is stopping, and its consumer may join the group once more before it
+    // has left: registering the id again would fence the projector that copies now, which would
+    // then stop too, and nothing would copy.
+    if (this.fenced) return;
     void this.drop();
     // Fence a previous holder at once rather than on the first batch.
     this.own().catch(() => undefined);
@@ -243,6 +247,10 @@ export class KafkaCopyProjector {
   }
 
   private own(): Promise<Owned> {
+    if (this.fenced)
+      return Promise.reject(
+        new UnavailableError('log_unavailable', 'copy projector: fenced by another projector of the group'),
+      );
     if (this.owned === undefined) {
       const o = this.takeOver(this.assigned);
       this.owned = o;
