@@ -71,6 +71,9 @@ describe('copy projectors of one group', () => {
       }),
     ]).finally(() => clearTimeout(waited));
     const survivor = ended === 'older' ? newer : older;
+    const fenced = ended === 'older' ? older : newer;
+    // The fenced one copies nothing more: its caughtUp says so at once instead of waiting.
+    await expect(fenced.caughtUp(5_000)).rejects.toThrow(/fenced by another projector/);
     await survivor.caughtUp();
     const stops = new Map<string, number>();
     for (const r of await log.readAll(TOPICS.stops)) {

@@ -139,14 +139,11 @@ export class KafkaCopyProjector {
     const left = (): number => Math.max(1, deadline - Date.now());
     const bounded = <T>(work: Promise<T>, what: string): Promise<T> =>
       withTimeout(work, left(), `copy projector: ${what} (waiting for it to catch up)`);
+    this.assertNotFenced();
     const ends = await bounded(fetchTopicOffsets(this.admin, this.topic), 'runs end offsets');
     let noted = false;
     for (;;) {
-      if (this.fenced)
-        throw new UnavailableError(
-          'log_unavailable',
-          `copy projector: fenced by another projector of group ${this.groupId}, which copies from here on; this one copies nothing more`,
-        );
+      this.assertNotFenced();
       const [got] = await bounded(
         this.admin.fetchOffsets({ groupId: this.groupId, topics: [this.topic] }),
         'group offsets',
@@ -177,6 +174,14 @@ export class KafkaCopyProjector {
         );
       await new Promise((r) => setTimeout(r, Math.min(100, left())));
     }
+  }
+
+  private assertNotFenced(): void {
+    if (this.fenced)
+      throw new UnavailableError(
+        'log_unavailable',
+        `copy projector: fenced by another projector of group ${this.groupId}, which copies from here on; this one copies nothing more`,
+      );
   }
 
   /**
@@ -249,7 +254,10 @@ export class KafkaCopyProjector {
   private own(): Promise<Owned> {
     if (this.fenced)
       return Promise.reject(
-        new UnavailableError('log_unavailable', 'copy projector: fenced by another projector of the group'),
+        new UnavailableError(
+          'log_unavailable',
+          `copy projector: fenced by another projector of group ${this.groupId}`,
+        ),
       );
     if (this.owned === undefined) {
       const o = this.takeOver(this.assigned);
