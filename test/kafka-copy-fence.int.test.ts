@@ -4,7 +4,7 @@
  * one left copies every stop exactly once.
  */
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
 import { RegistrySchemaStore } from '../src/events/registry-schema-store.js';
 import { TOPICS } from '../src/log/event-log.js';
 import { EventStore } from '../src/log/event-store.js';
@@ -30,8 +30,18 @@ describe('copy projectors of one group', () => {
     });
     const stream = new KafkaRunStream(events, log);
     open.push(stream);
+    // What each projector did (takeovers, fences, aborted transactions), shown when the test fails.
+    const lines: string[] = [];
+    onTestFailed(() => console.error(lines.join('\n')));
+    let n = 0;
     const start = async () => {
-      const p = await KafkaCopyProjector.start({ log, events, sessionTimeoutMs: 6_000 });
+      const name = ++n === 1 ? 'older' : 'newer';
+      const p = await KafkaCopyProjector.start({
+        log,
+        events,
+        sessionTimeoutMs: 6_000,
+        onLog: (line) => lines.push(`${new Date().toISOString()} ${name}: ${line}`),
+      });
       open.push({ close: () => p.stop() });
       return p;
     };
@@ -54,8 +64,19 @@ describe('copy projectors of one group', () => {
     const newer = await start();
     for (const run of RUNS.slice(1))
       await stream.appendToStream(run, runEvents(run, 0, SAMPLE_EVENTS.length), { expectedStreamVersion: 0 });
-    const ended = await Promise.race([older.ended.then(() => 'older'), newer.ended.then(() => 'newer')]);
+    // Bounded, so a pair in which neither learns it was fenced fails here with its logs.
+    let waited: NodeJS.Timeout | undefined;
+    const ended = await Promise.race([
+      older.ended.then(() => 'older'),
+      newer.ended.then(() => 'newer'),
+      new Promise<never>((_, reject) => {
+        waited = setTimeout(() => reject(new Error('neither projector was fenced within 45 s')), 45_000);
+      }),
+    ]).finally(() => clearTimeout(waited));
     const survivor = ended === 'older' ? newer : older;
+    const fenced = ended === 'older' ? older : newer;
+    // The fenced one copies nothing more: its caughtUp says so at once instead of waiting.
+    await expect(fenced.caughtUp(5_000)).rejects.toThrow(/fenced by another projector/);
     await survivor.caughtUp();
     const stops = new Map<string, number>();
     for (const r of await log.readAll(TOPICS.stops)) {

@@ -22,12 +22,12 @@
  * lost to another writer (or a zombie's late append) never yields a stop. Records of
  * unconditional appends (EventStore.append, no batch header) publish their own copies.
  */
-import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, Producer, RecordMetadata } from 'kafkajs';
 import { UnavailableError } from '../../domain/errors.js';
 import { TOPICS } from '../event-log.js';
 import type { EventStore } from '../event-store.js';
 import { copiesOfBatch } from './copies-of-batch.js';
-import { headersToStrings } from './kafka-error.js';
+import { headersToStrings, withTimeout } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
 import { readRanges } from './partition-reader.js';
 import { EMPTY_HEAD, foldRunRecord, type RunHead } from './run-batch-fold.js';
@@ -69,6 +69,16 @@ export class KafkaCopyProjector {
   });
   /** Copies committed by this process. */
   copied = 0;
+  /**
+   * Copies this process committed that no read_committed reader may see yet: per copy topic and
+   * partition, the first offset of the last committed transaction there. A commit returns once
+   * the coordinator decided it, before its markers reach the copy partitions; until its marker
+   * is written the partition's last stable offset (the end a read_committed reader reads to)
+   * stays at or below that offset. Only committed transactions are recorded: an aborted one's
+   * copies never become visible, and waiting for them would never end. An entry goes once the
+   * last stable offset passed it; nothing later can move it back.
+   */
+  private readonly unseen = new Map<string, { topic: string; partition: number; first: number }>();
 
   private constructor(
     private readonly opts: KafkaCopyProjectorOptions,
@@ -117,37 +127,80 @@ export class KafkaCopyProjector {
 
   /**
    * Resolves once the group's committed offsets (or this process's position past records with
-   * nothing to copy) reach the ends the runs partitions had when it was called: every copy of
-   * what was recorded by then is visible. Rejects after `timeoutMs`.
+   * nothing to copy) reach the ends the runs partitions had when it was called, and every copy
+   * this process committed is visible to read_committed readers (its commit marker written):
+   * every copy of what was recorded by then is visible. Settles within `timeoutMs` whatever the
+   * broker does: each request is bounded by what is left, and it rejects with an
+   * UnavailableError naming what it waited for. A projector that was fenced copies nothing more
+   * (the one that fenced it does): its caughtUp rejects at once.
    */
   async caughtUp(timeoutMs = 60_000): Promise<void> {
-    const ends = await fetchTopicOffsets(this.admin, this.topic);
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-    }, timeoutMs);
-    try {
-      for (;;) {
-        const [got] = await this.admin.fetchOffsets({ groupId: this.groupId, topics: [this.topic] });
-        const local = await this.owned?.catch(() => undefined);
-        const behind = ends.filter((e) => {
-          const at = Math.max(
-            Number(got?.partitions.find((p) => p.partition === e.partition)?.offset ?? '-1'),
-            local?.committed.get(e.partition) ?? -1,
-          );
-          return Number(e.high) > Number(e.low) && at < Number(e.high);
-        });
-        if (behind.length === 0) return;
-        if (timedOut)
-          throw new UnavailableError(
-            'timeout',
-            `copy projector: runs partitions ${behind.map((b) => b.partition).join(',')} not copied within ${timeoutMs} ms`,
-          );
-        await new Promise((r) => setTimeout(r, 100));
+    const deadline = Date.now() + timeoutMs;
+    const left = (): number => Math.max(1, deadline - Date.now());
+    const bounded = <T>(work: Promise<T>, what: string): Promise<T> =>
+      withTimeout(work, left(), `copy projector: ${what} (waiting for it to catch up)`);
+    this.assertNotFenced();
+    const ends = await bounded(fetchTopicOffsets(this.admin, this.topic), 'runs end offsets');
+    let noted = false;
+    for (;;) {
+      this.assertNotFenced();
+      const [got] = await bounded(
+        this.admin.fetchOffsets({ groupId: this.groupId, topics: [this.topic] }),
+        'group offsets',
+      );
+      const local = await bounded(
+        this.owned?.catch(() => undefined) ?? Promise.resolve(undefined),
+        'takeover',
+      );
+      const behind = ends.filter((e) => {
+        const at = Math.max(
+          Number(got?.partitions.find((p) => p.partition === e.partition)?.offset ?? '-1'),
+          local?.committed.get(e.partition) ?? -1,
+        );
+        return Number(e.high) > Number(e.low) && at < Number(e.high);
+      });
+      const hidden = behind.length === 0 ? await bounded(this.hiddenCopies(), 'copy partition offsets') : [];
+      if (behind.length === 0 && hidden.length === 0) return;
+      if (hidden.length > 0 && !noted) {
+        noted = true;
+        this.opts.onLog?.(`copies: waiting for commit markers: ${hidden.join(', ')}`);
       }
-    } finally {
-      clearTimeout(timer);
+      if (Date.now() >= deadline)
+        throw new UnavailableError(
+          'timeout',
+          behind.length > 0
+            ? `copy projector: runs partitions ${behind.map((b) => b.partition).join(',')} not copied within ${timeoutMs} ms`
+            : `copy projector: committed copies not visible to read_committed readers within ${timeoutMs} ms (their commit markers not written): ${hidden.join(', ')}`,
+        );
+      await new Promise((r) => setTimeout(r, Math.min(100, left())));
     }
+  }
+
+  private assertNotFenced(): void {
+    if (this.fenced)
+      throw new UnavailableError(
+        'log_unavailable',
+        `copy projector: fenced by another projector of group ${this.groupId}, which copies from here on; this one copies nothing more`,
+      );
+  }
+
+  /**
+   * The committed copies whose partition's last stable offset (the read_committed end offset
+   * the admin client's ListOffsets answers) has not passed them yet, as `topic/partition at
+   * offset (stable to N)`; forgets those it passed.
+   */
+  private async hiddenCopies(): Promise<string[]> {
+    const hidden: string[] = [];
+    for (const topic of new Set([...this.unseen.values()].map((u) => u.topic))) {
+      const stable = await fetchTopicOffsets(this.admin, topic);
+      for (const [key, u] of this.unseen) {
+        if (u.topic !== topic) continue;
+        const lso = Number(stable.find((o) => o.partition === u.partition)?.high ?? -1);
+        if (lso > u.first) this.unseen.delete(key);
+        else hidden.push(`${topic}/${u.partition} at ${u.first} (stable to ${lso})`);
+      }
+    }
+    return hidden;
   }
 
   async stop(): Promise<void> {
@@ -183,6 +236,10 @@ export class KafkaCopyProjector {
     this.generation++;
     this.assigned = [...assigned].sort((a, b) => a - b);
     this.opts.onLog?.(`copies: assigned runs partitions [${this.assigned.join(',')}]`);
+    // A fenced projector is stopping, and its consumer may join the group once more before it
+    // has left: registering the id again would fence the projector that copies now, which would
+    // then stop too, and nothing would copy.
+    if (this.fenced) return;
     void this.drop();
     // Fence a previous holder at once rather than on the first batch.
     this.own().catch(() => undefined);
@@ -195,6 +252,13 @@ export class KafkaCopyProjector {
   }
 
   private own(): Promise<Owned> {
+    if (this.fenced)
+      return Promise.reject(
+        new UnavailableError(
+          'log_unavailable',
+          `copy projector: fenced by another projector of group ${this.groupId}`,
+        ),
+      );
     if (this.owned === undefined) {
       const o = this.takeOver(this.assigned);
       this.owned = o;
@@ -260,8 +324,9 @@ export class KafkaCopyProjector {
     );
     const topicMessages = [...out].map(([topic, msgs]) => ({ topic, messages: msgs }));
     const txn = await owned.producer.transaction();
+    let sent: RecordMetadata[] = [];
     try {
-      if (topicMessages.length > 0) await txn.sendBatch({ topicMessages, acks: -1 });
+      if (topicMessages.length > 0) sent = await txn.sendBatch({ topicMessages, acks: -1 });
       this.opts.onStep?.('copies-sent');
       await txn.sendOffsets({
         consumerGroupId: this.groupId,
@@ -288,6 +353,12 @@ export class KafkaCopyProjector {
     this.opts.onStep?.('committed');
     owned.heads.set(batch.partition, heads);
     owned.committed.set(batch.partition, next);
+    // Committed, so the marker will be written: caughtUp waits until the stable offset passed it.
+    for (const m of sent) {
+      const key = `${m.topicName}/${m.partition}`;
+      const first = Math.max(Number(m.baseOffset), this.unseen.get(key)?.first ?? -1);
+      this.unseen.set(key, { topic: m.topicName, partition: m.partition, first });
+    }
     this.copied += topicMessages.reduce((n, t) => n + t.messages.length, 0);
     resolveOffset(batch.lastOffset());
   }
