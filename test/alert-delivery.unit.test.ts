@@ -9,6 +9,7 @@ import {
   deliverWithRetry,
   type Sleep,
   stdoutSink,
+  toFleetLoopAlert,
   toStopAlert,
   webhookSink,
 } from '../src/alert/index.js';
@@ -25,6 +26,34 @@ const stopped: RecordedEvent = {
 };
 const alert = toStopAlert(stopped);
 if (alert === null) throw new Error('fixture is a stop');
+/** `report` as the alert carries it: every field name snake_case, like every `--json` of the CLI. */
+const SNAKE_REPORT = {
+  terminal_state: 'STOPPED_LOOP_GUARD',
+  guard_reason: 'exact_repeat',
+  message: 'stopped',
+  completed: [],
+  completed_operations: [],
+  in_doubt_operations: [],
+  gaps: [],
+  last_safe_checkpoint: null,
+  unmet_precondition: null,
+  resume_condition: 'new input',
+  next_allowed_action: 'answer',
+  evidence: { fingerprints: [], counts: {}, thresholds: {} },
+  spend: { steps: 2, tool_calls: 3, tokens: 0, cost_usd: 0, elapsed_ms: 10 },
+  children: [],
+};
+
+/** Every field name in `v`, at any depth (the keys of `counts` are data: fingerprints). */
+function fieldNames(v: unknown, out: string[] = []): string[] {
+  if (Array.isArray(v)) for (const x of v) fieldNames(x, out);
+  else if (typeof v === 'object' && v !== null)
+    for (const [k, x] of Object.entries(v)) {
+      out.push(k);
+      if (k !== 'counts') fieldNames(x, out);
+    }
+  return out;
+}
 
 function recordingSleep(): Sleep & { waits: number[] } {
   const waits: number[] = [];
@@ -119,7 +148,7 @@ describe('alert sinks', () => {
       terminal_state: 'STOPPED_LOOP_GUARD',
       reason: 'exact_repeat',
       at_ms: 42,
-      report,
+      report: SNAKE_REPORT,
     });
   });
 
@@ -145,6 +174,31 @@ describe('alert sinks', () => {
     }).deliver(alert);
     expect(out.endsWith('\n')).toBe(true);
     expect(JSON.parse(out)).toMatchObject({ event_id: 'r1/7', run_id: 'r1', reason: 'exact_repeat' });
+    // Snake case all the way down, as every --json of the CLI (json-output.ts); a fleet loop alert too.
+    const fleet = toFleetLoopAlert({
+      eventId: 'fleet/1',
+      runId: 'fleet',
+      seq: 1,
+      atMs: 50,
+      event: {
+        type: 'FleetLoopDetected',
+        signature: 'sig',
+        tool: 'search',
+        rule: 'exact_repeat',
+        intent: '{}',
+        runIds: ['r1', 'r2'],
+        tenants: ['acme'],
+        threshold: 2,
+        windowMs: 600_000,
+        firstAtMs: 40,
+        lastAtMs: 50,
+      },
+    } as RecordedEvent);
+    for (const a of [JSON.parse(out), fleet]) {
+      const names = fieldNames(a);
+      expect(names.length).toBeGreaterThan(5);
+      expect(names.filter((k) => !/^[a-z][a-z0-9_]*$/.test(k))).toEqual([]);
+    }
     expect(
       toStopAlert({ ...stopped, event: { type: 'CheckpointRecorded', checkpointId: 'c' } } as RecordedEvent),
     ).toBeNull();

@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { snakeKeys } from '../src/cli/json-output.js';
 import { main } from '../src/cli/main.js';
 import type { RecordedEvent, StopReport } from '../src/domain/index.js';
 import { RegistrySchemaStore } from '../src/events/registry-schema-store.js';
@@ -190,7 +191,7 @@ describe('loopguard alert --kafka --webhook', () => {
         terminal_state: report(i).terminalState,
         reason: report(i).guardReason,
         at_ms: 1_700_000_000_000 + i,
-        report: report(i),
+        report: snakeKeys(report(i)),
       })),
     );
     expect(io.stderr()).toMatch(/group loopguard-alert on alert-.*loopguard\.stops/);

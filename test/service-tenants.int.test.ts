@@ -2,8 +2,9 @@
  * Two tenants on one worker with tenant keys: each acts on its own runs only. Every cross-tenant
  * action is refused with `forbidden` (and counted): a call in, a cancel of, a resume of, a reissue
  * on another tenant's run, a run started for another tenant; naming the other tenant's operation key
- * names an operation of one's own (it runs, it is not the other's cached result); unsigned and
- * forged requests are `unauthenticated`; only an approver's key resumes, recorded as the approver.
+ * names an operation of one's own (it runs, it is not the other's cached result), naming it by its
+ * ledger name (`acme:charge-1`) is refused; unsigned, forged, expired and replayed requests are
+ * `unauthenticated`; only an approver's key resumes, recorded as the approver.
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,6 +12,8 @@ import { createRemoteGuard, type RemoteGuard } from '../src/client/index.js';
 import { TOPICS } from '../src/log/event-log.js';
 import { GuardWorker } from '../src/service/guard-worker.js';
 import { openService } from '../src/service/open-service.js';
+import { signRequest } from '../src/service/request-signature.js';
+import { emptyRequest } from '../src/service/service-topics.js';
 import { parseTenantKeys } from '../src/service/tenant-keys.js';
 import { kafkaEnv } from './setup/kafka-env.js';
 import { SERVICE_SECRET_KEY } from './support/service/serve-process.js';
@@ -98,6 +101,18 @@ describe('loopguard serve with tenant keys: two tenants on one service', () => {
     const again = await acme.startRun({ runId: 'acme-order-2' });
     expect(await again.call(call, charge)).toMatchObject({ status: 'cached', value: { n: 1 } });
     expect(charged).toBe(2);
+    // Naming acme's operation by its ledger name (`acme:charge-1`, as decisions show it) is refused,
+    // a lookup or a reissue, and says nothing of whether acme has it (`acme:never` is refused alike).
+    await expect(theirs.call({ ...call, operationKey: 'acme:charge-1' }, charge)).rejects.toMatchObject(
+      forbidden('operation_key'),
+    );
+    await expect(theirs.call({ ...call, operationKey: 'acme:never' }, charge)).rejects.toMatchObject(
+      forbidden('operation_key'),
+    );
+    await expect(
+      globexOps.run('globex-order').reissue('acme:charge-1', 'globex-charge-2', { reason: 'mine' }),
+    ).rejects.toMatchObject(forbidden('operation_key'));
+    expect(charged).toBe(2);
 
     // No credential, or a signature made with another key's secret: not decided at all.
     await expect(unsigned.startRun({ runId: 'anon' })).rejects.toMatchObject({
@@ -107,6 +122,33 @@ describe('loopguard serve with tenant keys: two tenants on one service', () => {
     await expect(forged.run('acme-order').cancel('forged')).rejects.toMatchObject({
       code: 'unauthenticated',
       details: { field: 'signature' },
+    });
+
+    // A signature is good once, and only around the worker's clock: the same signed bytes again,
+    // once their run no longer remembers the answer, are a replay; one signed 6 minutes ago expired.
+    const replayRun = await acme.startRun({ runId: 'acme-replay' });
+    const signedCheckpoint = (id: string, sentAtMs: number) =>
+      signRequest(
+        { ...emptyRequest(randomUUID(), 'acme-replay', 'CHECKPOINT', sentAtMs), checkpoint_id: id },
+        'acme-agent',
+        secret('acme-agent'),
+      );
+    const once = signedCheckpoint('cp-once', Date.now());
+    expect(await unsigned.request(once)).toMatchObject({ decision: 'recorded', checkpoint_id: 'cp-once' });
+    // While the run remembers it, the same bytes get the same answer (a client's re-send)...
+    expect(await unsigned.request(once)).toMatchObject({ decision: 'recorded', checkpoint_id: 'cp-once' });
+    for (let i = 0; i < 17; i++) await replayRun.checkpoint(`cp-${i}`);
+    // ...after it (the run keeps its latest 16 answers), they are not decided again.
+    expect(await unsigned.request(once)).toMatchObject({
+      decision: 'error',
+      error_code: 'unauthenticated',
+      error_field: 'signature',
+      status: 'UNKNOWN',
+    });
+    expect(await unsigned.request(signedCheckpoint('cp-late', Date.now() - 6 * 60_000))).toMatchObject({
+      decision: 'error',
+      error_code: 'unauthenticated',
+      error_field: 'sent_at_ms',
     });
 
     // Authority comes from the key: an agent's key cannot resume, an approver cannot sign as another.
@@ -136,6 +178,15 @@ describe('loopguard serve with tenant keys: two tenants on one service', () => {
     }
     const types = events.map((e) => e.event.type);
     expect(types.filter((t) => t === 'ToolCallRequested')).toHaveLength(1);
+    const replayEvents = await Promise.all(
+      (await conn.log.readKey(TOPICS.runs, 'acme-replay')).map((r) =>
+        conn.events.decode(TOPICS.runs, r.value),
+      ),
+    );
+    const checkpoints = replayEvents.flatMap((e) =>
+      e.event.type === 'CheckpointRecorded' ? [e.event.checkpointId] : [],
+    );
+    expect(checkpoints).toEqual(['cp-once', ...Array.from({ length: 17 }, (_, i) => `cp-${i}`)]);
     expect(events.find((e) => e.event.type === 'RunStarted')?.event).toMatchObject({ tenant: 'acme' });
     expect(events.find((e) => e.event.type === 'RunResumed')?.event).toMatchObject({
       approvedBy: 'acme-ops',
@@ -144,11 +195,14 @@ describe('loopguard serve with tenant keys: two tenants on one service', () => {
     expect((await conn.log.readKey(TOPICS.runs, 'anon')).length).toBe(0);
 
     expect(Object.fromEntries(worker.stats.refusals)).toEqual({
-      cross_tenant: 6,
+      cross_tenant: 9,
       unauthenticated: 2,
+      expired: 1,
+      replayed: 1,
       not_approver: 2,
     });
     const page = await worker.stats.metrics.registry.metrics();
-    expect(page).toMatch(/loopguard_serve_requests_refused_total\{reason="cross_tenant"\} 6/);
+    expect(page).toMatch(/loopguard_serve_requests_refused_total\{reason="cross_tenant"\} 9/);
+    expect(page).toMatch(/loopguard_serve_requests_refused_total\{reason="replayed"\} 1/);
   }, 180_000);
 });

@@ -35,7 +35,7 @@ beforeAll(async () => {
   );
   expect(code).toBe(0);
   store = await openEmbeddedStore(data);
-  ui = await startUiServer({ rebuild: () => store.rebuild(), scan: (apply) => store.scan(apply) }, 0);
+  ui = await startUiServer({ scan: (apply) => store.scan(apply) }, 0);
   browser = await chromium.launch({ executablePath: process.env.LOOPGUARD_CHROMIUM ?? '/usr/bin/chromium' });
 }, 60_000);
 

@@ -82,7 +82,9 @@ def js_json(v):
 
 def signed(req, key_id, secret):
     """The request signed with a tenant key (what a worker with --tenant-keys requires): HMAC-SHA256
-    of every field but the signature, as JSON of the [name, value] pairs sorted by name."""
+    of every field but the signature, as JSON of the [name, value] pairs sorted by name. Its
+    sent_at_ms is signed too, and a worker takes a signature only within 5 minutes of its clock and
+    only once: sign each publish anew (request() stamps and signs every send, re-sends included)."""
     req = dict(req, key_id=key_id, signature=None)
     pairs = sorted((k, v) for k, v in req.items() if k != "signature")
     text = "loopguard-request-v1\n" + js_json([[k, v] for k, v in pairs])

@@ -16,4 +16,4 @@ export {
   type Sleep,
 } from './deliver-with-retry.js';
 export { type Alert, type FleetLoopAlert, toFleetLoopAlert } from './fleet-loop-alert.js';
-export { type StopAlert, toStopAlert } from './stop-alert.js';
+export { type SnakeKeys, type StopAlert, toStopAlert } from './stop-alert.js';

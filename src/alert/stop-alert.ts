@@ -1,4 +1,17 @@
+import { snakeKeys } from '../cli/json-output.js';
 import type { RecordedEvent, StopReport, TerminalState } from '../domain/index.js';
+
+/** `fieldName` as `field_name`, the one casing of every JSON loopguard prints or posts. */
+type Snake<S extends string> = S extends `${infer H}${infer T}`
+  ? `${H extends Lowercase<H> ? H : `_${Lowercase<H>}`}${Snake<T>}`
+  : S;
+
+/** A library object with its field names in snake_case, as snakeKeys (cli/json-output.ts) writes it. */
+export type SnakeKeys<T> = T extends readonly (infer U)[]
+  ? readonly SnakeKeys<U>[]
+  : T extends object
+    ? { readonly [K in keyof T as K extends string ? Snake<K> : K]: SnakeKeys<T[K]> }
+    : T;
 
 /** What a receiver gets for one stopped run: stdout line and webhook body alike. */
 export interface StopAlert {
@@ -8,7 +21,8 @@ export interface StopAlert {
   readonly terminal_state: TerminalState;
   readonly reason: string;
   readonly at_ms: number;
-  readonly report: StopReport;
+  /** The stop report in snake_case, as `stops --json` and `replay --json` print reports. */
+  readonly report: SnakeKeys<StopReport>;
 }
 
 /** The alert for a RunStopped event; null for anything else (the stops topic holds only stops). */
@@ -21,6 +35,6 @@ export function toStopAlert(rec: RecordedEvent): StopAlert | null {
     terminal_state: report.terminalState,
     reason: report.guardReason,
     at_ms: rec.atMs,
-    report,
+    report: snakeKeys(report) as SnakeKeys<StopReport>,
   };
 }

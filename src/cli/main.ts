@@ -245,7 +245,6 @@ function program(
         const embedded = kafkaConfig(f, env) === null;
         const ui = await startUiServer(
           {
-            rebuild: () => s.rebuild(),
             scan: (apply) => s.scan(apply),
             ...(embedded ? { entries: (offset: number) => s.events.entries(TOPICS.runs, offset) } : {}),
           },

@@ -1,7 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { RecordedEvent } from '../domain/index.js';
-import { type Projections, RunTimelineFold } from '../projections/index.js';
+import { RunTimelineFold } from '../projections/index.js';
 import { esc, page } from '../timeline/html.js';
 import { Abandoned, RunListIndex, type RunListSource } from '../timeline/run-list-index.js';
 import {
@@ -14,10 +13,7 @@ import {
 import { runPage } from '../timeline/run-page.js';
 
 /** What the ui reads: the log it was pointed at, so a page is never stale. */
-export interface UiSource extends RunListSource {
-  rebuild(): Promise<Projections>;
-  scan(apply: (rec: RecordedEvent) => void): Promise<number>;
-}
+export type UiSource = RunListSource;
 
 export interface UiServer {
   readonly url: string;

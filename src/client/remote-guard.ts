@@ -104,7 +104,10 @@ export class RemoteGuard {
   /** Sends one request and waits for its decision (the low-level form of every step). */
   async request(unsigned: WireRequest): Promise<WireDecision> {
     const c = this.opts.credentials;
-    const req = c === undefined ? unsigned : signRequest(unsigned, c.keyId, c.secret);
+    // Signed as it is sent: a signature holds only minutes around the workers' clock, and one
+    // published again byte for byte is a replay, so a re-send after a timeout is signed anew.
+    const req =
+      c === undefined ? unsigned : signRequest({ ...unsigned, sent_at_ms: this.now() }, c.keyId, c.secret);
     // A value the schema cannot carry (a reason that is no string) is the caller's mistake, refused
     // with bad_request naming the field, not a guard that could not be reached.
     const value = this.conn.requests.encode(req);

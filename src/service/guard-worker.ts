@@ -44,6 +44,7 @@ import type { ServiceCodec } from './service-codec.js';
 import { SERVICE_TOPICS, type WireDecision, type WireRequest } from './service-topics.js';
 import type { SnapshotPointer } from './snapshot-pointer.js';
 import { type TenantKey, tenancyNote } from './tenant-keys.js';
+import { SeenSignatures } from './tenant-replays.js';
 import { WorkerStats } from './worker-stats.js';
 
 export interface GuardWorkerOptions {
@@ -102,6 +103,8 @@ export class GuardWorker {
   private generation = 0;
   private readonly deps: DeciderDeps;
   private readonly backoff: BatchBackoff;
+  /** Signed requests decided in the signature window, across partitions (replay protection). */
+  private readonly replays = new SeenSignatures();
 
   private constructor(
     private readonly opts: GuardWorkerOptions,
@@ -189,7 +192,7 @@ export class GuardWorker {
       clock: this.opts.clock ?? systemClock,
       workerId: this.workerId,
       topic: this.topic,
-      ...(this.opts.tenantKeys ? { tenantKeys: this.opts.tenantKeys } : {}),
+      ...(this.opts.tenantKeys ? { tenantKeys: this.opts.tenantKeys, replays: this.replays } : {}),
     };
   }
 
@@ -325,6 +328,7 @@ export class GuardWorker {
       throw e;
     }
     owned.committed = next;
+    this.replays.add(out.signed, (this.opts.clock ?? systemClock).now());
     if (snapshot !== null) {
       owned.pointer = snapshot.pointer;
       owned.sinceSnapshot = 0;

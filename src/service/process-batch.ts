@@ -9,6 +9,7 @@ import type { KafkaMessage } from 'kafkajs';
 import {
   ConflictError,
   type Hashing,
+  InvalidInputError,
   LoopguardError,
   type Policy,
   type RecordedEvent,
@@ -40,7 +41,8 @@ import {
   type SharedClaim,
 } from './shared-claims.js';
 import { authenticate, authorize, type Checked, type RefusedFor } from './tenant-guard.js';
-import type { TenantKey } from './tenant-keys.js';
+import { type TenantKey, tenantsOf } from './tenant-keys.js';
+import type { SeenSignatures, Signed } from './tenant-replays.js';
 
 export interface BatchContext {
   readonly requests: ServiceCodec<WireRequest>;
@@ -57,6 +59,8 @@ export interface BatchContext {
   readonly partition: number;
   /** Per-tenant credentials: every request must be signed with one (tenant-guard.ts). */
   readonly tenantKeys?: ReadonlyMap<string, TenantKey>;
+  /** The signatures the worker decided within the signature window (with tenantKeys). */
+  readonly replays?: SeenSignatures;
 }
 
 interface OutMessage {
@@ -73,6 +77,8 @@ export interface BatchOutput {
   readonly deadLettered: number;
   /** Why each request refused before it was decided was refused (tenant-guard.ts). */
   readonly refused: readonly RefusedFor[];
+  /** The signed requests decided: the worker's replay memory takes them once the batch committed. */
+  readonly signed: readonly Signed[];
   /** Makes the batch's actors and answers the partition's: only with its transaction. */
   readonly apply: () => void;
 }
@@ -96,6 +102,19 @@ export async function processBatch(
   const dlqOut: OutMessage[] = [];
   const recorded: RecordedEvent[] = [];
   const refused: RefusedFor[] = [];
+  const signed: Signed[] = [];
+  const signedHere = new Set<string>();
+  const refuse = (req: WireRequest, reason: RefusedFor, error: LoopguardError) => {
+    // Nothing of the run is told (no status, no seq): it may be another tenant's.
+    refused.push(reason);
+    const field = (error.details.field as string | undefined) ?? null;
+    decisionsOut.push(
+      decisionMessage(
+        ctx,
+        unanswered(ctx, req.run_id, req.request_id, { code: error.code, field, message: error.message }),
+      ),
+    );
+  };
   for (const m of messages) {
     const key = m.key?.toString() ?? '';
     const headers = headersToStrings(m.headers) ?? {};
@@ -132,15 +151,9 @@ export async function processBatch(
     const body = requestBodyHash(decoded);
     let req = decoded;
     if (ctx.tenantKeys !== undefined) {
-      const checked = await admitted(ctx.tenantKeys, decoded, runs);
+      const checked = await admitted(ctx.tenantKeys, decoded, runs, ctx.clock.now());
       if (!checked.ok) {
-        // Nothing of the run is told (no status, no seq): it may be another tenant's.
-        refused.push(checked.reason);
-        const { code, message } = checked.error;
-        const field = (checked.error.details.field as string | undefined) ?? null;
-        decisionsOut.push(
-          decisionMessage(ctx, unanswered(ctx, decoded.run_id, decoded.request_id, { code, field, message })),
-        );
+        refuse(decoded, checked.reason, checked.error);
         continue;
       }
       req = checked.req;
@@ -150,6 +163,17 @@ export async function processBatch(
       // Published again (a client that timed out re-sends): the decision it got, nothing recorded.
       decisionsOut.push(decisionMessage(ctx, prior.decision));
       continue;
+    }
+    if (ctx.replays !== undefined && req.signature !== null) {
+      // Signed bytes decided before, their answer forgotten by the run: a replay, not decided again.
+      const s = { signature: req.signature, sentAtMs: req.sent_at_ms };
+      const seen = signedHere.has(s.signature) ? 'replayed' : ctx.replays.check(s);
+      if (seen !== 'fresh') {
+        refuse(req, seen === 'replayed' ? 'replayed' : 'expired', replayError(seen));
+        continue;
+      }
+      signedHere.add(s.signature);
+      signed.push(s);
     }
     const actor = await runs.actor(req.run_id);
     if (prior !== undefined) {
@@ -222,6 +246,7 @@ export async function processBatch(
     decided: decisionsOut.length,
     deadLettered: dlqOut.length,
     refused,
+    signed,
     apply: () => runs.apply(),
   };
 }
@@ -237,16 +262,30 @@ function decisionMessage(ctx: BatchContext, d: WireDecision): OutMessage {
   return { key: d.run_id, value: ctx.decisions.encode(d), headers: { [REQUEST_ID_HEADER]: d.request_id } };
 }
 
+const replayError = (seen: 'replayed' | 'too_old'): LoopguardError =>
+  seen === 'replayed'
+    ? new InvalidInputError(
+        'unauthenticated',
+        'signature',
+        'this signed request was decided before: a signature is good for one request (a re-send is signed anew)',
+      )
+    : new InvalidInputError(
+        'unauthenticated',
+        'sent_at_ms',
+        'this signed request is older than what the worker remembers of the signature window: sign it anew',
+      );
+
 /** Who signed `req` and what it may do on its run, as the request the worker decides. */
 async function admitted(
   keys: ReadonlyMap<string, TenantKey>,
   req: WireRequest,
   runs: BatchRuns,
+  nowMs: number,
 ): Promise<Checked> {
-  const auth = authenticate(keys, req);
+  const auth = authenticate(keys, req, nowMs);
   if (!auth.ok) return auth;
   const { state } = await runs.actor(req.run_id);
-  return authorize(auth.key, req, { started: state.seq > 0, tenant: state.tenant });
+  return authorize(auth.key, req, { started: state.seq > 0, tenant: state.tenant }, tenantsOf(keys));
 }
 
 /** An error decision that says nothing of the run: the request was not decided at all. */

@@ -72,3 +72,15 @@ export function tenancyNote(keys: ReadonlyMap<string, TenantKey> | undefined): s
     ? 'no tenant keys: requests are not authenticated, every client may act on every run (serve --tenant-keys)'
     : `${keys.size} tenant keys: only signed requests are decided, each on its own tenant's runs`;
 }
+
+const TENANTS = new WeakMap<ReadonlyMap<string, TenantKey>, ReadonlySet<string>>();
+
+/** Every tenant `keys` holds a key for (what an operation key's ledger name may name). */
+export function tenantsOf(keys: ReadonlyMap<string, TenantKey>): ReadonlySet<string> {
+  let t = TENANTS.get(keys);
+  if (t === undefined) {
+    t = new Set([...keys.values()].map((k) => k.tenant));
+    TENANTS.set(keys, t);
+  }
+  return t;
+}

@@ -1,52 +1,50 @@
 import type { RecordedEvent } from '../domain/index.js';
-import { type Projections, RunsProjection } from '../projections/index.js';
-import { type RunListRow, runListRows } from './run-list-page.js';
+import { RunListFold } from './run-list-fold.js';
+import type { RunListRow } from './run-list-page.js';
 
-/** Where the run list comes from: the runs topic read from an offset, or, where offsets are per partition (Kafka), a full fold. */
+/** Where the run list comes from: the runs topic read from an offset, or, where offsets are per partition (Kafka), a full scan. */
 export interface RunListSource {
   /** The runs topic's events from `offset` on, each with its offset; undefined where there is no single offset. */
   readonly entries?: (
     offset: number,
   ) => AsyncIterable<{ readonly offset: number; readonly event: RecordedEvent }>;
-  rebuild(): Promise<Projections>;
+  /** Every event of the runs topic; `apply` throwing ends the scan (rejecting with what it threw). */
+  scan(apply: (rec: RecordedEvent) => void): Promise<number>;
 }
 
 /** Raised inside a fold to end it early: the client that asked went away. */
 export class Abandoned extends Error {}
 
+interface SharedFold {
+  /** How many readers wait for it: none left, the scan stops. */
+  readonly waiting: { readers: number };
+  readonly done: Promise<RunListRow[]>;
+}
+
 /**
- * The run list, kept: each page reads only what was appended since the last one (from the runs
- * offset it reached), so a list page costs the new events, not the whole log. Readers arriving
- * while it catches up share that one catch-up; one whose client left stops waiting (and, if it
- * was the one reading, stops the reading at the record it reached: the next reader goes on from
- * there). Without offsets (Kafka) every page folds the log afresh, one fold shared by the readers
- * that arrive while it runs.
+ * The run list, kept in a RunListFold (a row per run, a state per live run): each page reads only
+ * what was appended since the last one (from the runs offset it reached), so a list page costs the
+ * new events, not the whole log. Readers arriving while it catches up share that one catch-up; one
+ * whose client left stops waiting (and, if it was the one reading, stops the reading at the record
+ * it reached: the next reader goes on from there). Without offsets (Kafka) every page scans the log
+ * afresh, one scan shared by the readers that arrive while it runs and stopped at the next record
+ * once every one of them left.
  */
 export class RunListIndex {
-  private readonly runs = new RunsProjection();
+  private readonly fold = new RunListFold();
   private next = 0;
   private catching: Promise<void> | null = null;
-  private folding: Promise<RunListRow[]> | null = null;
+  private scanning: SharedFold | null = null;
   private cached: { readonly at: number; readonly rows: RunListRow[] } | null = null;
+  /** Records read from the source, for tests and the curious: work done, not work asked for. */
+  recordsRead = 0;
 
   constructor(private readonly source: RunListSource) {}
 
   /** Every run's row, in the order runs first appeared in the log, as of now. */
   async rows(signal: AbortSignal): Promise<RunListRow[]> {
     const entries = this.source.entries;
-    if (entries === undefined) {
-      this.folding ??= this.source.rebuild().then(
-        (p) => {
-          this.folding = null;
-          return runListRows(p);
-        },
-        (e: unknown) => {
-          this.folding = null;
-          throw e;
-        },
-      );
-      return abandonable(this.folding, signal);
-    }
+    if (entries === undefined) return this.scanned(signal);
     // Another reader's catch-up: wait for it (its failure, or its client leaving, is its own), then read on.
     while (this.catching !== null)
       await abandonable(
@@ -57,17 +55,55 @@ export class RunListIndex {
       this.catching = null;
     });
     await this.catching;
-    if (this.cached?.at !== this.next)
-      this.cached = { at: this.next, rows: runListRows({ runs: this.runs }) };
+    if (this.cached?.at !== this.next) this.cached = { at: this.next, rows: this.fold.rows() };
     return this.cached.rows;
   }
 
   private async catchUp(entries: NonNullable<RunListSource['entries']>, signal: AbortSignal): Promise<void> {
     for await (const { offset, event } of entries(this.next)) {
-      this.runs.apply(event);
+      this.recordsRead++;
+      this.fold.apply(event);
       this.next = offset + 1;
       if (signal.aborted) throw new Abandoned('the client went away');
     }
+  }
+
+  private async scanned(signal: AbortSignal): Promise<RunListRow[]> {
+    for (;;) {
+      let shared = this.scanning;
+      if (shared === null) shared = this.startScan();
+      else shared.waiting.readers++;
+      try {
+        return await abandonable(shared.done, signal);
+      } catch (e) {
+        // Every reader of that scan left just before this one came: this one starts another.
+        if (e instanceof Abandoned && !signal.aborted) continue;
+        throw e;
+      } finally {
+        shared.waiting.readers--;
+      }
+    }
+  }
+
+  /** A scan with its first reader (the caller) waiting for it. */
+  private startScan(): SharedFold {
+    const fold = new RunListFold();
+    // Counted before the scan starts: a source may apply its first records before it returns.
+    const waiting = { readers: 1 };
+    const done = this.source
+      .scan((rec) => {
+        if (waiting.readers === 0) throw new Abandoned('every client that asked went away');
+        this.recordsRead++;
+        fold.apply(rec);
+      })
+      .then(() => fold.rows())
+      .finally(() => {
+        if (this.scanning === s) this.scanning = null;
+      });
+    done.catch(() => undefined);
+    const s: SharedFold = { waiting, done };
+    this.scanning = s;
+    return s;
   }
 }
 

@@ -1,0 +1,58 @@
+/**
+ * Replay protection for signed requests. A signature holds only within SIGNATURE_WINDOW_MS of the
+ * worker's clock (tenant-guard.ts refuses one signed earlier or later), and within that window a
+ * worker remembers each signature it decided: the same signed bytes published again once their run
+ * no longer remembers the answer (a run keeps its latest 16) are refused as a replay instead of
+ * decided again. A client that re-sends after a timeout signs anew (a fresh send time), so a
+ * re-send is never a replay; one re-sent byte for byte while its run still remembers it gets its
+ * answer, as before.
+ *
+ * Memory: one entry per signed request decided in the last window, at most `cap`; past that the
+ * oldest entries go and every request sent no later than the newest of them is refused as too old
+ * (a window shrunk to what fits, never a replay let through).
+ */
+
+/** How far a signed request's `sent_at_ms` may be from the worker's clock, either way. */
+export const SIGNATURE_WINDOW_MS = 5 * 60_000;
+
+/** Signatures a worker remembers at most (about 100 bytes each). */
+export const SIGNATURES_KEPT = 250_000;
+
+export interface Signed {
+  readonly signature: string;
+  readonly sentAtMs: number;
+}
+
+export type Seen = 'fresh' | 'replayed' | 'too_old';
+
+export class SeenSignatures {
+  /** Signature (its first 128 bits: ample to tell HMACs apart) -> its send time; oldest added first. */
+  private readonly sentAt = new Map<string, number>();
+  /** Requests sent at or before this may have been forgotten: they are refused. */
+  private floorMs = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly windowMs = SIGNATURE_WINDOW_MS,
+    private readonly cap = SIGNATURES_KEPT,
+  ) {}
+
+  get size(): number {
+    return this.sentAt.size;
+  }
+
+  check(s: Signed): Seen {
+    if (this.sentAt.has(s.signature.slice(0, 32))) return 'replayed';
+    return s.sentAtMs <= this.floorMs ? 'too_old' : 'fresh';
+  }
+
+  /** Remembers requests decided and committed; forgets what the window no longer admits. */
+  add(decided: readonly Signed[], nowMs: number): void {
+    for (const s of decided) this.sentAt.set(s.signature.slice(0, 32), s.sentAtMs);
+    // Send times are nearly in order (each client's are), so expired entries gather at the front.
+    for (const [sig, at] of this.sentAt) {
+      if (at >= nowMs - this.windowMs && this.sentAt.size <= this.cap) break;
+      if (at >= nowMs - this.windowMs) this.floorMs = Math.max(this.floorMs, at);
+      this.sentAt.delete(sig);
+    }
+  }
+}
