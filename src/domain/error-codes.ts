@@ -42,7 +42,11 @@ export const ERROR_CODES = {
   invalid_usage: c('invalid_input', false, 'a model usage record (tokens, cost) is not valid'),
   too_deep: c('invalid_input', false, 'a JSON value is nested deeper than the limit'),
   bad_request: c('invalid_input', false, 'a service request does not fit the wire schema'),
-  unauthenticated: c('invalid_input', false, 'a service request is not signed by a known key'),
+  unauthenticated: c(
+    'invalid_input',
+    false,
+    'a service request is not signed by a known key, or its signature expired or was already used',
+  ),
   forbidden: c('invalid_input', false, "a service request's key may not act on that run or tenant"),
   // illegal state
   illegal_transition: c('illegal_state', false, "the run's state machine refuses the move"),
