@@ -124,11 +124,18 @@ const errorText = (r: ToolReply): string =>
     .map((c) => (typeof (c as { text?: unknown }).text === 'string' ? (c as { text: string }).text : ''))
     .join('\n') || 'tool error';
 
+/**
+ * A tool that answered with an error (a command's exit code, a file not found, a tool reply with
+ * `isError`): a precondition the call lacks, not a success and not a reason to retry it as it is.
+ * The guard then refuses the same call until something new has come in (a call with a new result).
+ */
+const toolFailed = (message: string): ToolError => new ToolError('PRECONDITION', 'tool_error', message);
+
 /** A built-in tool's response as the guard records it: an interrupted or failed response is no success. */
 function recorded(response: unknown): unknown {
   const r = response as { interrupted?: unknown; isError?: unknown } | null;
   if (r?.interrupted === true) throw new ToolError('RETRYABLE', 'interrupted', 'the tool was interrupted');
-  if (r?.isError === true) throw new ToolError('RETRYABLE', 'tool_error', errorText(r as ToolReply));
+  if (r?.isError === true) throw toolFailed(errorText(r as ToolReply));
   return response;
 }
 
@@ -153,6 +160,12 @@ const toolUseIdOf = (extra: unknown): string | undefined => {
   const id = (extra as { _meta?: Record<string, unknown> } | null)?._meta?.['claudecode/toolUseId'];
   return typeof id === 'string' ? id : undefined;
 };
+
+/**
+ * Tools that start a sub-agent. Their calls are not held: the sub-agent's own tool calls come
+ * through the same hooks, and each would wait for the held launch until the step timeout.
+ */
+const SUBAGENT_TOOLS: ReadonlySet<string> = new Set(['Agent', 'Task']);
 
 /** A call the guard allowed whose result no hook has recorded yet. */
 interface Allowed {
@@ -225,7 +238,8 @@ export function claudeAgentGuard(run: GuardedRun, opts: GuardToolsOptions = {}):
     // A call that went to the SDK's permission flow and has no result when the next call comes was
     // denied there: a call the SDK runs has its PostToolUse before the next call's PreToolUse.
     for (const [other, a] of allowed) if (a.asked && other !== id) await settleNotRun(other);
-    const end = endNext && isTerminal(run.state.status);
+    const ended = isTerminal(run.state.status);
+    if (SUBAGENT_TOOLS.has(name) && !ended) return {};
     const r = await calls.decide(id, name, e.tool_input);
     if (r === null) {
       allowed.set(id, { tool: name, input: e.tool_input, asked: false });
@@ -233,13 +247,16 @@ export function claudeAgentGuard(run: GuardedRun, opts: GuardToolsOptions = {}):
     }
     // An in-process tool's handler answers with the recorded result; a built-in cannot be answered.
     if (r.status === 'cached' && inProcess.has(name)) return {};
-    return deny(toModelMessage(r), end);
+    return deny(toModelMessage(r), endNext && ended);
   };
 
+  /** A hook on a tool event; the tool use id is the callback's own where the input lacks it (PermissionRequest). */
   const hook =
     (work: (e: ToolEvent) => Promise<ClaudeHookOutput | undefined>): ClaudeHook =>
-    async (input) =>
-      (await work(input as ToolEvent)) ?? {};
+    async (input, toolUseId) => {
+      const e = input as ToolEvent;
+      return (await work(e.tool_use_id === undefined ? { ...e, tool_use_id: toolUseId } : e)) ?? {};
+    };
 
   return {
     hooks: {
@@ -253,7 +270,7 @@ export function claudeAgentGuard(run: GuardedRun, opts: GuardToolsOptions = {}):
                 // Interrupted: whether a side effect happened is unknown, so no class is claimed.
                 if (e.is_interrupt === true)
                   throw Object.assign(new Error(e.error ?? 'interrupted'), { name: 'interrupted' });
-                throw new ToolError('RETRYABLE', 'tool_error', e.error ?? 'tool error');
+                throw toolFailed(e.error ?? 'tool error');
               }),
             ),
           ],
@@ -305,7 +322,7 @@ export function claudeAgentGuard(run: GuardedRun, opts: GuardToolsOptions = {}):
                 signal: combinedSignal(signal, callerSignal),
               });
               own = asToolReply(reply);
-              if (own?.isError === true) throw new ToolError('RETRYABLE', 'tool_error', errorText(own));
+              if (own?.isError === true) throw toolFailed(errorText(own));
               return reply;
             });
             return mcpReply(r, own);

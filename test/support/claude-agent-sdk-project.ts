@@ -132,13 +132,17 @@ export const loopingClaude = (turn: number): readonly FakeBlock[] =>
       ]
     : [{ type: 'tool_use', id: `toolu_bash_${turn}`, name: 'Bash', input: BASH_CHECK }];
 
+type ContentBlock = { type?: string; content?: unknown; is_error?: boolean };
+
 /** The tool results a request carries, as the model reads them (text and error flag). */
 export function toolResults(
   req: MessagesRequest | undefined,
 ): { readonly text: string; readonly isError: boolean }[] {
-  const last = req?.messages.at(-1);
-  if (last === undefined || !Array.isArray(last.content)) return [];
-  return (last.content as { type?: string; content?: unknown; is_error?: boolean }[])
+  const messages = req?.messages ?? [];
+  // After the model's last turn; a hook's note may follow the results in a message of its own.
+  return messages
+    .slice(messages.findLastIndex((m) => m.role === 'assistant') + 1)
+    .flatMap((m) => (Array.isArray(m.content) ? (m.content as ContentBlock[]) : []))
     .filter((b) => b.type === 'tool_result')
     .map((b) => ({
       text: typeof b.content === 'string' ? b.content : JSON.stringify(b.content),
