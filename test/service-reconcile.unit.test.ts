@@ -112,14 +112,20 @@ describe('a reconcile decided by a worker', () => {
     const agent = { id: 'a1', tenant: 'a', secret: 's', approver: false };
     const ops = { id: 'a-ops', tenant: 'a', secret: 's', approver: true };
     const run = { started: true, tenant: 'a' };
+    const tenants = new Set(['a']);
     const answer = req('TOOL_CALL', 'c1', { ...CHARGE, can_reconcile: true, reconciled: true });
-    expect(authorize(agent, answer, run)).toMatchObject({
+    expect(authorize(agent, answer, run, tenants)).toMatchObject({
       ok: false,
       reason: 'not_approver',
       error: { details: { field: 'reconciled' } },
     });
-    expect(authorize(ops, answer, run)).toMatchObject({ ok: true, req: { operation_key: 'a:charge-A1' } });
-    expect(authorize(agent, req('TOOL_CALL', 'c2', { ...CHARGE, can_reconcile: true }), run)).toMatchObject({
+    expect(authorize(ops, answer, run, tenants)).toMatchObject({
+      ok: true,
+      req: { operation_key: 'a:charge-A1' },
+    });
+    expect(
+      authorize(agent, req('TOOL_CALL', 'c2', { ...CHARGE, can_reconcile: true }), run, tenants),
+    ).toMatchObject({
       ok: true,
     });
   });

@@ -1,0 +1,335 @@
+/**
+ * loopguard/claude-agent-sdk: the guard in the Claude Agent SDK's `query()`. Hooks guard the
+ * built-in tools (Bash, Read, Write, ...): `PreToolUse` takes the guard's decision before the tool
+ * runs (a refusal is the SDK's own deny, whose reason the model reads), `PostToolUse` and
+ * `PostToolUseFailure` record what the tool did, so repeats and calls that bring nothing new are
+ * seen. `mcpServer` wraps the tools of an in-process MCP server (`tool()` / `createSdkMcpServer`):
+ * the guard runs them itself, and a side effect already done (same operation key) is answered
+ * with its recorded result instead of running again. Once the guard has ended the run, the model
+ * gets one more turn to answer; a tool it asks for then is denied with `continue: false`, which
+ * ends the query.
+ *
+ * The SDK's own permissions stay its own: no hook here answers `allow` or `ask`, and none answers
+ * a permission request, so `allowedTools`, the permission mode and `canUseTool` decide as without
+ * loopguard; the guard only adds denials. Nothing is imported from the SDK (its package carries a
+ * ~400 MB binary): the shapes below are the SDK's, spelled out, and a test type-checks them
+ * against the SDK itself.
+ */
+import { isTerminal } from '../domain/index.js';
+import {
+  type CallResult,
+  combinedSignal,
+  type GuardToolsOptions,
+  type Run,
+  ToolError,
+  toModelMessage,
+} from '../runtime/index.js';
+import { GuardedCalls } from './guarded-calls.js';
+
+/** What a hook of the SDK gets: every event's input names its event; the rest is read per event. */
+export interface ClaudeHookInput {
+  readonly hook_event_name: string;
+}
+
+/** What the guard's hooks answer: a denial before a tool, a note after one, the end of the query. */
+export interface ClaudeHookOutput {
+  readonly continue?: boolean;
+  readonly stopReason?: string;
+  readonly hookSpecificOutput?:
+    | {
+        readonly hookEventName: 'PreToolUse';
+        readonly permissionDecision: 'deny';
+        readonly permissionDecisionReason: string;
+      }
+    | {
+        readonly hookEventName: 'PostToolUse' | 'PostToolUseFailure';
+        readonly additionalContext: string;
+      };
+}
+
+/** The SDK's `HookCallback`. */
+export type ClaudeHook = (
+  input: ClaudeHookInput,
+  toolUseId: string | undefined,
+  options: { signal: AbortSignal },
+) => Promise<ClaudeHookOutput>;
+
+/** The SDK's `HookCallbackMatcher`, as the guard registers it. */
+export interface ClaudeHookMatcher {
+  hooks: ClaudeHook[];
+  /** A guard that fails (its log unavailable) blocks the tool rather than letting it run unjudged. */
+  onFailure?: 'block';
+}
+
+type GuardEvent =
+  | 'PreToolUse'
+  | 'PostToolUse'
+  | 'PostToolUseFailure'
+  | 'PermissionRequest'
+  | 'PermissionDenied'
+  | 'PostToolBatch';
+
+/** A tool of an in-process MCP server, as `tool()` makes it (the SDK's `SdkMcpToolDefinition`). */
+export interface ClaudeMcpTool {
+  readonly name: string;
+  readonly handler: (args: never, extra: unknown) => Promise<unknown>;
+}
+
+export interface ClaudeAgentGuard {
+  /**
+   * For `query({ options: { hooks } })`. To add hooks of your own, put them beside these in the
+   * same event's list: `{ ...guard.hooks, Stop: [mine] }`, or `PreToolUse: [...guard.hooks.PreToolUse, mine]`.
+   */
+  readonly hooks: Record<GuardEvent, ClaudeHookMatcher[]>;
+  /**
+   * The options of `createSdkMcpServer`, with every tool run by the guard:
+   * `createSdkMcpServer(guard.mcpServer({ name: 'shop', tools: [charge] }))`. The guard knows a
+   * tool by the name the model calls it, `mcp__<server>__<tool>` (as `allowedTools` does), and so
+   * does `operationKey`.
+   */
+  mcpServer<S extends { readonly name: string; readonly tools?: readonly ClaudeMcpTool[] }>(server: S): S;
+}
+
+/** The fields of a tool event's input the guard reads (the SDK's PreToolUse/PostToolUse... inputs). */
+interface ToolEvent {
+  readonly tool_name?: string;
+  readonly tool_input?: unknown;
+  readonly tool_use_id?: string;
+  readonly tool_response?: unknown;
+  readonly error?: string;
+  readonly is_interrupt?: boolean;
+  readonly tool_calls?: readonly { readonly tool_use_id?: string }[];
+}
+
+/** An MCP `CallToolResult`, as far as the guard reads and writes it. */
+interface ToolReply {
+  readonly content?: readonly unknown[];
+  readonly isError?: boolean;
+  readonly [k: string]: unknown;
+}
+const asToolReply = (v: unknown): ToolReply | null =>
+  typeof v === 'object' && v !== null && Array.isArray((v as ToolReply).content) ? (v as ToolReply) : null;
+const text = (t: string) => ({ type: 'text', text: t });
+
+/** What the guard adds to a result the tool gave, if anything: a warning, or the decision after it. */
+function noteOf(r: CallResult): string | null {
+  if (r.status !== 'executed') return toModelMessage(r);
+  const note = r.warning ?? (r.decision === 'continue' ? null : r.message);
+  return note === null ? null : `[loopguard] ${note}`;
+}
+
+/** An error text of a tool reply, for the failure the guard records. */
+const errorText = (r: ToolReply): string =>
+  (r.content ?? [])
+    .map((c) => (typeof (c as { text?: unknown }).text === 'string' ? (c as { text: string }).text : ''))
+    .join('\n') || 'tool error';
+
+/**
+ * A tool that answered with an error (a command's exit code, a file not found, a tool reply with
+ * `isError`): a precondition the call lacks, not a success and not a reason to retry it as it is.
+ * The guard then refuses the same call until something new has come in (a call with a new result).
+ */
+const toolFailed = (message: string): ToolError => new ToolError('PRECONDITION', 'tool_error', message);
+
+/** A built-in tool's response as the guard records it: an interrupted or failed response is no success. */
+function recorded(response: unknown): unknown {
+  const r = response as { interrupted?: unknown; isError?: unknown } | null;
+  if (r?.interrupted === true) throw new ToolError('RETRYABLE', 'interrupted', 'the tool was interrupted');
+  if (r?.isError === true) throw toolFailed(errorText(r as ToolReply));
+  return response;
+}
+
+/** The reply of a guarded in-process MCP tool: its own where it ran, else the guard's. */
+function mcpReply(r: CallResult, own: ToolReply | null): ToolReply {
+  const note = noteOf(r);
+  if (r.status === 'executed' && own !== null)
+    return note === null ? own : { ...own, content: [...(own.content ?? []), text(note)] };
+  if (r.status === 'cached') {
+    // The first call's reply, as recorded: the model reads what was done, and that it was not done again.
+    const first = asToolReply(r.value);
+    const said = text(`[loopguard] ${r.message}`);
+    return first === null
+      ? { content: [text(toModelMessage(r))] }
+      : { ...first, content: [...(first.content ?? []), said] };
+  }
+  return { content: [text(toModelMessage(r))], isError: true };
+}
+
+/** The tool use an in-process MCP call belongs to: Claude Code sends its id in the request's `_meta`. */
+const toolUseIdOf = (extra: unknown): string | undefined => {
+  const id = (extra as { _meta?: Record<string, unknown> } | null)?._meta?.['claudecode/toolUseId'];
+  return typeof id === 'string' ? id : undefined;
+};
+
+/**
+ * Tools that start a sub-agent. Their calls are not held: the sub-agent's own tool calls come
+ * through the same hooks, and each would wait for the held launch until the step timeout.
+ */
+const SUBAGENT_TOOLS: ReadonlySet<string> = new Set(['Agent', 'Task']);
+
+/** A call the guard allowed whose result no hook has recorded yet. */
+interface Allowed {
+  readonly tool: string;
+  readonly input: unknown;
+  /** The SDK asked its permission flow about it (after the guard's PreToolUse). */
+  asked: boolean;
+}
+
+export function claudeAgentGuard(run: Run, opts: GuardToolsOptions = {}): ClaudeAgentGuard {
+  const calls = new GuardedCalls(run, opts);
+  const allowed = new Map<string, Allowed>();
+  /** Calls recorded as not run; a PostToolUse that still comes (a late approval) records what ran. */
+  const notRun = new Set<string>();
+  /** Tools whose handler the guard runs: their hooks only decide; the handler records. */
+  const inProcess = new Set<string>();
+  /** The model has had its turn after the stop: a tool it asks for now ends the query. */
+  let endNext = false;
+
+  const stopText = (): string => {
+    const report = run.state.report;
+    return report === null
+      ? '[loopguard] the run has ended'
+      : `[loopguard] ${report.terminalState} (${report.guardReason}): ${report.message}`;
+  };
+  const deny = (reason: string, end: boolean): ClaudeHookOutput => ({
+    ...(end ? { continue: false, stopReason: stopText() } : {}),
+    hookSpecificOutput: {
+      hookEventName: 'PreToolUse',
+      permissionDecision: 'deny',
+      permissionDecisionReason: reason,
+    },
+  });
+
+  /**
+   * A call the guard allowed that the SDK did not run (its permission denied it): recorded as a
+   * call that did not happen for want of a precondition, so the run's turn is free again.
+   */
+  const settleNotRun = async (id: string): Promise<void> => {
+    const a = allowed.get(id);
+    if (a === undefined) return;
+    allowed.delete(id);
+    notRun.add(id);
+    await calls.execute(id, a.tool, a.input, () => {
+      throw new ToolError('PRECONDITION', 'not_run', 'the SDK did not run the tool (permission denied)');
+    });
+  };
+
+  /** Records what the SDK's tool did, under the decision PreToolUse took for it. */
+  const record = async (
+    hookEventName: 'PostToolUse' | 'PostToolUseFailure',
+    e: ToolEvent,
+    fn: () => unknown,
+  ): Promise<ClaudeHookOutput> => {
+    const id = e.tool_use_id;
+    const name = e.tool_name;
+    if (id === undefined || name === undefined || inProcess.has(name)) return {};
+    if (!allowed.has(id) && !notRun.has(id)) return {};
+    allowed.delete(id);
+    notRun.delete(id);
+    const note = noteOf(await calls.execute(id, name, e.tool_input, fn));
+    return note === null ? {} : { hookSpecificOutput: { hookEventName, additionalContext: note } };
+  };
+
+  const preToolUse: ClaudeHook = async (input, toolUseId) => {
+    const e = input as ToolEvent;
+    const id = e.tool_use_id ?? toolUseId;
+    const name = e.tool_name;
+    if (id === undefined || name === undefined) return {};
+    // A call that went to the SDK's permission flow and has no result when the next call comes was
+    // denied there: a call the SDK runs has its PostToolUse before the next call's PreToolUse.
+    for (const [other, a] of allowed) if (a.asked && other !== id) await settleNotRun(other);
+    const ended = isTerminal(run.state.status);
+    if (SUBAGENT_TOOLS.has(name) && !ended) return {};
+    const r = await calls.decide(id, name, e.tool_input);
+    if (r === null) {
+      allowed.set(id, { tool: name, input: e.tool_input, asked: false });
+      return {};
+    }
+    // An in-process tool's handler answers with the recorded result; a built-in cannot be answered.
+    if (r.status === 'cached' && inProcess.has(name)) return {};
+    return deny(toModelMessage(r), endNext && ended);
+  };
+
+  /** A hook on a tool event; the tool use id is the callback's own where the input lacks it (PermissionRequest). */
+  const hook =
+    (work: (e: ToolEvent) => Promise<ClaudeHookOutput | undefined>): ClaudeHook =>
+    async (input, toolUseId) => {
+      const e = input as ToolEvent;
+      return (await work(e.tool_use_id === undefined ? { ...e, tool_use_id: toolUseId } : e)) ?? {};
+    };
+
+  return {
+    hooks: {
+      PreToolUse: [{ hooks: [preToolUse], onFailure: 'block' }],
+      PostToolUse: [{ hooks: [hook((e) => record('PostToolUse', e, () => recorded(e.tool_response)))] }],
+      PostToolUseFailure: [
+        {
+          hooks: [
+            hook((e) =>
+              record('PostToolUseFailure', e, () => {
+                // Interrupted: whether a side effect happened is unknown, so no class is claimed.
+                if (e.is_interrupt === true)
+                  throw Object.assign(new Error(e.error ?? 'interrupted'), { name: 'interrupted' });
+                throw toolFailed(e.error ?? 'tool error');
+              }),
+            ),
+          ],
+        },
+      ],
+      PermissionRequest: [
+        {
+          hooks: [
+            hook(async (e) => {
+              const a = e.tool_use_id === undefined ? undefined : allowed.get(e.tool_use_id);
+              if (a !== undefined) a.asked = true;
+              return undefined; // the SDK's own permission flow answers
+            }),
+          ],
+        },
+      ],
+      PermissionDenied: [
+        { hooks: [hook(async (e) => void (e.tool_use_id && (await settleNotRun(e.tool_use_id))))] },
+      ],
+      PostToolBatch: [
+        {
+          hooks: [
+            hook(async (e) => {
+              for (const c of e.tool_calls ?? []) if (c.tool_use_id) await settleNotRun(c.tool_use_id);
+              // The model's next turn has the stop before it; a tool it asks for then ends the query.
+              if (isTerminal(run.state.status)) endNext = true;
+              return undefined;
+            }),
+          ],
+        },
+      ],
+    },
+    mcpServer: (server) => {
+      if (server.tools === undefined) return server;
+      const tools = server.tools.map((t) => {
+        const name = `mcp__${server.name}__${t.name}`;
+        inProcess.add(name);
+        const handler = t.handler as (args: unknown, extra: unknown) => Promise<unknown>;
+        return {
+          ...t,
+          handler: async (args: unknown, extra: unknown) => {
+            const id = toolUseIdOf(extra);
+            if (id !== undefined) allowed.delete(id);
+            let own: ToolReply | null = null;
+            const r = await calls.execute(id, name, args, async (signal) => {
+              const callerSignal = (extra as { signal?: AbortSignal } | null)?.signal;
+              const reply = await handler(args, {
+                ...(extra as object),
+                signal: combinedSignal(signal, callerSignal),
+              });
+              own = asToolReply(reply);
+              if (own?.isError === true) throw toolFailed(errorText(own));
+              return reply;
+            });
+            return mcpReply(r, own);
+          },
+        };
+      });
+      return { ...server, tools } as typeof server;
+    },
+  };
+}
