@@ -1,14 +1,12 @@
 import { LoopguardError, type RecordedEvent } from '../domain/index.js';
-import {
-  CopyProjector,
-  DEFAULT_DATA_DIR,
-  EmbeddedLog,
-  EventStore,
-  type RunStream,
-  runStreamOf,
-  SqliteSchemaStore,
-  TOPICS,
-} from '../log/index.js';
+// Each from its own file: the log barrel also holds the Kafka adapters (kafkajs, an optional package).
+import { CopyProjector } from '../log/copy-projector.js';
+import { DEFAULT_DATA_DIR, EmbeddedLog } from '../log/embedded/embedded-log.js';
+import { SqliteSchemaStore } from '../log/embedded/sqlite-schema-store.js';
+import { TOPICS } from '../log/event-log.js';
+import { EventStore } from '../log/event-store.js';
+import { LogRunStream } from '../log/log-run-stream.js';
+import type { RunStream } from '../log/run-stream.js';
 import type { Projections } from '../projections/index.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
 import { rebuildProjections } from './rebuild-command.js';
@@ -58,7 +56,7 @@ export async function openEmbeddedStore(
   const log = await EmbeddedLog.open(dataDir, { readOnly });
   const schemas = new SqliteSchemaStore(dataDir, { readOnly });
   const events = await EventStore.create(log, schemas);
-  const stream = runStreamOf(events);
+  const stream = new LogRunStream(events, log);
   return {
     events,
     stream,

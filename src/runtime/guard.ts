@@ -1,4 +1,3 @@
-import type { Tracer } from '@opentelemetry/api';
 import {
   ConflictError,
   cachedDiceSimilarity,
@@ -19,16 +18,15 @@ import {
   type Similarity,
   START_FIELDS,
 } from '../domain/index.js';
-import type { SchemaStore } from '../events/index.js';
-import {
-  DEFAULT_DATA_DIR,
-  EmbeddedLog,
-  type EventLog,
-  EventStore,
-  type RunStream,
-  runStreamOf,
-  SqliteSchemaStore,
-} from '../log/index.js';
+import type { SchemaStore } from '../events/schema-store.js';
+// Each from its own file: the log barrel also holds the Kafka adapters, an optional package.
+import { DEFAULT_DATA_DIR, EmbeddedLog } from '../log/embedded/embedded-log.js';
+import { SqliteSchemaStore } from '../log/embedded/sqlite-schema-store.js';
+import type { EventLog } from '../log/event-log.js';
+import { EventStore } from '../log/event-store.js';
+import { isKeyedLog } from '../log/keyed-log.js';
+import { LogRunStream } from '../log/log-run-stream.js';
+import type { RunStream } from '../log/run-stream.js';
 import {
   type Clock,
   type MachineScope,
@@ -37,7 +35,8 @@ import {
   type RunInspector,
   systemClock,
 } from '../machines/index.js';
-import { GuardTelemetry, LoopguardMetrics } from '../telemetry/index.js';
+import { GuardTelemetry } from '../telemetry/call-telemetry.js';
+import type { CallTracing, GuardMetrics } from '../telemetry/guard-telemetry-ports.js';
 import { GuardedRun } from './guarded-run.js';
 import type { Ledger } from './ledger.js';
 import { nodeHashing } from './node-hashing.js';
@@ -55,10 +54,10 @@ export interface GuardPorts {
   readonly similarity?: Similarity;
   /** Key of the keyed hash of secret values (see chooseSecretKey). */
   readonly secretKey: string;
-  /** Prometheus metrics of this guard's calls; a registry of its own by default. */
-  readonly metrics?: LoopguardMetrics;
-  /** Where `execute_tool` spans go; the global OpenTelemetry tracer (a no-op without an SDK) by default. */
-  readonly tracer?: Tracer;
+  /** Metrics of this guard's calls (`new LoopguardMetrics()` from `loopguard/metrics`); none by default. */
+  readonly metrics?: GuardMetrics;
+  /** Where `execute_tool` spans go (`otelTracing()` from `loopguard/otel`); none by default. */
+  readonly tracing?: CallTracing;
   /** Called when the guard is closed (the adapters it opened). */
   readonly onClose?: () => Promise<void>;
   /** An XState inspection observer: sees each transition of every run's machine (see runMachine). */
@@ -106,8 +105,6 @@ export class Guard {
   /** Where this guard's runs' machine is evaluated (and inspected). */
   private readonly machine: MachineScope;
   readonly policy: Policy;
-  /** The metrics behind `metrics()`: merge `.registry` into an application's own registry to serve both. */
-  readonly loopguardMetrics: LoopguardMetrics;
 
   constructor(private readonly ports: GuardPorts) {
     // Always parsed: an object that merely looks like a Policy may hold "explode" as a rule action
@@ -115,15 +112,14 @@ export class Guard {
     const parsed = ports.policy === undefined ? null : parsePolicy(ports.policy);
     if (parsed !== null && !parsed.ok) throw parsed.error;
     this.policy = parsed === null ? DEFAULT_POLICY : parsed.value;
-    this.loopguardMetrics = ports.metrics ?? new LoopguardMetrics();
     this.deps = {
       hashing: nodeHashing(ports.secretKey),
       similarity: ports.similarity ?? cachedDiceSimilarity(),
     };
     this.telemetry = new GuardTelemetry({
-      metrics: this.loopguardMetrics,
       hashing: this.deps.hashing,
-      ...(ports.tracer ? { tracer: ports.tracer } : {}),
+      ...(ports.metrics ? { metrics: ports.metrics } : {}),
+      ...(ports.tracing ? { tracing: ports.tracing } : {}),
     });
     this.machine = machineScope(ports.inspect);
   }
@@ -208,9 +204,19 @@ export class Guard {
     return run;
   }
 
-  /** The metrics hook: this guard's metrics in the Prometheus text format, for an application's `/metrics`. */
+  /**
+   * The metrics hook: this guard's metrics in the Prometheus text format, for an application's
+   * `/metrics`. Refused (`missing_dependency`) on a guard created without `metrics`.
+   */
   metrics(): Promise<string> {
-    return this.loopguardMetrics.text();
+    if (this.ports.metrics === undefined)
+      return Promise.reject(
+        new LoopguardError(
+          'missing_dependency',
+          "guard.metrics() needs createGuard({ metrics: new LoopguardMetrics() }) from 'loopguard/metrics' (npm install prom-client)",
+        ),
+      );
+    return this.ports.metrics.text();
   }
 
   /** The live run, if this guard holds it. */
@@ -249,8 +255,10 @@ export interface CreateGuard {
    * a random key kept in the data dir. A log of your own (Kafka) needs one of the first two.
    */
   readonly secretKey?: string;
-  readonly metrics?: LoopguardMetrics;
-  readonly tracer?: Tracer;
+  /** Metrics of this guard's calls: `new LoopguardMetrics()` from `loopguard/metrics` (prom-client). */
+  readonly metrics?: GuardMetrics;
+  /** Spans of this guard's calls: `otelTracing()` from `loopguard/otel` (@opentelemetry/api). */
+  readonly tracing?: CallTracing;
   /** An XState inspection observer of every run's machine (`@xstate.microstep` per event). */
   readonly inspect?: RunInspector;
 }
@@ -269,7 +277,11 @@ export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
   );
   const log = opts.log ?? (await EmbeddedLog.open(dataDir));
   const events = await EventStore.create(log, opts.schemaStore ?? new SqliteSchemaStore(dataDir));
-  const store = runStreamOf(events);
+  // A keyed log (embedded, memory) streams its runs itself; only another log (Kafka) loads
+  // run-stream-of, whose Kafka adapter needs kafkajs, an optional package the root entry never loads.
+  const store = isKeyedLog(log)
+    ? new LogRunStream(events, log)
+    : (await import('../log/run-stream-of.js')).runStreamOf(events);
   return new Guard({
     store,
     ledger: opts.ledger ?? SqliteLedger.open(dataDir),
@@ -278,7 +290,7 @@ export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.similarity ? { similarity: opts.similarity } : {}),
     ...(opts.metrics ? { metrics: opts.metrics } : {}),
-    ...(opts.tracer ? { tracer: opts.tracer } : {}),
+    ...(opts.tracing ? { tracing: opts.tracing } : {}),
     ...(opts.inspect ? { inspect: opts.inspect } : {}),
     onClose: async () => {
       await store.close();

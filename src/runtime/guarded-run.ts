@@ -12,9 +12,9 @@ import {
   type TerminalState,
   textProblem,
 } from '../domain/index.js';
-import type { RunStream } from '../log/index.js';
+import type { RunStream } from '../log/run-stream.js';
 import type { CommandInput, RunActor, RunSnapshot } from '../machines/index.js';
-import { type CallObservation, GuardTelemetry } from '../telemetry/index.js';
+import { type CallObservation, GuardTelemetry } from '../telemetry/call-telemetry.js';
 import {
   type CallHooks,
   type CallRequest,

@@ -19,7 +19,7 @@ import {
   type RecordedEvent,
   UnavailableError,
 } from '../domain/index.js';
-import type { RunStream } from '../log/index.js';
+import type { RunStream } from '../log/run-stream.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
 import { logRefused } from './call-request.js';
 
