@@ -24,10 +24,11 @@ import { evalCommand } from './eval-command.js';
 import { fleetCommand } from './fleet-command.js';
 import { type Io, processIo, terminalSafe } from './io.js';
 import { type Env, type KafkaFlags, kafkaConfig } from './kafka-config.js';
+import type { MetricsServer } from './metrics-server.js';
 import { migrateCommand } from './migrate-command.js';
 import { portFlag } from './number-flags.js';
 import { type OpenStore, openEmbeddedStore } from './open-store.js';
-import { needs } from './optional-package.js';
+import { KAFKA_PACKAGES, needs } from './optional-package.js';
 import { rebuildCommand } from './rebuild-command.js';
 import { repairCommand } from './repair-command.js';
 import { replayCommand } from './replay-command.js';
@@ -72,7 +73,9 @@ async function withStore<T>(
 ): Promise<T> {
   const kafka = kafkaConfig(flags, env);
   const store = kafka
-    ? await (await needs('--kafka', () => import('./open-kafka-store.js'))).openKafkaStore(kafka)
+    ? await (await needs('--kafka', KAFKA_PACKAGES, () => import('./open-kafka-store.js'))).openKafkaStore(
+        kafka,
+      )
     : await openEmbeddedStore(flags['data-dir'], { readOnly: access === 'read' });
   try {
     return await work(store);
@@ -81,10 +84,13 @@ async function withStore<T>(
   }
 }
 
-/** `GET /metrics` of a long-running command; prom-client (an optional package) loads only then. */
-async function processMetricsServer(port: number) {
-  const m = await needs('--metrics-port', () => import('./metrics-server.js'));
-  return m.startMetricsServer(m.serviceMetrics(), port);
+/**
+ * What starts `GET /metrics` of a long-running command. prom-client is an optional package: it is
+ * loaded here, before the command starts anything, so a missing one leaves nothing running.
+ */
+async function metricsStarter(): Promise<(port: number) => Promise<MetricsServer>> {
+  const m = await needs('--metrics-port', ['prom-client'], () => import('./metrics-server.js'));
+  return (port) => m.startMetricsServer(m.serviceMetrics(), port);
 }
 
 function shutdownSignal(given: AbortSignal | undefined): AbortSignal {
@@ -240,10 +246,11 @@ function program(
         portOption('--metrics-port <port>', 'serves GET /metrics on 127.0.0.1:port (0: any free port)'),
       ),
   ).action(
-    run((f) => {
+    run(async (f) => {
       const port = portFlag('port', f.port as string | undefined, DEFAULT_UI_PORT);
       const metricsPort = f['metrics-port'] as string | undefined;
       const signal = shutdownSignal(opts.signal);
+      const startMetrics = metricsPort === undefined ? null : await metricsStarter();
       return withStore(f, env, async (s) => {
         // On the embedded log the list is kept and read on from its offset; Kafka's runs topic has one per partition.
         const embedded = kafkaConfig(f, env) === null;
@@ -258,9 +265,7 @@ function program(
           { allowHosts: (f['allow-host'] as string[] | undefined) ?? [] },
         );
         const metrics =
-          metricsPort === undefined
-            ? null
-            : await processMetricsServer(portFlag('metrics-port', metricsPort, 0));
+          startMetrics === null ? null : await startMetrics(portFlag('metrics-port', metricsPort, 0));
         io.err(
           `ui: ${ui.url} (read-only, ${s.where})${metrics ? `; metrics on ${metrics.url}` : ''}; Ctrl-C ends it`,
         );
@@ -349,7 +354,11 @@ function program(
     run(async (f) => {
       const kafka = kafkaConfig({ ...f, kafka: true }, env);
       if (kafka === null) throw new LoopguardError('usage', 'alert: needs Kafka (--kafka)');
-      const { alertCommand } = await needs('alert', () => import('./alert-command.js'));
+      const { alertCommand } = await needs(
+        'alert',
+        [...KAFKA_PACKAGES, 'prom-client'],
+        () => import('./alert-command.js'),
+      );
       return alertCommand(kafka, f as AlertFlags, io, shutdownSignal(opts.signal));
     }),
   );
@@ -363,7 +372,7 @@ function program(
     run(async (f) => {
       const kafka = kafkaConfig({ ...f, kafka: true }, env);
       if (kafka === null) throw new LoopguardError('usage', 'project: needs Kafka (--kafka)');
-      const { projectCommand } = await needs('project', () => import('./project-command.js'));
+      const { projectCommand } = await needs('project', KAFKA_PACKAGES, () => import('./project-command.js'));
       return projectCommand(kafka, f.once === true, io, shutdownSignal(opts.signal));
     }),
   );
@@ -395,7 +404,11 @@ function program(
       async (f) => {
         const kafka = kafkaConfig({ ...f, kafka: true }, env);
         if (kafka === null) throw new LoopguardError('usage', 'serve: needs Kafka (--kafka)');
-        const { serveCommand } = await needs('serve', () => import('./serve-command.js'));
+        const { serveCommand } = await needs(
+          'serve',
+          [...KAFKA_PACKAGES, 'prom-client'],
+          () => import('./serve-command.js'),
+        );
         return serveCommand(kafka, f, io, shutdownSignal(opts.signal));
       },
       { policy: true },
@@ -448,7 +461,11 @@ function program(
   ).action(
     run(
       async (f, before) => {
-        const { mcpCommand } = await needs('mcp', () => import('./mcp-command.js'));
+        const { mcpCommand } = await needs(
+          'mcp',
+          ['@modelcontextprotocol/sdk'],
+          () => import('./mcp-command.js'),
+        );
         return mcpCommand(f, before, upstream, io, env, shutdownSignal(opts.signal));
       },
       {

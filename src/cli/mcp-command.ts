@@ -44,7 +44,10 @@ export async function mcpCommand(
   const metricsPort = values['metrics-port'];
   const port = metricsPort === undefined ? null : portFlag('metrics-port', metricsPort, 0);
   // prom-client is an optional package: loaded only for --metrics-port.
-  const served = port === null ? null : await needs('--metrics-port', () => import('./metrics-server.js'));
+  const served =
+    port === null
+      ? null
+      : await needs('--metrics-port', ['prom-client'], () => import('./metrics-server.js'));
   const metrics = served?.serviceMetrics();
   const { guard, where } = await openGuard(values, env, policy, metrics);
   let proxy: McpGuardProxy;

@@ -6,7 +6,7 @@ import { SqliteLedger } from '../runtime/sqlite-ledger.js';
 import type { GuardMetrics } from '../telemetry/guard-telemetry-ports.js';
 import { type Env, type KafkaFlags, kafkaConfig } from './kafka-config.js';
 import { openEmbeddedStore } from './open-store.js';
-import { needs } from './optional-package.js';
+import { KAFKA_PACKAGES, needs } from './optional-package.js';
 
 /**
  * A Guard over the log the flags select, as the other commands choose it: the embedded log and
@@ -34,12 +34,15 @@ export async function openGuard(
     return { guard, where: store.where };
   }
   // kafkajs and the registry client are optional packages: loaded only for a Kafka log.
-  const [{ openKafkaStore }, { KafkaLedger }, { RegistrySchemaStore }] = await needs('--kafka', () =>
-    Promise.all([
-      import('./open-kafka-store.js'),
-      import('../log/kafka/kafka-ledger.js'),
-      import('../events/registry-schema-store.js'),
-    ]),
+  const [{ openKafkaStore }, { KafkaLedger }, { RegistrySchemaStore }] = await needs(
+    '--kafka',
+    KAFKA_PACKAGES,
+    () =>
+      Promise.all([
+        import('./open-kafka-store.js'),
+        import('../log/kafka/kafka-ledger.js'),
+        import('../events/registry-schema-store.js'),
+      ]),
   );
   const store = await openKafkaStore(kafka);
   try {
