@@ -76,7 +76,7 @@ beforeAll(() => {
   for (const f of ['use-package.mjs', 'use-package.ts', 'packages-loaded.mjs'])
     copyFileSync(join(fixtures, 'installed', f), join(project, f));
   copyFileSync(join(fixtures, 'installed', 'packages-loaded.mjs'), join(light, 'packages-loaded.mjs'));
-}, 300_000);
+}, 600_000);
 afterAll(() => {
   if (packDir) rmSync(packDir, { recursive: true, force: true });
 }, 120_000);
