@@ -1,18 +1,20 @@
 /**
  * loopguard: a runtime guard for AI-agent tool calls. The package's root entry, its public API:
- * the guard and its calls, result classes, the policy, run states and stop reports, the ports
- * (EventLog, Ledger, SchemaStore, RunStream) with their embedded and in-memory adapters. Kafka is
- * `loopguard/kafka`, the MCP proxy `loopguard/mcp`. Everything else (deciders, folds, codecs,
- * detectors) is internal and may change without a major version.
+ * the guard and its calls, result classes, the policy, run states and stop reports, errors, the
+ * run machine, the ports (EventLog, RunStream, Ledger, SchemaStore, and the GuardMetrics and
+ * CallTracing telemetry ports) with their embedded and in-memory adapters. Kafka is
+ * `loopguard/kafka`, the MCP proxy `loopguard/mcp`, Prometheus metrics `loopguard/metrics`,
+ * OpenTelemetry spans `loopguard/otel`: each loads its optional package, this entry none of them
+ * (every import below names its file, so no barrel pulls an adapter in). Everything else
+ * (deciders, folds, codecs, detectors, the event store, topic names, wire records) is internal
+ * and may change without a major version.
  */
 export {
   type ChildState,
   ConflictError,
-  cachedDiceSimilarity,
   DEFAULT_POLICY,
   type Decision,
   type DomainEvent,
-  diceSimilarity,
   ERROR_CODES,
   type ErrorCode,
   type EventOf,
@@ -46,25 +48,13 @@ export {
   type ToolPolicy,
   UnavailableError,
 } from './domain/index.js';
-export { MemorySchemaStore, type SchemaStore } from './events/index.js';
-export {
-  DEFAULT_DATA_DIR,
-  EmbeddedLog,
-  type EmbeddedLogOptions,
-  type EventLog,
-  EventStore,
-  type LoadedRun,
-  type LogRecord,
-  LogRunStream,
-  MemoryLedger,
-  MemoryLog,
-  type RunStream,
-  SqliteSchemaStore,
-  type StoredEvent,
-  type StoredRecord,
-  TOPICS,
-  type TopicName,
-} from './log/index.js';
+export { MemorySchemaStore } from './events/memory-schema-store.js';
+export { DEFAULT_DATA_DIR, EmbeddedLog, type EmbeddedLogOptions } from './log/embedded/embedded-log.js';
+export { SqliteSchemaStore } from './log/embedded/sqlite-schema-store.js';
+export type { EventLog, LogRecord, StoredRecord, TopicName } from './log/event-log.js';
+export { MemoryLedger } from './log/memory-ledger.js';
+export { MemoryLog } from './log/memory-log.js';
+export type { RunLog } from './log/run-log.js';
 export {
   type Clock,
   ManualClock,
@@ -74,6 +64,13 @@ export {
   runMachine,
   systemClock,
 } from './machines/index.js';
+export type {
+  AppendToStreamOptions,
+  AppendToStreamResult,
+  LoadedRun,
+  RunStream,
+} from './ports/run-stream.js';
+export type { SchemaStore } from './ports/schema-store.js';
 export type { ToolFn } from './runtime/execute-tool.js';
 export {
   type CallHooks,
@@ -103,4 +100,4 @@ export {
   type ToolOutcome,
   toModelMessage,
 } from './runtime/index.js';
-export { LoopguardMetrics } from './telemetry/index.js';
+export type { CallSpan, CallTracing, GuardMetrics } from './telemetry/guard-telemetry-ports.js';

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startMetricsServer } from '../src/cli/metrics-server.js';
+import { LoopguardMetrics } from '../src/metrics.js';
 import { createGuard, type Guard } from '../src/runtime/index.js';
-import { LoopguardMetrics } from '../src/telemetry/index.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -80,7 +80,7 @@ describe('loopguard metrics', () => {
     expect(await guard.metrics()).toBe(await metrics.text());
   });
 
-  it('a settled operation leaves the in-doubt gauge; each guard has a registry of its own by default', async () => {
+  it('a settled operation leaves the in-doubt gauge; each LoopguardMetrics has a registry of its own', async () => {
     const registry = new Registry();
     const metrics = new LoopguardMetrics(registry);
     const guard = await guardWith({ metrics });
@@ -92,9 +92,20 @@ describe('loopguard metrics', () => {
     await run.settle('acme:pay:B2', { happened: true, result: { id: 'p-9' }, settledBy: 'ops' });
     expect(sample(await registry.metrics(), 'loopguard_operations_in_doubt')).toBe(0);
 
-    const other = await guardWith();
+    const other = await guardWith({ metrics: new LoopguardMetrics() });
     expect(sample(await other.metrics(), 'loopguard_operations_in_doubt')).toBe(0);
     expect(await other.metrics()).not.toContain('acme');
+  });
+
+  it('a guard created without metrics counts nothing, and guard.metrics() names what to install', async () => {
+    const guard = await guardWith();
+    const run = await guard.startRun({ runId: 'r' });
+    expect((await run.call({ tool: 'search', args: { q: 'x' } }, async () => 'r')).status).toBe('executed');
+    const refused = await guard.metrics().catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'missing_dependency' });
+    expect((refused as Error).message).toMatch(
+      /new LoopguardMetrics\(\) \}\) from 'loopguard\/metrics' \(npm install prom-client\)/,
+    );
   });
 
   it('serves nothing but GET /metrics', async () => {

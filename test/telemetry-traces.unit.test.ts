@@ -15,6 +15,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
 import { redactText } from '../src/domain/index.js';
+import { otelTracing } from '../src/otel.js';
 import { createGuard, type Guard, ToolError } from '../src/runtime/index.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -22,9 +23,13 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function guardIn(): Promise<Guard> {
+async function guardIn(traced = true): Promise<Guard> {
   const dataDir = mkdtempSync(join(tmpdir(), 'loopguard-traces-'));
-  const guard = await createGuard({ dataDir, policy: { tools: { pay: { sideEffect: true } } } });
+  const guard = await createGuard({
+    dataDir,
+    policy: { tools: { pay: { sideEffect: true } } },
+    ...(traced ? { tracing: otelTracing() } : {}),
+  });
   cleanups.push(async () => {
     await guard.close();
     rmSync(dataDir, { recursive: true, force: true });
@@ -119,5 +124,17 @@ describe('execute_tool spans', () => {
     const [span] = exporter.getFinishedSpans().filter((s) => s.name === 'execute_tool get');
     expect(span?.attributes['error.type']).toBe(redactText(`denied_for_${secret}`, guard.hashing));
     expect(String(span?.attributes['error.type'])).not.toContain(secret);
+  });
+
+  it('come only from a guard given otelTracing(): the root library opens none by itself', async () => {
+    const guard = await guardIn(false);
+    const exporter = registerSdk();
+    const run = await guard.startRun({ runId: 'untraced' });
+    const inner = trace.getTracer('the-tool');
+    await run.call({ tool: 'search', args: { q: 'x' } }, async () =>
+      inner.startActiveSpan('fetch', (s) => s.end()),
+    );
+    expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(['fetch']);
+    expect(exporter.getFinishedSpans()[0]?.parentSpanContext).toBeUndefined();
   });
 });

@@ -11,9 +11,10 @@ import { LoopguardError } from '../domain/index.js';
 import { KafkaCopyProjector } from '../log/kafka/kafka-copy-projector.js';
 import type { LoopguardMetrics } from '../telemetry/index.js';
 import type { Io } from './io.js';
+import type { KafkaConfig } from './kafka-config.js';
 import { type MetricsServer, serviceMetrics, startMetricsServer } from './metrics-server.js';
 import { portFlag, positiveInt } from './number-flags.js';
-import { type KafkaConfig, openKafkaStore } from './open-kafka-store.js';
+import { openKafkaStore } from './open-kafka-store.js';
 
 export interface AlertFlags {
   readonly webhook?: string;

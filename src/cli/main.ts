@@ -5,8 +5,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { LoopguardError } from '../domain/index.js';
-import { DEFAULT_DATA_DIR, TOPICS } from '../log/index.js';
-import { type AlertFlags, alertCommand } from './alert-command.js';
+import { DEFAULT_DATA_DIR } from '../log/embedded/embedded-log.js';
+import { TOPICS } from '../log/event-log.js';
+import type { AlertFlags } from './alert-command.js';
 import { auditHtmlCommand, auditOutput } from './audit-command.js';
 import {
   countOption,
@@ -22,17 +23,15 @@ import { escapeControls } from './escape-controls.js';
 import { evalCommand } from './eval-command.js';
 import { fleetCommand } from './fleet-command.js';
 import { type Io, processIo, terminalSafe } from './io.js';
-import { mcpCommand } from './mcp-command.js';
-import { serviceMetrics, startMetricsServer } from './metrics-server.js';
+import { type Env, type KafkaFlags, kafkaConfig } from './kafka-config.js';
+import type { MetricsServer } from './metrics-server.js';
 import { migrateCommand } from './migrate-command.js';
 import { portFlag } from './number-flags.js';
-import { type Env, type KafkaFlags, kafkaConfig, openKafkaStore } from './open-kafka-store.js';
 import { type OpenStore, openEmbeddedStore } from './open-store.js';
-import { projectCommand } from './project-command.js';
+import { KAFKA_PACKAGES, needs } from './optional-package.js';
 import { rebuildCommand } from './rebuild-command.js';
 import { repairCommand } from './repair-command.js';
 import { replayCommand } from './replay-command.js';
-import { serveCommand } from './serve-command.js';
 import { printStop } from './stops-command.js';
 import { startUiServer } from './ui-server.js';
 import { whatifCommand } from './whatif-command.js';
@@ -74,13 +73,24 @@ async function withStore<T>(
 ): Promise<T> {
   const kafka = kafkaConfig(flags, env);
   const store = kafka
-    ? await openKafkaStore(kafka)
+    ? await (await needs('--kafka', KAFKA_PACKAGES, () => import('./open-kafka-store.js'))).openKafkaStore(
+        kafka,
+      )
     : await openEmbeddedStore(flags['data-dir'], { readOnly: access === 'read' });
   try {
     return await work(store);
   } finally {
     await store.close();
   }
+}
+
+/**
+ * What starts `GET /metrics` of a long-running command. prom-client is an optional package: it is
+ * loaded here, before the command starts anything, so a missing one leaves nothing running.
+ */
+async function metricsStarter(): Promise<(port: number) => Promise<MetricsServer>> {
+  const m = await needs('--metrics-port', ['prom-client'], () => import('./metrics-server.js'));
+  return (port) => m.startMetricsServer(m.serviceMetrics(), port);
 }
 
 function shutdownSignal(given: AbortSignal | undefined): AbortSignal {
@@ -236,10 +246,11 @@ function program(
         portOption('--metrics-port <port>', 'serves GET /metrics on 127.0.0.1:port (0: any free port)'),
       ),
   ).action(
-    run((f) => {
+    run(async (f) => {
       const port = portFlag('port', f.port as string | undefined, DEFAULT_UI_PORT);
       const metricsPort = f['metrics-port'] as string | undefined;
       const signal = shutdownSignal(opts.signal);
+      const startMetrics = metricsPort === undefined ? null : await metricsStarter();
       return withStore(f, env, async (s) => {
         // On the embedded log the list is kept and read on from its offset; Kafka's runs topic has one per partition.
         const embedded = kafkaConfig(f, env) === null;
@@ -253,9 +264,7 @@ function program(
           { allowHosts: (f['allow-host'] as string[] | undefined) ?? [] },
         );
         const metrics =
-          metricsPort === undefined
-            ? null
-            : await startMetricsServer(serviceMetrics(), portFlag('metrics-port', metricsPort, 0));
+          startMetrics === null ? null : await startMetrics(portFlag('metrics-port', metricsPort, 0));
         io.err(
           `ui: ${ui.url} (read-only, ${s.where})${metrics ? `; metrics on ${metrics.url}` : ''}; Ctrl-C ends it`,
         );
@@ -341,9 +350,14 @@ function program(
       )
       .addOption(portOption('--metrics-port <port>', 'serves GET /metrics on 127.0.0.1:port')),
   ).action(
-    run((f) => {
+    run(async (f) => {
       const kafka = kafkaConfig({ ...f, kafka: true }, env);
       if (kafka === null) throw new LoopguardError('usage', 'alert: needs Kafka (--kafka)');
+      const { alertCommand } = await needs(
+        'alert',
+        [...KAFKA_PACKAGES, 'prom-client'],
+        () => import('./alert-command.js'),
+      );
       return alertCommand(kafka, f as AlertFlags, io, shutdownSignal(opts.signal));
     }),
   );
@@ -354,9 +368,10 @@ function program(
       .summary('the copy projector alone: derives the stops and ledger copies from the runs topic')
       .option('--once', 'until what was recorded when it started is copied'),
   ).action(
-    run((f) => {
+    run(async (f) => {
       const kafka = kafkaConfig({ ...f, kafka: true }, env);
       if (kafka === null) throw new LoopguardError('usage', 'project: needs Kafka (--kafka)');
+      const { projectCommand } = await needs('project', KAFKA_PACKAGES, () => import('./project-command.js'));
       return projectCommand(kafka, f.once === true, io, shutdownSignal(opts.signal));
     }),
   );
@@ -385,9 +400,14 @@ function program(
     ),
   ).action(
     run(
-      (f) => {
+      async (f) => {
         const kafka = kafkaConfig({ ...f, kafka: true }, env);
         if (kafka === null) throw new LoopguardError('usage', 'serve: needs Kafka (--kafka)');
+        const { serveCommand } = await needs(
+          'serve',
+          [...KAFKA_PACKAGES, 'prom-client'],
+          () => import('./serve-command.js'),
+        );
         return serveCommand(kafka, f, io, shutdownSignal(opts.signal));
       },
       { policy: true },
@@ -438,9 +458,19 @@ function program(
         .addHelpText('after', MCP_HELP),
     ),
   ).action(
-    run((f, before) => mcpCommand(f, before, upstream, io, env, shutdownSignal(opts.signal)), {
-      policy: true,
-    }),
+    run(
+      async (f, before) => {
+        const { mcpCommand } = await needs(
+          'mcp',
+          ['@modelcontextprotocol/sdk'],
+          () => import('./mcp-command.js'),
+        );
+        return mcpCommand(f, before, upstream, io, env, shutdownSignal(opts.signal));
+      },
+      {
+        policy: true,
+      },
+    ),
   );
 
   p.command('repair')

@@ -4,10 +4,10 @@ import { LoopguardError } from '../domain/index.js';
 import { declaredSideEffects, McpGuardProxy } from '../mcp/index.js';
 import { upstreamEnv } from '../mcp/upstream-command.js';
 import type { Io } from './io.js';
-import { serviceMetrics, startMetricsServer } from './metrics-server.js';
+import type { Env, KafkaFlags } from './kafka-config.js';
 import { portFlag } from './number-flags.js';
 import { openGuard } from './open-guard.js';
-import type { Env, KafkaFlags } from './open-kafka-store.js';
+import { needs } from './optional-package.js';
 import { readPolicyFile } from './policy-file.js';
 
 export interface McpFlags extends KafkaFlags {
@@ -43,7 +43,12 @@ export async function mcpCommand(
   const runId = values['run-id'] ?? `mcp-${randomUUID()}`;
   const metricsPort = values['metrics-port'];
   const port = metricsPort === undefined ? null : portFlag('metrics-port', metricsPort, 0);
-  const metrics = port === null ? undefined : serviceMetrics();
+  // prom-client is an optional package: loaded only for --metrics-port.
+  const served =
+    port === null
+      ? null
+      : await needs('--metrics-port', ['prom-client'], () => import('./metrics-server.js'));
+  const metrics = served?.serviceMetrics();
   const { guard, where } = await openGuard(values, env, policy, metrics);
   let proxy: McpGuardProxy;
   try {
@@ -65,7 +70,10 @@ export async function mcpCommand(
     throw e;
   }
   io.err(`loopguard mcp: run ${runId} (${where}); upstream: ${proxy.upstreamCommand}`);
-  const server = metrics === undefined || port === null ? null : await startMetricsServer(metrics, port);
+  const server =
+    served === null || metrics === undefined || port === null
+      ? null
+      : await served.startMetricsServer(metrics, port);
   if (server !== null) io.err(`loopguard mcp: metrics on ${server.url}`);
   // The stdio transport does not notice a closed stdin; a client ends the session by closing it.
   process.stdin.once('end', () => void proxy.close('the MCP client closed the session'));

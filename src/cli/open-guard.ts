@@ -1,10 +1,12 @@
 import type { Policy } from '../domain/index.js';
-import { RegistrySchemaStore } from '../events/index.js';
-import { DEFAULT_DATA_DIR, KafkaLedger, TOPICS } from '../log/index.js';
-import { Guard, SqliteLedger } from '../runtime/index.js';
-import type { LoopguardMetrics } from '../telemetry/index.js';
-import { type Env, type KafkaFlags, kafkaConfig, openKafkaStore } from './open-kafka-store.js';
+import { DEFAULT_DATA_DIR } from '../log/embedded/embedded-log.js';
+import { SqliteLedger } from '../log/embedded/sqlite-ledger.js';
+import { TOPICS } from '../log/event-log.js';
+import { Guard } from '../runtime/guard.js';
+import type { GuardMetrics } from '../telemetry/guard-telemetry-ports.js';
+import { type Env, type KafkaFlags, kafkaConfig } from './kafka-config.js';
 import { openEmbeddedStore } from './open-store.js';
+import { KAFKA_PACKAGES, needs } from './optional-package.js';
 
 /**
  * A Guard over the log the flags select, as the other commands choose it: the embedded log and
@@ -15,7 +17,7 @@ export async function openGuard(
   flags: KafkaFlags,
   env: Env,
   policy: Policy,
-  metrics?: LoopguardMetrics,
+  metrics?: GuardMetrics,
 ): Promise<{ guard: Guard; where: string }> {
   const kafka = kafkaConfig(flags, env);
   if (kafka === null) {
@@ -31,6 +33,17 @@ export async function openGuard(
     });
     return { guard, where: store.where };
   }
+  // kafkajs and the registry client are optional packages: loaded only for a Kafka log.
+  const [{ openKafkaStore }, { KafkaLedger }, { RegistrySchemaStore }] = await needs(
+    '--kafka',
+    KAFKA_PACKAGES,
+    () =>
+      Promise.all([
+        import('./open-kafka-store.js'),
+        import('../log/kafka/kafka-ledger.js'),
+        import('../events/registry-schema-store.js'),
+      ]),
+  );
   const store = await openKafkaStore(kafka);
   try {
     // Before the ledger opens: without a shared key the command stops here, with nothing to undo.

@@ -1,13 +1,11 @@
 import { LoopguardError, type RecordedEvent } from '../domain/index.js';
-import {
-  CopyProjector,
-  DEFAULT_DATA_DIR,
-  EmbeddedLog,
-  EventStore,
-  type RunStream,
-  SqliteSchemaStore,
-  TOPICS,
-} from '../log/index.js';
+// Each from its own file: the log barrel also holds the Kafka adapters (kafkajs, an optional package).
+import { CopyProjector } from '../log/copy-projector.js';
+import { DEFAULT_DATA_DIR, EmbeddedLog } from '../log/embedded/embedded-log.js';
+import { SqliteSchemaStore } from '../log/embedded/sqlite-schema-store.js';
+import { TOPICS } from '../log/event-log.js';
+import { EventStore } from '../log/event-store.js';
+import type { RunStream } from '../ports/run-stream.js';
 import type { Projections } from '../projections/index.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
 import { rebuildFromStream } from './rebuild-from-stream.js';

@@ -1,6 +1,7 @@
 import { KafkaCopyProjector } from '../log/kafka/kafka-copy-projector.js';
 import type { Io } from './io.js';
-import { type KafkaConfig, openKafkaStore } from './open-kafka-store.js';
+import type { KafkaConfig } from './kafka-config.js';
+import { openKafkaStore } from './open-kafka-store.js';
 
 /**
  * `loopguard project --kafka [--once]`: the copy projector on its own, until the signal aborts

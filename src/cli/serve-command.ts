@@ -4,8 +4,8 @@ import { GuardWorker } from '../service/guard-worker.js';
 import { openService } from '../service/open-service.js';
 import { readTenantKeys } from '../service/tenant-keys.js';
 import type { Io } from './io.js';
+import type { KafkaConfig } from './kafka-config.js';
 import { type MetricsServer, serviceMetrics, startMetricsServer } from './metrics-server.js';
-import type { KafkaConfig } from './open-kafka-store.js';
 import { loadPolicy } from './policy-file.js';
 
 export interface ServeFlags {

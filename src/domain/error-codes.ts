@@ -124,6 +124,11 @@ export const ERROR_CODES = {
   webhook_credentials: c('other', false, 'the alert webhook URL carries credentials'),
   alert_undeliverable: c('other', false, 'an alert could not be delivered after every retry'),
   kafka_config: c('other', false, 'the Kafka options are incomplete'),
+  missing_dependency: c(
+    'other',
+    false,
+    'an optional package this entry or command needs is not installed (the message names it)',
+  ),
   kafka_protocol: c('other', false, 'Kafka answered in a way the protocol does not allow'),
   partitioned_topic: c('other', false, 'the topic has more partitions than the reader supports'),
   registry_config: c('other', false, 'the schema registry did not keep the compatibility level set'),

@@ -11,7 +11,7 @@ import {
   type RunStatus,
   type StopReport,
 } from '../domain/index.js';
-import type { CallEnd } from '../telemetry/index.js';
+import type { CallEnd } from '../telemetry/call-telemetry.js';
 
 /** What `run.call` gives back: the agent loop acts on `status`, and can show `message` to the model. */
 export type CallResult =

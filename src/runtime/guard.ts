@@ -1,4 +1,3 @@
-import type { Tracer } from '@opentelemetry/api';
 import {
   ConflictError,
   cachedDiceSimilarity,
@@ -19,16 +18,11 @@ import {
   type Similarity,
   START_FIELDS,
 } from '../domain/index.js';
-import type { SchemaStore } from '../events/index.js';
+import { DEFAULT_DATA_DIR, EmbeddedLog } from '../log/embedded/embedded-log.js';
 import { SqliteLedger } from '../log/embedded/sqlite-ledger.js';
-import {
-  DEFAULT_DATA_DIR,
-  EmbeddedLog,
-  EventStore,
-  type RunLog,
-  type RunStream,
-  SqliteSchemaStore,
-} from '../log/index.js';
+import { SqliteSchemaStore } from '../log/embedded/sqlite-schema-store.js';
+import { EventStore } from '../log/event-store.js';
+import type { RunLog } from '../log/run-log.js';
 import {
   type Clock,
   type MachineScope,
@@ -38,7 +32,10 @@ import {
   systemClock,
 } from '../machines/index.js';
 import type { Ledger } from '../ports/ledger.js';
-import { GuardTelemetry, LoopguardMetrics } from '../telemetry/index.js';
+import type { RunStream } from '../ports/run-stream.js';
+import type { SchemaStore } from '../ports/schema-store.js';
+import { GuardTelemetry } from '../telemetry/call-telemetry.js';
+import type { CallTracing, GuardMetrics } from '../telemetry/guard-telemetry-ports.js';
 import { GuardedRun } from './guarded-run.js';
 import { nodeHashing } from './node-hashing.js';
 import { RunFamily } from './run-family.js';
@@ -54,10 +51,10 @@ export interface GuardPorts {
   readonly similarity?: Similarity;
   /** Key of the keyed hash of secret values (see chooseSecretKey). */
   readonly secretKey: string;
-  /** Prometheus metrics of this guard's calls; a registry of its own by default. */
-  readonly metrics?: LoopguardMetrics;
-  /** Where `execute_tool` spans go; the global OpenTelemetry tracer (a no-op without an SDK) by default. */
-  readonly tracer?: Tracer;
+  /** Metrics of this guard's calls (`new LoopguardMetrics()` from `loopguard/metrics`); none by default. */
+  readonly metrics?: GuardMetrics;
+  /** Where `execute_tool` spans go (`otelTracing()` from `loopguard/otel`); none by default. */
+  readonly tracing?: CallTracing;
   /** Called when the guard is closed (the adapters it opened). */
   readonly onClose?: () => Promise<void>;
   /** An XState inspection observer: sees each transition of every run's machine (see runMachine). */
@@ -105,8 +102,6 @@ export class Guard {
   /** Where this guard's runs' machine is evaluated (and inspected). */
   private readonly machine: MachineScope;
   readonly policy: Policy;
-  /** The metrics behind `metrics()`: merge `.registry` into an application's own registry to serve both. */
-  readonly loopguardMetrics: LoopguardMetrics;
 
   constructor(private readonly ports: GuardPorts) {
     // Always parsed: an object that merely looks like a Policy may hold "explode" as a rule action
@@ -114,15 +109,14 @@ export class Guard {
     const parsed = ports.policy === undefined ? null : parsePolicy(ports.policy);
     if (parsed !== null && !parsed.ok) throw parsed.error;
     this.policy = parsed === null ? DEFAULT_POLICY : parsed.value;
-    this.loopguardMetrics = ports.metrics ?? new LoopguardMetrics();
     this.deps = {
       hashing: nodeHashing(ports.secretKey),
       similarity: ports.similarity ?? cachedDiceSimilarity(),
     };
     this.telemetry = new GuardTelemetry({
-      metrics: this.loopguardMetrics,
       hashing: this.deps.hashing,
-      ...(ports.tracer ? { tracer: ports.tracer } : {}),
+      ...(ports.metrics ? { metrics: ports.metrics } : {}),
+      ...(ports.tracing ? { tracing: ports.tracing } : {}),
     });
     this.machine = machineScope(ports.inspect);
   }
@@ -207,9 +201,19 @@ export class Guard {
     return run;
   }
 
-  /** The metrics hook: this guard's metrics in the Prometheus text format, for an application's `/metrics`. */
+  /**
+   * The metrics hook: this guard's metrics in the Prometheus text format, for an application's
+   * `/metrics`. Refused (`missing_dependency`) on a guard created without `metrics`.
+   */
   metrics(): Promise<string> {
-    return this.loopguardMetrics.text();
+    if (this.ports.metrics === undefined)
+      return Promise.reject(
+        new LoopguardError(
+          'missing_dependency',
+          "guard.metrics() needs createGuard({ metrics: new LoopguardMetrics() }) from 'loopguard/metrics' (npm install prom-client)",
+        ),
+      );
+    return this.ports.metrics.text();
   }
 
   /** The live run, if this guard holds it. */
@@ -248,8 +252,10 @@ export interface CreateGuard {
    * a random key kept in the data dir. A log of your own (Kafka) needs one of the first two.
    */
   readonly secretKey?: string;
-  readonly metrics?: LoopguardMetrics;
-  readonly tracer?: Tracer;
+  /** Metrics of this guard's calls: `new LoopguardMetrics()` from `loopguard/metrics` (prom-client). */
+  readonly metrics?: GuardMetrics;
+  /** Spans of this guard's calls: `otelTracing()` from `loopguard/otel` (@opentelemetry/api). */
+  readonly tracing?: CallTracing;
   /** An XState inspection observer of every run's machine (`@xstate.microstep` per event). */
   readonly inspect?: RunInspector;
 }
@@ -268,6 +274,7 @@ export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
   );
   const log = opts.log ?? (await EmbeddedLog.open(dataDir));
   const events = await EventStore.create(log, opts.schemaStore ?? new SqliteSchemaStore(dataDir));
+  // Each log gives its own run stream: the embedded and in-memory ones load no Kafka module.
   const store = log.runStream(events);
   return new Guard({
     store,
@@ -277,7 +284,7 @@ export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.similarity ? { similarity: opts.similarity } : {}),
     ...(opts.metrics ? { metrics: opts.metrics } : {}),
-    ...(opts.tracer ? { tracer: opts.tracer } : {}),
+    ...(opts.tracing ? { tracing: opts.tracing } : {}),
     ...(opts.inspect ? { inspect: opts.inspect } : {}),
     onClose: async () => {
       await store.close();

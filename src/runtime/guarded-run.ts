@@ -12,10 +12,10 @@ import {
   type TerminalState,
   textProblem,
 } from '../domain/index.js';
-import type { RunStream } from '../log/index.js';
 import type { CommandInput, RunActor, RunSnapshot } from '../machines/index.js';
 import type { Ledger, ReissueNote } from '../ports/ledger.js';
-import { type CallObservation, GuardTelemetry } from '../telemetry/index.js';
+import type { RunStream } from '../ports/run-stream.js';
+import { type CallObservation, GuardTelemetry } from '../telemetry/call-telemetry.js';
 import {
   type CallHooks,
   type CallRequest,

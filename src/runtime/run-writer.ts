@@ -19,8 +19,8 @@ import {
   type RecordedEvent,
   UnavailableError,
 } from '../domain/index.js';
-import type { RunStream } from '../log/index.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
+import type { RunStream } from '../ports/run-stream.js';
 import { logRefused } from './call-request.js';
 
 export class RunWriter {

@@ -1,11 +1,10 @@
-import { context, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import { type Hashing, type RecordedEvent, redactText } from '../domain/index.js';
-import type { LoopguardMetrics } from './loopguard-metrics.js';
+import type { CallSpan, CallTracing, GuardMetrics } from './guard-telemetry-ports.js';
 
 export interface TelemetryOptions {
-  readonly metrics?: LoopguardMetrics;
-  /** Default: the global tracer provider's `loopguard` tracer, a no-op until the application registers an SDK. */
-  readonly tracer?: Tracer;
+  readonly metrics?: GuardMetrics;
+  /** Where the calls' spans go (`otelTracing()` from `loopguard/otel`); none by default. */
+  readonly tracing?: CallTracing;
   /** Seconds on a monotonic clock; performance.now by default. */
   readonly seconds?: () => number;
   /**
@@ -22,6 +21,15 @@ export interface CallEnd {
   readonly errorType: string | null;
 }
 
+/** A guard without tracing: its spans record nothing and cost nothing. */
+const NO_SPAN: CallSpan = {
+  setAttribute: () => undefined,
+  setError: () => undefined,
+  runInside: (work) => work(),
+  end: () => undefined,
+};
+const NO_TRACING: CallTracing = { startSpan: () => NO_SPAN };
+
 /** One guarded call being observed: its span (GenAI `execute_tool`) and its guard and tool time. */
 export class CallObservation {
   private readonly started: number;
@@ -29,7 +37,7 @@ export class CallObservation {
 
   constructor(
     private readonly t: GuardTelemetry,
-    private readonly span: Span,
+    private readonly span: CallSpan,
     private readonly tool: string,
   ) {
     this.started = t.seconds();
@@ -49,7 +57,7 @@ export class CallObservation {
   async runTool<T>(run: () => Promise<T>): Promise<T> {
     const from = this.t.seconds();
     try {
-      return await context.with(trace.setSpan(context.active(), this.span), run);
+      return await this.span.runInside(run);
     } finally {
       this.toolTime = this.t.seconds() - from;
       this.t.metrics?.toolSeconds(this.tool, this.toolTime);
@@ -61,7 +69,7 @@ export class CallObservation {
     if (e.rule !== null) this.span.setAttribute('loopguard.rule', e.rule);
     if (e.errorType !== null) {
       this.span.setAttribute('error.type', this.t.redacted(e.errorType));
-      this.span.setStatus({ code: SpanStatusCode.ERROR });
+      this.span.setError();
     }
     this.span.end();
   }
@@ -72,15 +80,15 @@ export class CallObservation {
  * guarded call following the OpenTelemetry GenAI conventions for tool execution.
  */
 export class GuardTelemetry {
-  readonly metrics: LoopguardMetrics | undefined;
+  readonly metrics: GuardMetrics | undefined;
   readonly seconds: () => number;
-  private readonly tracer: Tracer;
+  private readonly tracing: CallTracing;
   private readonly hashing: Hashing | undefined;
 
   constructor(opts: TelemetryOptions = {}) {
     this.metrics = opts.metrics;
     this.hashing = opts.hashing;
-    this.tracer = opts.tracer ?? trace.getTracer('loopguard');
+    this.tracing = opts.tracing ?? NO_TRACING;
     this.seconds = opts.seconds ?? (() => performance.now() / 1000);
   }
 
@@ -116,13 +124,10 @@ export class GuardTelemetry {
   }
 
   private startCall(runId: string, tool: string): CallObservation {
-    const span = this.tracer.startSpan(`execute_tool ${tool}`, {
-      kind: SpanKind.INTERNAL,
-      attributes: {
-        'gen_ai.operation.name': 'execute_tool',
-        'gen_ai.tool.name': tool,
-        'loopguard.run_id': runId,
-      },
+    const span = this.tracing.startSpan(`execute_tool ${tool}`, {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': tool,
+      'loopguard.run_id': runId,
     });
     return new CallObservation(this, span, tool);
   }

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { type RecordedEvent, TERMINAL_STATES } from '../domain/index.js';
 import { OTHER, ruleLabel, TOOL_LABEL_CAP, ToolLabels } from './bounded-labels.js';
+import type { GuardMetrics } from './guard-telemetry-ports.js';
 
 /**
  * The guard's Prometheus metrics, in a registry of their own (created by whoever runs the guard
@@ -8,7 +9,7 @@ import { OTHER, ruleLabel, TOOL_LABEL_CAP, ToolLabels } from './bounded-labels.j
  * own, else `other`), terminal states, tool names (the first TOOL_LABEL_CAP, then `other`),
  * topics and partitions; never run ids or arguments.
  */
-export class LoopguardMetrics {
+export class LoopguardMetrics implements GuardMetrics {
   private readonly decisions: Counter<'decision' | 'rule'>;
   private readonly stops: Counter<'terminal_state' | 'rule'>;
   private readonly guardTime: Histogram;
