@@ -1,12 +1,12 @@
-import { snakeKeys } from '../cli/json-output.js';
 import type { RecordedEvent, StopReport, TerminalState } from '../domain/index.js';
+import { snakeKeys } from '../domain/snake-keys.js';
 
 /** `fieldName` as `field_name`, the one casing of every JSON loopguard prints or posts. */
 type Snake<S extends string> = S extends `${infer H}${infer T}`
   ? `${H extends Lowercase<H> ? H : `_${Lowercase<H>}`}${Snake<T>}`
   : S;
 
-/** A library object with its field names in snake_case, as snakeKeys (cli/json-output.ts) writes it. */
+/** A library object with its field names in snake_case, as snakeKeys (domain/snake-keys.ts) writes it. */
 export type SnakeKeys<T> = T extends readonly (infer U)[]
   ? readonly SnakeKeys<U>[]
   : T extends object

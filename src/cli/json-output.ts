@@ -1,28 +1,6 @@
-/**
- * One field casing in every `--json` output: snake_case, as the per-run lines have always been.
- * Reports and timelines are camelCase objects in the library; they are written with their field
- * names in snake_case (`terminalState` -> `terminal_state`). Maps whose keys are data, not field
- * names (rule -> count, fingerprint -> count), keep their keys as they are.
- */
-const DATA_KEYED = new Set(['stopsByRule', 'counts']);
+import { snakeKeys } from '../domain/snake-keys.js';
 
-const snake = (key: string): string =>
-  /^[a-z][a-zA-Z0-9]*$/.test(key) ? key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`) : key;
+export { snakeKeys };
 
-export function snakeKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(snakeKeys);
-  if (typeof value !== 'object' || value === null) return value;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
-    const key = snake(k);
-    const kept =
-      DATA_KEYED.has(k) && typeof v === 'object' && v !== null && !Array.isArray(v)
-        ? Object.fromEntries(Object.entries(v).map(([dk, dv]) => [dk, snakeKeys(dv)]))
-        : snakeKeys(v);
-    Object.defineProperty(out, key, { value: kept, enumerable: true, writable: true, configurable: true });
-  }
-  return out;
-}
-
-/** One `--json` line. */
+/** One `--json` line: the value's field names in snake_case (domain/snake-keys.ts). */
 export const jsonLine = (value: unknown): string => `${JSON.stringify(snakeKeys(value))}\n`;
