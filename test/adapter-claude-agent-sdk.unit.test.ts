@@ -109,3 +109,45 @@ describe('loopguard/claude-agent-sdk hooks', () => {
     });
   });
 });
+
+describe('loopguard/claude-agent-sdk mcpServer and the abort', () => {
+  it("the SDK's extra.signal aborted at 200 ms reaches the tool at once, and the call is recorded as not succeeded", async () => {
+    shop = await openLoopingShop('claude-mcp-abort');
+    const guard = claudeAgentGuard(shop.run);
+    const started = Date.now();
+    let abortedAfterMs: number | null = null;
+    const slowSearch = {
+      name: 'slow_search',
+      handler: (_args: { q: string }, extra: unknown) => {
+        const { signal } = extra as { signal: AbortSignal };
+        return new Promise<never>((_resolve, reject) => {
+          // The caller aborts 200 ms after the tool started: an abort before it would prove nothing.
+          setTimeout(() => caller.abort(), 200);
+          const done = setTimeout(() => reject(new Error('ran its full 3 s')), 3000);
+          signal.addEventListener('abort', () => {
+            abortedAfterMs = Date.now() - started;
+            clearTimeout(done);
+            reject(signal.reason);
+          });
+        });
+      },
+    };
+    const caller = new AbortController();
+    const [tool] = guard.mcpServer({ name: 'docs', tools: [slowSearch] }).tools;
+    if (tool === undefined) throw new Error('no tool');
+
+    // The extra the MCP server hands a tool callback: the request's signal (aborted when the SDK
+    // cancels the request or closes the server) and the tool use id in _meta.
+    const reply = await tool.handler(
+      { q: 'refund policy' },
+      { signal: caller.signal, _meta: { 'claudecode/toolUseId': 's1' } },
+    );
+
+    expect(abortedAfterMs).not.toBeNull();
+    expect(abortedAfterMs).toBeLessThan(1000);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(reply).toMatchObject({ isError: true });
+    const calls = await shop.auditCalls();
+    expect(calls.map((c) => `${c.tool}:${c.result?.kind}`)).toEqual(['mcp__docs__slow_search:RETRYABLE']);
+  });
+});
