@@ -32,6 +32,10 @@ beforeAll(() => {
     join(root, 'test', 'fixtures', 'installed', 'claude-agent-sdk-permissions.ts'),
     join(project.dir, 'permissions.ts'),
   );
+  copyFileSync(
+    join(root, 'test', 'fixtures', 'installed', 'claude-agent-sdk-abort.ts'),
+    join(project.dir, 'abort.ts'),
+  );
 }, 600_000);
 afterAll(async () => {
   await api?.close();
@@ -172,6 +176,30 @@ describe('loopguard/claude-agent-sdk with the Claude Code binary', () => {
     }
   }, 120_000);
 
+  it("the caller's abortController.abort() at 200 ms reaches a slow in-process MCP tool at once, not at its 20 s end", async () => {
+    const script = (turn: number): readonly FakeBlock[] =>
+      turn === 0
+        ? [{ type: 'tool_use', id: 'toolu_s', name: 'mcp__docs__slow_search', input: { q: 'refund policy' } }]
+        : [{ type: 'text', text: 'done' }];
+    const data = mkdtempSync(join(tmpdir(), 'lg-claude-data-'));
+    try {
+      const { out, api: fake } = await runWithModel('abort.ts', script, { LG_DATA_DIR: data });
+      const r = JSON.parse(out.trim().split('\n').at(-1) ?? 'null');
+
+      expect(r.abortedAfterMs).not.toBeNull();
+      expect(r.abortedAfterMs).toBeLessThan(10_000);
+      expect(r.sinceStart).toBeLessThan(15_000);
+      expect(r.ended).toMatch(/abort/i);
+      // The tool's 20 s answer never reaches the model (the binary may still send the call as
+      // interrupted, depending on when the abort lands, so only the late answer is checked).
+      const results = fake.turns.flatMap((t) => toolResults(t));
+      expect(results.filter((t) => t.text.includes('late'))).toEqual([]);
+      expect(r.window).toEqual(['mcp__docs__slow_search:RETRYABLE']);
+    } finally {
+      rmSync(data, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it('the README shows the example region as written, and the example type-checks strict against the SDK', async () => {
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
     const example = readFileSync(join(root, 'examples', 'claude-agent-sdk.ts'), 'utf8');
@@ -200,9 +228,13 @@ describe('loopguard/claude-agent-sdk with the Claude Code binary', () => {
       '--typeRoots',
       join(root, 'node_modules', '@types'),
     ];
-    await promisify(execFile)(process.execPath, [tsc, ...flags, ...types, 'example.ts', 'permissions.ts'], {
-      cwd: project.dir,
-    }).catch((e: { stdout?: string }) => {
+    await promisify(execFile)(
+      process.execPath,
+      [tsc, ...flags, ...types, 'example.ts', 'permissions.ts', 'abort.ts'],
+      {
+        cwd: project.dir,
+      },
+    ).catch((e: { stdout?: string }) => {
       throw new Error(`tsc failed:\n${e.stdout ?? ''}`);
     });
   }, 300_000);
