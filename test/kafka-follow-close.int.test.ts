@@ -10,10 +10,14 @@ import { randomUUID } from 'node:crypto';
 import type { Consumer, ConsumerConfig, Kafka } from 'kafkajs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LoopguardError } from '../src/domain/errors.js';
+import { RegistrySchemaStore } from '../src/events/registry-schema-store.js';
 import { TOPICS } from '../src/log/event-log.js';
+import { EventStore } from '../src/log/event-store.js';
 import { KafkaLog } from '../src/log/kafka/kafka-log.js';
+import { KafkaRunStream } from '../src/log/kafka/kafka-run-stream.js';
 import { PartitionFollower } from '../src/log/kafka/partition-follower.js';
 import { kafkaEnv } from './setup/kafka-env.js';
+import { runEvents } from './support/run-events.js';
 
 const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -94,5 +98,28 @@ describe('PartitionFollower close on a real broker', () => {
     // The close itself answers the waiter, not a stall timer seconds later.
     expect(at - closedAt).toBeLessThan(1_000);
     await expect(follower.foldedTo(0, 1)).rejects.toMatchObject({ code: 'log_closed' });
+  }, 60_000);
+
+  it('a run stream used after close fails with log_closed and starts no follow again', async () => {
+    const log = await connect();
+    const events = await EventStore.create(log, new RegistrySchemaStore({ url: kafkaEnv().registryUrl }), {
+      subjectFor: (t) => `${log.physicalName(t)}-value`,
+    });
+    const { client, seen } = watched(log.kafka, () => undefined);
+    const stream = new KafkaRunStream(
+      events,
+      Object.assign(Object.create(log) as KafkaLog, { kafka: client }),
+    );
+    const first = runEvents('closing-run', 0, 2);
+    expect(await stream.appendToStream('closing-run', first, { expectedStreamVersion: 0 })).toEqual({
+      nextExpectedStreamVersion: 2,
+    });
+    const followsBefore = seen.runs;
+    await stream.close();
+    await expect(
+      stream.appendToStream('closing-run', runEvents('closing-run', 2, 1), { expectedStreamVersion: 2 }),
+    ).rejects.toMatchObject({ code: 'log_closed' });
+    await expect(stream.load('closing-run')).rejects.toMatchObject({ code: 'log_closed' });
+    expect(seen.runs).toBe(followsBefore);
   }, 60_000);
 });
