@@ -14,6 +14,8 @@ import { SAMPLE_EVENTS } from './log-sample-events.js';
 import { KILL_RUNS, KILL_SESSION_MS } from './support/copy-kill.js';
 import { runEvents } from './support/run-events.js';
 
+/** How long a closed child may take to exit (a consumer still joining is let finish first). */
+const EXIT_WAIT_MS = 20_000;
 const [role, suffix, killAt] = process.argv.slice(2);
 if (role === undefined || suffix === undefined || killAt === undefined)
   throw new Error('usage: kafka-copy-kill-child <writer|projector> <suffix> <step>');
@@ -50,3 +52,13 @@ if (role === 'writer') {
   await projector.stop();
 }
 await log.close();
+// Everything is closed: the process must now end by itself. One that does not (a kafkajs client
+// left running) fails here with what is keeping it alive, instead of as the test's timeout.
+setTimeout(() => {
+  process.stderr.write(
+    `kafka-copy-kill-child ${role}: still running ${EXIT_WAIT_MS} ms after close: ${process
+      .getActiveResourcesInfo()
+      .join(', ')}\n`,
+  );
+  process.exit(3);
+}, EXIT_WAIT_MS).unref();

@@ -30,6 +30,7 @@ import {
 } from '../../ports/run-stream.js';
 import { type StoredRecord, TOPICS } from '../event-log.js';
 import type { EventStore } from '../event-store.js';
+import { closedError } from '../log-errors.js';
 import { withTimeout } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
 import { type FollowedMessage, PartitionFollower } from './partition-follower.js';
@@ -62,6 +63,8 @@ export class KafkaRunStream implements RunStream {
   private follower: Promise<PartitionFollower> | undefined;
   private snapshots: Promise<RunSnapshots> | undefined;
   private readonly timeoutMs: number;
+  /** After close, nothing may start a follower again: its consumers would outlive the stream. */
+  private closed = false;
 
   constructor(
     private readonly events: EventStore,
@@ -176,7 +179,9 @@ export class KafkaRunStream implements RunStream {
     return { nextExpectedStreamVersion: expectedSeq + events.length };
   }
 
+  /** Stops the follower and the snapshots' follow; an append check still waiting fails with log_closed. */
   async close(): Promise<void> {
+    this.closed = true;
     const [follower, snapshots] = [this.follower, this.snapshots];
     this.follower = undefined;
     this.snapshots = undefined;
@@ -205,6 +210,7 @@ export class KafkaRunStream implements RunStream {
   }
 
   private snapshotting(): Promise<RunSnapshots> {
+    if (this.closed) return Promise.reject(closedError());
     this.snapshots ??= RunSnapshots.open(this.events, this.log, this.timeoutMs);
     const s = this.snapshots;
     s.catch(() => {
@@ -214,6 +220,7 @@ export class KafkaRunStream implements RunStream {
   }
 
   private following(): Promise<PartitionFollower> {
+    if (this.closed) return Promise.reject(closedError());
     this.follower ??= this.log
       .prepare(TOPICS.runs)
       .then((info) => new PartitionFollower(this.log.kafka, info.name, info.partitions, (m) => this.fold(m)));

@@ -6,6 +6,7 @@
  * and their callers' timeouts turn that into "unavailable".
  */
 import type { Kafka } from 'kafkajs';
+import { IllegalStateError } from '../../domain/errors.js';
 import { headersToStrings } from './kafka-error.js';
 import { followPartition } from './partition-reader.js';
 
@@ -21,11 +22,18 @@ interface Waiter {
   readonly partition: number;
   readonly offset: number;
   readonly resolve: () => void;
+  readonly reject: (e: unknown) => void;
 }
 
 const RESTART_DELAY_MS = 250;
-/** A waiter that sees no progress this long restarts its partition's follow. */
-const STALL_MS = 2_000;
+/**
+ * A waiter that sees no progress this long, from a follow whose consumer has been in its group
+ * at least this long, restarts the follow. A follow still joining is never restarted for being
+ * slow: on a loaded machine a join alone can take longer, and restarting it would only start
+ * the same join again (kafkajs bounds a join itself: one that fails crashes, and that fails the
+ * follow, which is then restarted).
+ */
+const STALL_MS = 5_000;
 const CLOSE_WAIT_MS = 5_000;
 
 export class PartitionFollower {
@@ -34,6 +42,8 @@ export class PartitionFollower {
   private readonly stop = new AbortController();
   private readonly loops: Promise<void>[];
   private readonly current: AbortController[];
+  /** When the current follow of each partition joined its group; undefined while it joins. */
+  private readonly joinedAt: (number | undefined)[];
 
   constructor(
     private readonly kafka: Kafka,
@@ -43,28 +53,56 @@ export class PartitionFollower {
   ) {
     this.next = Array.from({ length: partitions }, () => 0);
     this.current = this.next.map(() => new AbortController());
+    this.joinedAt = this.next.map(() => undefined);
     this.loops = this.next.map((_, p) => this.loop(p));
   }
 
-  /** Resolves once every record of `partition` below `offset` (exclusive) has been folded. */
+  /**
+   * Resolves once every record of `partition` below `offset` (exclusive) has been folded; rejects
+   * with `log_closed` if the follower is closed first (the fold will never get there).
+   */
   async foldedTo(partition: number, offset: number): Promise<void> {
-    while ((this.next[partition] ?? 0) < offset && !this.stop.signal.aborted) {
-      const before = this.next[partition] ?? 0;
+    let lastProgress = performance.now();
+    let before = this.next[partition] ?? 0;
+    while ((this.next[partition] ?? 0) < offset) {
+      if (this.stop.signal.aborted) throw this.closed(partition, offset);
       let timer: NodeJS.Timeout | undefined;
-      const reached = new Promise<boolean>((resolve) => {
-        this.waiters.push({ partition, offset, resolve: () => resolve(true) });
+      const reached = new Promise<boolean>((resolve, reject) => {
+        this.waiters.push({ partition, offset, resolve: () => resolve(true), reject });
         timer = setTimeout(() => resolve(false), STALL_MS);
       });
-      const ok = await reached;
-      clearTimeout(timer);
-      // kafkajs may leave a consumer crashed after a broker restart without failing the follow;
-      // a follow that has not moved while a record is known to be there is restarted.
-      if (!ok && (this.next[partition] ?? 0) === before) this.current[partition]?.abort();
+      try {
+        await reached;
+      } finally {
+        clearTimeout(timer);
+      }
+      const now = performance.now();
+      if ((this.next[partition] ?? 0) !== before) {
+        before = this.next[partition] ?? 0;
+        lastProgress = now;
+        continue;
+      }
+      // kafkajs may leave a consumer that is in its group fetching nothing (seen after a broker
+      // restart); a follow that has been in its group a while and has not moved while a record is
+      // known to be there is restarted.
+      const joined = this.joinedAt[partition];
+      if (joined !== undefined && now - joined >= STALL_MS && now - lastProgress >= STALL_MS) {
+        lastProgress = now;
+        this.current[partition]?.abort();
+      }
     }
   }
 
+  /**
+   * Stops every follow and waits (a bounded time) for its consumer to leave; waiters fail with
+   * `log_closed`. A follow whose consumer is still joining its group is let finish joining
+   * before it disconnects (see partition-reader.ts): the process is free to exit once that ends.
+   */
   async close(): Promise<void> {
     this.stop.abort();
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w.reject(this.closed(w.partition, w.offset));
     // A consumer that crashed during a broker restart can hang in disconnect; closing the ledger
     // must not hang with it.
     let timer: NodeJS.Timeout | undefined;
@@ -77,10 +115,19 @@ export class PartitionFollower {
     clearTimeout(timer);
   }
 
+  private closed(partition: number, offset: number): IllegalStateError {
+    return new IllegalStateError(
+      'log_closed',
+      `${this.topic}: the follower was closed before it folded partition ${partition} up to offset ${offset}`,
+      { details: { topic: this.topic, partition, offset } },
+    );
+  }
+
   private async loop(partition: number): Promise<void> {
     while (!this.stop.signal.aborted) {
       const ctl = new AbortController();
       this.current[partition] = ctl;
+      this.joinedAt[partition] = undefined;
       try {
         await followPartition(
           this.kafka,
@@ -89,11 +136,17 @@ export class PartitionFollower {
           this.next[partition] ?? 0,
           (m) => this.take(partition, m.offset, m.message),
           AbortSignal.any([this.stop.signal, ctl.signal]),
-          (next) => this.passed(partition, next),
+          {
+            onPassed: (next) => this.passed(partition, next),
+            onJoined: () => {
+              if (this.current[partition] === ctl) this.joinedAt[partition] = performance.now();
+            },
+          },
         );
       } catch {
-        // The broker went away; the fold keeps its place and picks up where it stopped.
-        await new Promise((r) => setTimeout(r, RESTART_DELAY_MS));
+        // The broker went away or the consumer crashed; the fold keeps its place and picks up
+        // where it stopped.
+        if (!this.stop.signal.aborted) await new Promise((r) => setTimeout(r, RESTART_DELAY_MS));
       }
     }
   }

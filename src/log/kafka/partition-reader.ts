@@ -6,7 +6,7 @@
  * rather than `=== next` because a compacted topic has gaps.
  */
 import { randomUUID } from 'node:crypto';
-import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
+import type { Consumer, ConsumerRunConfig, Kafka, KafkaMessage } from 'kafkajs';
 import { LoopguardError } from '../../domain/errors.js';
 import { kafkaError, withTimeout } from './kafka-error.js';
 import { type KafkaRetryPolicy, retryWithin, withKafkaRetry } from './kafka-retry.js';
@@ -32,6 +32,11 @@ async function throwawayConsumer(kafka: Kafka, topic: string): Promise<Consumer>
     groupId: `loopguard-reader-${randomUUID()}`,
     maxWaitTimeInMs: FETCH_WAIT_MS,
     allowAutoTopicCreation: false,
+    // kafkajs restarts a crashed consumer on a timer with a fresh group state: its pause and seek
+    // are lost (it fetches every partition from the beginning), and a restart that fires after
+    // our disconnect starts a consumer nobody stops. A crash fails the read or follow instead
+    // (see `started`), and its caller starts a new consumer from where it stopped.
+    retry: { retries: 5, restartOnFailure: async () => false },
   });
   try {
     await consumer.connect();
@@ -42,6 +47,29 @@ async function throwawayConsumer(kafka: Kafka, topic: string): Promise<Consumer>
     throw e;
   }
   return consumer;
+}
+
+/**
+ * Runs the consumer; the promise settles once kafkajs has joined the group and started fetching,
+ * or has handled a failed start. A crash (now or later: kafkajs does not restart these consumers)
+ * is handed to `onCrash`.
+ */
+function started(c: Consumer, config: ConsumerRunConfig, onCrash: (e: unknown) => void): Promise<void> {
+  c.on(c.events.CRASH, ({ payload }) => onCrash(payload.error));
+  const run = c.run(config);
+  run.catch(onCrash);
+  return run;
+}
+
+/**
+ * Disconnects a consumer only after its `run()` has settled. kafkajs's disconnect while run() is
+ * still joining the group stops nothing: the runner is not running yet, so stop() skips it and
+ * drops it, and when the join completes it starts fetching on sockets it reconnects itself, for
+ * good (the process never exits). Waiting is bounded by kafkajs's own join retries.
+ */
+async function release(c: Consumer | undefined, run: Promise<void> | undefined): Promise<void> {
+  await run?.catch(() => undefined);
+  await c?.disconnect().catch(() => undefined);
 }
 
 /** A failure of the caller's handler: handed back as it is, never retried. */
@@ -101,6 +129,7 @@ async function readOpen(
 ): Promise<void> {
   if (open.size === 0) return;
   let consumer: Consumer | undefined;
+  let run: Promise<void> | undefined;
   try {
     consumer = await throwawayConsumer(kafka, topic);
     const c = consumer;
@@ -113,34 +142,38 @@ async function readOpen(
         open.delete(payload.partition);
         if (open.size === 0) resolve();
       });
-      c.run({
-        autoCommit: false,
-        eachBatch: async ({ batch }) => {
-          const pos = open.get(batch.partition);
-          if (!pos) return;
-          for (const message of batch.messages) {
-            const offset = Number(message.offset);
-            if (offset < pos.next) continue;
-            if (offset >= pos.to) break;
-            if (onMessage) {
-              // A failing handler ends the read; thrown from eachBatch it would make kafkajs retry
-              // the batch until the timeout.
-              try {
-                // Awaited only when the handler is async: a microtask per record is most of a rebuild's overhead.
-                const pending = onMessage({ partition: batch.partition, offset, message });
-                if (pending !== undefined) await pending;
-              } catch (e) {
-                open.clear();
-                reject(new HandlerFailure(e));
-                return;
-              }
-            } else out.push({ partition: batch.partition, offset, message });
-            pos.next = offset + 1;
-          }
-          if (pos.next >= pos.to || Number(batch.lastOffset()) >= pos.to - 1) open.delete(batch.partition);
-          if (open.size === 0) resolve();
+      run = started(
+        c,
+        {
+          autoCommit: false,
+          eachBatch: async ({ batch }) => {
+            const pos = open.get(batch.partition);
+            if (!pos) return;
+            for (const message of batch.messages) {
+              const offset = Number(message.offset);
+              if (offset < pos.next) continue;
+              if (offset >= pos.to) break;
+              if (onMessage) {
+                // A failing handler ends the read; thrown from eachBatch it would make kafkajs retry
+                // the batch until the timeout.
+                try {
+                  // Awaited only when the handler is async: a microtask per record is most of a rebuild's overhead.
+                  const pending = onMessage({ partition: batch.partition, offset, message });
+                  if (pending !== undefined) await pending;
+                } catch (e) {
+                  open.clear();
+                  reject(new HandlerFailure(e));
+                  return;
+                }
+              } else out.push({ partition: batch.partition, offset, message });
+              pos.next = offset + 1;
+            }
+            if (pos.next >= pos.to || Number(batch.lastOffset()) >= pos.to - 1) open.delete(batch.partition);
+            if (open.size === 0) resolve();
+          },
         },
-      }).catch(reject);
+        reject,
+      );
     });
     onlyPartitions(c, topic, [...open.keys()]);
     for (const [partition, pos] of open) c.seek({ topic, partition, offset: String(pos.next) });
@@ -149,19 +182,28 @@ async function readOpen(
     if (e instanceof HandlerFailure) throw new LoopguardError('read_handler_failed', 'handler', { cause: e });
     throw e;
   } finally {
-    await consumer?.disconnect().catch(() => undefined);
+    await release(consumer, run);
   }
+}
+
+/** What a follow tells its owner besides the records. */
+export interface FollowHooks {
+  /**
+   * The follow has passed every offset below `next`, records or not: on a topic written in
+   * transactions the last offsets are commit markers (and aborted records), which no consumer
+   * ever sees as records, so a waiter for the partition's end would wait forever on the records
+   * alone.
+   */
+  readonly onPassed?: (next: number) => void;
+  /** The follow's consumer has joined its group and is fetching (a slow join is not a stall). */
+  readonly onJoined?: () => void;
 }
 
 /**
  * Hands every record of one partition from `from` on to `onMessage`, one at a time, until the
- * signal aborts (resolves) or `onMessage` throws (rejects with that error). No record is handed
- * over after the returned promise settles.
- *
- * `onPassed(next)` says the follow has passed every offset below `next`, records or not: on a
- * topic written in transactions the last offsets are commit markers (and aborted records), which
- * no consumer ever sees as records, so a waiter for the partition's end would wait forever on
- * the records alone.
+ * signal aborts (resolves), `onMessage` throws (rejects with that error) or the consumer crashes
+ * (rejects with a LoopguardError). No record is handed over after the returned promise settles,
+ * and no consumer of it is left running.
  */
 export async function followPartition(
   kafka: Kafka,
@@ -170,12 +212,13 @@ export async function followPartition(
   from: number,
   onMessage: (m: PartitionMessage) => Promise<void> | void,
   signal: AbortSignal,
-  onPassed?: (next: number) => void,
+  hooks: FollowHooks = {},
 ): Promise<void> {
   if (signal.aborted) return;
   let next = from;
   let stopped = false;
   let consumer: Consumer | undefined;
+  let run: Promise<void> | undefined;
   let onAbort: (() => void) | undefined;
   try {
     consumer = await throwawayConsumer(kafka, topic).catch((e: unknown) => {
@@ -196,41 +239,48 @@ export async function followPartition(
       const passed = (last: number): void => {
         if (stopped || last + 1 <= next) return;
         next = last + 1;
-        onPassed?.(next);
+        hooks.onPassed?.(next);
       };
+      c.on(c.events.GROUP_JOIN, () => {
+        if (!stopped) hooks.onJoined?.();
+      });
       // A fetch of markers and aborted records only never reaches eachBatch (firstOffset null
       // would mean nothing at or after the fetched offset at all: then nothing is passed).
       c.on(c.events.END_BATCH_PROCESS, ({ payload }) => {
         if (payload.partition === partition && payload.batchSize === 0 && payload.firstOffset !== null)
           passed(Number(payload.lastOffset));
       });
-      c.run({
-        autoCommit: false,
-        eachBatch: async ({ batch, heartbeat, isRunning }) => {
-          if (batch.partition !== partition) return;
-          for (const message of batch.messages) {
-            if (stopped || !isRunning()) return;
-            const offset = Number(message.offset);
-            if (offset < next) continue;
-            try {
-              await onMessage({ partition, offset, message });
-            } catch (e) {
-              stop({ error: e });
-              return;
+      run = started(
+        c,
+        {
+          autoCommit: false,
+          eachBatch: async ({ batch, heartbeat, isRunning }) => {
+            if (batch.partition !== partition) return;
+            for (const message of batch.messages) {
+              if (stopped || !isRunning()) return;
+              const offset = Number(message.offset);
+              if (offset < next) continue;
+              try {
+                await onMessage({ partition, offset, message });
+              } catch (e) {
+                stop({ error: e });
+                return;
+              }
+              next = offset + 1;
+              await heartbeat();
             }
-            next = offset + 1;
-            await heartbeat();
-          }
-          // Every record handed over: the markers after the last one are passed too.
-          passed(Number(batch.lastOffset()));
+            // Every record handed over: the markers after the last one are passed too.
+            passed(Number(batch.lastOffset()));
+          },
         },
-      }).catch((e: unknown) => stop({ error: kafkaError(e, `following ${topic}`) }));
+        (e) => stop({ error: kafkaError(e, `following ${topic}`) }),
+      );
     });
     onlyPartitions(c, topic, [partition]);
     c.seek({ topic, partition, offset: String(from) });
     await finished;
   } finally {
     if (onAbort) signal.removeEventListener('abort', onAbort);
-    await consumer?.disconnect().catch(() => undefined);
+    await release(consumer, run);
   }
 }
