@@ -62,9 +62,21 @@ function deadLetterCause(e: unknown): { code: string; reason: string } | undefin
   return { code: 'undecodable', reason: e instanceof Error ? e.message : String(e) };
 }
 
+/** How long stop() waits for a (re)join in progress to settle; after that it finishes in the background. */
+const STOP_WAIT_MS = 10_000;
+
 export class DecodingConsumer<T> {
   private handledCount = 0;
   private deadLetterCount = 0;
+  /**
+   * Settles once kafkajs's restart after the last crash has joined the group or crashed again;
+   * resolved while no restart is under way. kafkajs's disconnect during that rejoin stops
+   * nothing (the new runner is not running yet, so it is skipped and dropped) and the consumer
+   * starts fetching once the join completes, for good; so stop() waits for this first.
+   */
+  private rejoined: Promise<void> = Promise.resolve();
+  private endRejoin: () => void = () => undefined;
+  private stopping: Promise<void> | undefined;
 
   private constructor(
     private readonly log: KafkaLog,
@@ -90,9 +102,15 @@ export class DecodingConsumer<T> {
     try {
       await consumer.connect();
       await consumer.subscribe({ topics: [source.name], fromBeginning: opts.fromBeginning ?? true });
-      consumer.on(consumer.events.CRASH, ({ payload }) =>
-        opts.onError?.(kafkaError(payload.error, 'consuming')),
-      );
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        opts.onError?.(kafkaError(payload.error, 'consuming'));
+        self.crashed(payload.restart);
+      });
+      // kafkajs emits GROUP_JOIN before its runner counts as running (a few promise steps later);
+      // a disconnect before that would skip the runner again, so the wait ends a macrotask later.
+      consumer.on(consumer.events.GROUP_JOIN, () => {
+        setImmediate(self.endRejoin);
+      });
       await consumer.run({
         eachBatchAutoResolve: false,
         eachBatch: async ({
@@ -144,9 +162,35 @@ export class DecodingConsumer<T> {
     return this.deadLetterCount;
   }
 
-  /** Leaves the group; offsets resolved so far are committed. */
+  /**
+   * Leaves the group; offsets resolved so far are committed. A restart after a crash that is
+   * still joining is let settle first (bounded by STOP_WAIT_MS; past that the disconnect follows
+   * the join in the background), so no consumer of this one is left fetching.
+   */
   async stop(): Promise<void> {
-    await this.consumer.disconnect();
+    this.stopping ??= this.rejoined.then(() => this.consumer.disconnect());
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, STOP_WAIT_MS);
+    });
+    try {
+      await Promise.race([this.stopping, waited]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * kafkajs emits CRASH just before it sets its restart timer, in the same tick: a disconnect
+   * that follows the settled wait (a microtask later) clears that timer, so a crash during the
+   * wait ends it too.
+   */
+  private crashed(restart: boolean): void {
+    this.endRejoin();
+    if (!restart) return;
+    this.rejoined = new Promise((resolve) => {
+      this.endRejoin = resolve;
+    });
   }
 
   private async process(record: PartitionedRecord, heartbeat: () => Promise<void>): Promise<void> {
