@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sh } from './support/sh.js';
 
 /**
  * Every peer range the package claims, tried as a user would: the packed tarball installed in a
@@ -18,20 +18,6 @@ const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 let project: string;
 const timings: Record<string, number> = {};
 
-/** Runs a command; on failure, the error says what it printed (tsc's diagnostics are on stdout). */
-const sh = (cmd: string, args: string[], cwd: string): string => {
-  try {
-    return execFileSync(cmd, args, {
-      cwd,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      maxBuffer: 1 << 26,
-    });
-  } catch (e) {
-    const { stdout, stderr } = e as { stdout?: string; stderr?: string };
-    throw new Error(`${cmd} ${args.join(' ')} failed:\n${stdout ?? ''}${stderr ?? ''}`);
-  }
-};
 const timed = <T>(label: string, work: () => T): T => {
   const t0 = Date.now();
   try {

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -12,6 +11,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FakeBlock, MessagesRequest } from './fake-messages-api.js';
+import { sh } from './sh.js';
 
 /**
  * The Claude Agent SDK as a user installs it, for the tests and the example: its package carries
@@ -23,20 +23,6 @@ import type { FakeBlock, MessagesRequest } from './fake-messages-api.js';
 export const CLAUDE_AGENT_SDK_VERSION = '0.3.333';
 const root = join(import.meta.dirname, '..', '..');
 const cache = join(root, '.infra', 'cache', `claude-agent-sdk-${CLAUDE_AGENT_SDK_VERSION}`);
-
-const sh = (cmd: string, args: string[], cwd: string): string => {
-  try {
-    return execFileSync(cmd, args, {
-      cwd,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      maxBuffer: 1 << 26,
-    });
-  } catch (e) {
-    const { stdout, stderr } = e as { stdout?: string; stderr?: string };
-    throw new Error(`${cmd} ${args.join(' ')} failed:\n${stdout ?? ''}${stderr ?? ''}`);
-  }
-};
 
 /** The cached install's node_modules, installed first if it is not there. */
 export function cachedClaudeAgentSdk(): string {
