@@ -254,10 +254,23 @@ function program(
       return withStore(f, env, async (s) => {
         // On the embedded log the list is kept and read on from its offset; Kafka's runs topic has one per partition.
         const embedded = kafkaConfig(f, env) === null;
+        const runIndex = s.runIndex;
+        if (runIndex !== undefined && !runIndex.indexed)
+          io.err(
+            'ui: this data dir has no run index yet (written by an older loopguard): list pages scan its table until any writing command or `loopguard repair` adds it',
+          );
         const ui = await startUiServer(
           {
             scan: (apply) => s.scan(apply),
             ...(embedded ? { entries: (offset: number) => s.events.entries(TOPICS.runs, offset) } : {}),
+            ...(runIndex === undefined
+              ? {}
+              : {
+                  runs: {
+                    page: (offset: number, limit: number) => runIndex.page(offset, limit),
+                    events: (runId: string) => s.stream.readStream(runId),
+                  },
+                }),
           },
           port,
           '127.0.0.1',

@@ -2,6 +2,7 @@ import { LoopguardError, type RecordedEvent } from '../domain/index.js';
 // Each from its own file: the log barrel also holds the Kafka adapters (kafkajs, an optional package).
 import { CopyProjector } from '../log/copy-projector.js';
 import { DEFAULT_DATA_DIR, EmbeddedLog } from '../log/embedded/embedded-log.js';
+import type { RunIndexPage } from '../log/embedded/run-index.js';
 import { SqliteSchemaStore } from '../log/embedded/sqlite-schema-store.js';
 import { TOPICS } from '../log/event-log.js';
 import { EventStore } from '../log/event-store.js';
@@ -31,6 +32,15 @@ export interface OpenStore {
     signal: AbortSignal,
     group: string,
   ): Promise<void>;
+  /**
+   * The embedded store's run index (run-index.ts): runs in order of first appearance, a page at a
+   * time. Absent on Kafka, whose runs topic has an order only per partition.
+   */
+  readonly runIndex?: {
+    page(offset: number, limit: number): Promise<RunIndexPage>;
+    /** False for a store written before the index, opened read-only: pages then scan the table. */
+    readonly indexed: boolean;
+  };
   /** Events on the runs topic now: a progress bar's total. */
   eventCount(): Promise<number>;
   /** Run ids already in the log: a second recording of one run would corrupt its history. */
@@ -70,6 +80,7 @@ export async function openEmbeddedStore(
         ),
       ),
     eventCount: () => log.endOffset(TOPICS.runs),
+    runIndex: { page: (offset, limit) => log.runPage(offset, limit), indexed: log.runIndexed },
     secretKey: (env) => chooseSecretKey(undefined, { kind: 'embedded', dataDir }, env),
     knownRunIds: async () => {
       const ids = new Set<string>();

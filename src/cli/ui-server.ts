@@ -2,13 +2,16 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { RunTimelineFold } from '../projections/index.js';
 import { esc, page } from '../timeline/html.js';
+import { RunListFold } from '../timeline/run-list-fold.js';
 import { Abandoned, RunListIndex, type RunListSource } from '../timeline/run-list-index.js';
 import {
   DEFAULT_PAGE,
   MAX_PAGE_LIMIT,
   type RunFilters,
+  type RunListView,
   type RunPaging,
   runListPage,
+  viewOf,
 } from '../timeline/run-list-page.js';
 import { runPage } from '../timeline/run-page.js';
 
@@ -75,6 +78,24 @@ function paging(q: URLSearchParams): RunPaging | null {
   return { limit, offset };
 }
 
+/**
+ * An unfiltered page from the store's run index: the page's run ids, each run folded from its own
+ * events. Its cost is the page's runs, whatever the log holds.
+ */
+async function indexedPage(
+  runs: NonNullable<UiSource['runs']>,
+  p: RunPaging,
+  signal: AbortSignal,
+): Promise<RunListView> {
+  const { total, runIds } = await runs.page(p.offset, p.limit);
+  const fold = new RunListFold();
+  for (const id of runIds) {
+    if (signal.aborted) throw new Abandoned('the client went away');
+    for (const rec of await runs.events(id)) fold.apply(rec);
+  }
+  return { rows: fold.rows(), matching: total, total };
+}
+
 async function respond(
   source: UiSource,
   index: RunListIndex,
@@ -107,16 +128,23 @@ async function respond(
           `<p>limit must be 1 to ${MAX_PAGE_LIMIT} and offset a whole number. <a href="/">All runs</a></p>`,
         ),
       );
-    const rows = await index.rows(signal);
-    return send(200, runListPage(rows, filters(url.searchParams), runHref, p));
+    const f = filters(url.searchParams);
+    const unfiltered = f.state === undefined && f.rule === undefined && f.tenant === undefined;
+    const view =
+      unfiltered && source.runs !== undefined
+        ? await indexedPage(source.runs, p, signal)
+        : viewOf(await index.rows(signal), f, p);
+    return send(200, runListPage(view, f, runHref, p));
   }
   if (url.pathname === '/run') {
     const id = url.searchParams.get('id') ?? '';
     const fold = new RunTimelineFold(id);
-    await source.scan((rec) => {
-      if (signal.aborted) throw new Abandoned('the client went away');
-      fold.apply(rec);
-    });
+    if (source.runs !== undefined) for (const rec of await source.runs.events(id)) fold.apply(rec);
+    else
+      await source.scan((rec) => {
+        if (signal.aborted) throw new Abandoned('the client went away');
+        fold.apply(rec);
+      });
     const t = fold.timeline();
     if (t === undefined)
       return send(404, page('loopguard', `<p>No run <code>${esc(id)}</code>. <a href="/">All runs</a></p>`));
@@ -126,7 +154,8 @@ async function respond(
 }
 
 /**
- * Serves the run list (paged, from a kept index) and each run's timeline, read-only, on
+ * Serves the run list (paged: from the store's run index, or filtered from a kept index) and each
+ * run's timeline, read-only, on
  * `host:port` (port 0: any free port). Work for a client that went away is stopped.
  */
 export function startUiServer(
@@ -135,9 +164,8 @@ export function startUiServer(
   host = '127.0.0.1',
   opts: UiOptions = {},
 ): Promise<UiServer> {
+  // Filtered pages only: it reads the whole log once (then what is new), so not before one is asked for.
   const index = new RunListIndex(source);
-  // Read the log into the index once, at start, not on the first visitor's time.
-  if (source.entries !== undefined) index.rows(new AbortController().signal).catch(() => undefined);
   const allowed = new Set([...LOCAL_HOSTS, ...(opts.allowHosts ?? []).map((h) => h.toLowerCase())]);
   const server = createServer((req, res) => {
     const left = new AbortController();

@@ -79,6 +79,11 @@ export const ERROR_CODES = {
   ),
   store_too_new: c('illegal_state', false, 'the store was written by a newer loopguard'),
   migrate_refused: c('illegal_state', false, 'migrate cannot run on this store'),
+  state_dropped: c(
+    'illegal_state',
+    false,
+    'a run list fold was given an event of a run whose state it dropped',
+  ),
   // unavailable
   log_unavailable: c('unavailable', true, 'the event log did not accept or return records'),
   kafka_unavailable: c('unavailable', true, 'Kafka failed a request (retriable as kafkajs marks it)'),

@@ -1,5 +1,6 @@
 import {
   evolve,
+  IllegalStateError,
   initialState,
   isTerminal,
   type RecordedEvent,
@@ -16,14 +17,41 @@ import type { RunListRow } from './run-list-page.js';
  * its state is taken up again from the row, since nothing of an ended run but its status, tenant
  * and task type bears on a row after a resume (RunResumed starts the run's window afresh).
  * Gives the rows runListRows gives for a full RunsProjection (run-list-fold tests).
+ *
+ * States kept are capped at `maxLive`, the runs touched last: a live run's state is as large as
+ * its window and operations, and a log may hold any number of live runs. A run whose state was
+ * dropped is `evicted`; before its next event is applied its state is taken up again, by folding
+ * its own earlier events (`restore`): what the machine would say, never a guess.
  */
 export class RunListFold {
   private readonly summaries = new RunSummaryFold();
   private readonly byRun = new Map<string, RunListRow>();
+  /** Live runs' states, the one touched last at the end. */
   private readonly live = new Map<string, RunState>();
+  private readonly dropped = new Set<string>();
+
+  constructor(private readonly maxLive = Number.POSITIVE_INFINITY) {}
+
+  /** Whether `runId` is live with its state dropped: `restore` it before applying its next event. */
+  evicted(runId: string): boolean {
+    return this.dropped.has(runId);
+  }
+
+  /** Takes up an evicted run's state from its events before the next one to apply, in seq order. */
+  restore(runId: string, earlier: readonly RecordedEvent[]): void {
+    let s = initialState(runId);
+    for (const e of earlier) s = evolve(s, e);
+    this.dropped.delete(runId);
+    this.keep(runId, s);
+  }
 
   apply(rec: RecordedEvent): void {
     const id = rec.runId;
+    if (this.dropped.has(id))
+      throw new IllegalStateError(
+        'state_dropped',
+        `run ${id}: its state was dropped (more than ${this.maxLive} live runs); restore it before applying seq ${rec.seq}`,
+      );
     this.summaries.apply(rec);
     const row = this.byRun.get(id);
     const before =
@@ -38,7 +66,7 @@ export class RunListFold {
           });
     const s = evolve(before, rec);
     if (isTerminal(s.status)) this.live.delete(id);
-    else this.live.set(id, s);
+    else this.keep(id, s);
     const sum = this.summaries.summary(id);
     // A Map keeps a key's first place when it is set again: the rows stay in order of first appearance.
     this.byRun.set(id, {
@@ -58,8 +86,17 @@ export class RunListFold {
     return [...this.byRun.values()];
   }
 
-  /** Runs whose state is kept (not ended). */
+  /** Runs whose state is kept (live, not evicted). */
   get liveRuns(): number {
     return this.live.size;
+  }
+
+  private keep(id: string, s: RunState): void {
+    this.live.delete(id);
+    this.live.set(id, s);
+    if (this.live.size <= this.maxLive) return;
+    const oldest = this.live.keys().next().value as string;
+    this.live.delete(oldest);
+    this.dropped.add(oldest);
   }
 }

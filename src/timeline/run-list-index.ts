@@ -10,7 +10,21 @@ export interface RunListSource {
   ) => AsyncIterable<{ readonly offset: number; readonly event: RecordedEvent }>;
   /** Every event of the runs topic; `apply` throwing ends the scan (rejecting with what it threw). */
   scan(apply: (rec: RecordedEvent) => void): Promise<number>;
+  /**
+   * The store's run index (embedded): runs in order of first appearance a page at a time, and one
+   * run's own events, each without reading the log.
+   */
+  readonly runs?: {
+    page(
+      offset: number,
+      limit: number,
+    ): Promise<{ readonly total: number; readonly runIds: readonly string[] }>;
+    events(runId: string): Promise<readonly RecordedEvent[]>;
+  };
 }
+
+/** Live run states the index keeps where it can read a run's events again (the run index). */
+export const LIVE_STATES_KEPT = 1000;
 
 /** Raised inside a fold to end it early: the client that asked went away. */
 export class Abandoned extends Error {}
@@ -22,7 +36,8 @@ interface SharedFold {
 }
 
 /**
- * The run list, kept in a RunListFold (a row per run, a state per live run): each page reads only
+ * The run list for filtered pages (an unfiltered one is read from the store's run index), kept in
+ * a RunListFold (a row per run, a state per live run): each page reads only
  * what was appended since the last one (from the runs offset it reached), so a list page costs the
  * new events, not the whole log. Readers arriving while it catches up share that one catch-up; one
  * whose client left stops waiting (and, if it was the one reading, stops the reading at the record
@@ -31,7 +46,7 @@ interface SharedFold {
  * once every one of them left.
  */
 export class RunListIndex {
-  private readonly fold = new RunListFold();
+  private readonly fold: RunListFold;
   private next = 0;
   private catching: Promise<void> | null = null;
   private scanning: SharedFold | null = null;
@@ -39,7 +54,9 @@ export class RunListIndex {
   /** Records read from the source, for tests and the curious: work done, not work asked for. */
   recordsRead = 0;
 
-  constructor(private readonly source: RunListSource) {}
+  constructor(private readonly source: RunListSource) {
+    this.fold = new RunListFold(source.runs === undefined ? Number.POSITIVE_INFINITY : LIVE_STATES_KEPT);
+  }
 
   /** Every run's row, in the order runs first appeared in the log, as of now. */
   async rows(signal: AbortSignal): Promise<RunListRow[]> {
@@ -61,6 +78,13 @@ export class RunListIndex {
 
   private async catchUp(entries: NonNullable<RunListSource['entries']>, signal: AbortSignal): Promise<void> {
     for await (const { offset, event } of entries(this.next)) {
+      if (this.fold.evicted(event.runId)) {
+        const all = (await this.source.runs?.events(event.runId)) ?? [];
+        this.fold.restore(
+          event.runId,
+          all.filter((e) => e.seq < event.seq),
+        );
+      }
       this.recordsRead++;
       this.fold.apply(event);
       this.next = offset + 1;

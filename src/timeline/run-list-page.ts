@@ -1,3 +1,4 @@
+import { TERMINAL_STATES } from '../domain/index.js';
 import type { RunsProjection } from '../projections/index.js';
 import { esc, page } from './html.js';
 
@@ -46,12 +47,17 @@ export function filterRuns(rows: readonly RunListRow[], f: RunFilters): RunListR
   );
 }
 
-const select = (name: keyof RunFilters, values: readonly (string | null)[], chosen: string | undefined) => {
-  const options = [...new Set(values.filter((v): v is string => v !== null))].sort();
-  return `<label>${name} <select name="${name}"><option value="">any</option>${options
-    .map((o) => `<option${o === chosen ? ' selected' : ''}>${esc(o)}</option>`)
-    .join('')}</select></label>`;
-};
+/** The states a run can be listed in: fixed, so the form needs no read of every run. */
+const STATES: readonly string[] = ['RUNNING', 'WAITING', ...TERMINAL_STATES];
+
+const stateSelect = (chosen: string | undefined) =>
+  `<label>state <select name="state"><option value="">any</option>${STATES.map(
+    (o) => `<option${o === chosen ? ' selected' : ''}>${esc(o)}</option>`,
+  ).join('')}</select></label>`;
+
+/** Rules and tenants are open sets (a tool's code can be a stop's rule): typed, not picked. */
+const textFilter = (name: keyof RunFilters, chosen: string | undefined) =>
+  `<label>${name} <input name="${name}" value="${esc(chosen ?? '')}" size="16"></label>`;
 
 /** Which slice of the (filtered) run list a page shows. */
 export interface RunPaging {
@@ -68,36 +74,43 @@ function pageHref(f: RunFilters, p: RunPaging): string {
   return `/?${q.toString()}`;
 }
 
+/** One page of the run list: its rows, and how many runs match the filters and are there in all. */
+export interface RunListView {
+  readonly rows: readonly RunListRow[];
+  readonly matching: number;
+  readonly total: number;
+}
+
+/** The page `paging` of `all` under the filters. */
+export function viewOf(all: readonly RunListRow[], f: RunFilters, paging: RunPaging): RunListView {
+  const matching = filterRuns(all, f);
+  return {
+    rows: matching.slice(paging.offset, paging.offset + paging.limit),
+    matching: matching.length,
+    total: all.length,
+  };
+}
+
 /** The run list with its filter form, one page of it; each run links to `runHref(runId)`. */
 export function runListPage(
-  all: readonly RunListRow[],
+  view: RunListView,
   f: RunFilters,
   runHref: (runId: string) => string,
   paging: RunPaging = DEFAULT_PAGE,
 ): string {
-  const matching = filterRuns(all, f);
-  const rows = matching.slice(paging.offset, paging.offset + paging.limit);
+  const { rows, matching, total } = view;
   const prev =
     paging.offset > 0
       ? ` <a rel="prev" href="${esc(pageHref(f, { ...paging, offset: Math.max(0, paging.offset - paging.limit) }))}">previous</a>`
       : '';
   const next =
-    paging.offset + paging.limit < matching.length
+    paging.offset + paging.limit < matching
       ? ` <a rel="next" href="${esc(pageHref(f, { ...paging, offset: paging.offset + paging.limit }))}">next</a>`
       : '';
   const shown =
-    matching.length === 0 ? '' : `; ${paging.offset + 1}-${paging.offset + rows.length} shown${prev}${next}`;
-  const form = `<form method="get" id="filters">${select(
-    'state',
-    all.map((r) => r.state),
-    f.state,
-  )}${select(
-    'rule',
-    all.map((r) => r.rule),
-    f.rule,
-  )}${select(
+    matching === 0 ? '' : `; ${paging.offset + 1}-${paging.offset + rows.length} shown${prev}${next}`;
+  const form = `<form method="get" id="filters">${stateSelect(f.state)}${textFilter('rule', f.rule)}${textFilter(
     'tenant',
-    all.map((r) => r.tenant),
     f.tenant,
   )}<button type="submit">filter</button></form>`;
   const body = rows
@@ -108,7 +121,7 @@ export function runListPage(
     .join('\n');
   return page(
     'loopguard runs',
-    `<h1>Runs</h1>${form}<p>${matching.length} of ${all.length} runs${shown}</p>
+    `<h1>Runs</h1>${form}<p>${matching} of ${total} runs${shown}</p>
 <table id="runs"><thead><tr><th>run</th><th>state</th><th>rule</th><th>tenant</th><th>task type</th><th>stop step</th><th>executed/total</th></tr></thead>
 <tbody>${body}</tbody></table>`,
   );

@@ -19,6 +19,15 @@ export const SEGMENT_TOPICS_DIR = 'topics';
 
 const SCHEMA_VERSION = 1;
 
+/**
+ * The run index: each run's first record (seq 1), in log order, so the run list is paged with
+ * LIMIT/OFFSET and counted without reading the log. SQLite keeps it in the transaction of every
+ * append. It is an index, not a table, so a store without it (written before it existed) means the
+ * same to every version: a writable open adds it (see ensureRunIndex), no version change needed.
+ */
+export const RUN_STARTS_INDEX = 'records_run_starts';
+const RUN_STARTS_DDL = `CREATE INDEX IF NOT EXISTS ${RUN_STARTS_INDEX} ON records (topic_offset) WHERE seq = 1;`;
+
 const DDL = `
 CREATE TABLE IF NOT EXISTS records (
   pos INTEGER PRIMARY KEY,
@@ -35,6 +44,7 @@ CREATE TABLE IF NOT EXISTS records (
 );
 -- The runs topic (nearly every record) is read by UNIQUE(run_id, seq); the other topics by key.
 CREATE INDEX IF NOT EXISTS records_by_key ON records (topic, key, topic_offset) WHERE run_id IS NULL;
+${RUN_STARTS_DDL}
 CREATE TABLE IF NOT EXISTS ledger (
   operation_key TEXT PRIMARY KEY,
   status TEXT NOT NULL CHECK (status IN ('claimed', 'completed', 'in_doubt')),
@@ -238,6 +248,16 @@ export class EmbeddedDatabase {
         () => this.db.exec(`${DDL}PRAGMA user_version = ${SCHEMA_VERSION};`),
         this.busyTimeoutMs,
       );
+    else if (!this.hasRunIndex()) this.writeSync(() => this.db.exec(RUN_STARTS_DDL), this.busyTimeoutMs);
+  }
+
+  /** Whether the run index exists (a store written before it, opened only for reading, lacks it). */
+  hasRunIndex(): boolean {
+    return (
+      this.db
+        .prepare("SELECT 1 AS y FROM sqlite_master WHERE type = 'index' AND name = ?")
+        .get(RUN_STARTS_INDEX) !== undefined
+    );
   }
 
   /**

@@ -22,6 +22,7 @@ import { LogRunStream } from '../log-run-stream.js';
 import { pollFollow } from '../poll-follow.js';
 import { storeOn } from '../run-log.js';
 import { EmbeddedDatabase, isUniqueViolation, storeError } from './database.js';
+import { RunIndex, type RunIndexPage } from './run-index.js';
 
 export interface EmbeddedLogOptions {
   /** 'batch' (default): fsync every group commit (synchronous=FULL). 'none': leave flushing to the OS (tests, benches). */
@@ -76,6 +77,7 @@ export function recordBytes(rec: LogRecord): number {
 
 export class EmbeddedLog implements KeyedLog {
   private readonly wakers = new Map<string, Set<() => void>>();
+  private readonly runIndex: RunIndex;
   private queue: Pending[] = [];
   private flushing: Promise<void> | undefined;
   private closed = false;
@@ -89,6 +91,7 @@ export class EmbeddedLog implements KeyedLog {
     private readonly opts: Required<Omit<EmbeddedLogOptions, 'maxPages' | 'busyTimeoutMs'>>,
   ) {
     const db = store.db;
+    this.runIndex = new RunIndex(store);
     this.sql = {
       insert: db.prepare(
         `INSERT INTO records (topic, topic_offset, key, run_id, seq, at_ms, headers, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -182,6 +185,18 @@ export class EmbeddedLog implements KeyedLog {
       onRecord,
       signal,
     );
+  }
+
+  /** Runs offset+1 to offset+limit in order of first appearance, and how many there are (run-index.ts). */
+  async runPage(offset: number, limit: number): Promise<RunIndexPage> {
+    checkRead(TOPICS.runs, offset, limit);
+    if (this.closed) throw closedError();
+    return this.runIndex.page(offset, limit);
+  }
+
+  /** Whether runPage reads the run index (false: an old store opened read-only, pages scan the table). */
+  get runIndexed(): boolean {
+    return this.runIndex.indexed;
   }
 
   async endOffset(topic: string): Promise<number> {

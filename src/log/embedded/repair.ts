@@ -1,6 +1,6 @@
 /**
  * `loopguard repair`: SQLite's own integrity check (`PRAGMA integrity_check`) on the data dir's
- * database. A sound file is left alone. A damaged one is first copied whole (with its WAL) to
+ * database. A sound file is left alone (but for the run index, added if it lacks it). A damaged one is first copied whole (with its WAL) to
  * `<data dir>/damaged/`, never deleted; then every row SQLite can still read is copied, table by
  * table in rowid order, into a fresh database that takes the damaged one's place.
  */
@@ -30,7 +30,11 @@ export async function repairDataDir(dir: string, now: () => number = Date.now): 
       details: { dir },
     });
   const problems = integrityProblems(path);
-  if (problems.length === 0) return { problems, keptIn: null, rows: countRows(path), unreadable: {} };
+  if (problems.length === 0) {
+    // A sound store is left as it is, but for what a writable open adds (the run index, if missing).
+    EmbeddedDatabase.openFile(path).close();
+    return { problems, keptIn: null, rows: countRows(path), unreadable: {} };
+  }
 
   const side = join(dir, 'damaged');
   mkdirSync(side, { recursive: true });
