@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from './support/cli-run.js';
 import { mcpSession } from './support/mcp-session.js';
@@ -68,14 +68,35 @@ describe('loopguard mcp, a faithful MCP server', () => {
     await expect.poll(() => logs).toEqual([{ level: 'info', data: 'level set to debug' }]);
   }, 60_000);
 
-  it("forwards a tool's progress notifications under the client's own token", async () => {
+  it("forwards a tool's progress notifications under the client's own token, before the answer", async () => {
     const s = await session();
-    const seen: Array<{ progress: number; total?: number; message?: string }> = [];
-    const r = (await s.client.callTool({ name: 'slow', arguments: { ms: 50 } }, undefined, {
-      onprogress: (p) => seen.push(p),
-    })) as CallToolResult;
-    expect(s.text(r)).toBe('slept 50 ms');
-    expect(seen).toEqual([{ progress: 1, total: 2, message: 'half way' }]);
+    // What reaches the client, in order: the SDK's client itself drops a progress notification
+    // that arrives in one read with its answer (typescript-sdk#2580), so this looks at the wire.
+    const transport = s.client.transport as NonNullable<typeof s.client.transport>;
+    const wire: JSONRPCMessage[] = [];
+    const deliver = transport.onmessage;
+    transport.onmessage = (m, extra) => {
+      wire.push(m);
+      deliver?.(m, extra);
+    };
+    for (const [tool, args, text, progress] of [
+      ['slow', { ms: 50 }, 'slept 50 ms', { progress: 1, total: 2, message: 'half way' }],
+      // The upstream's progress and answer in one read: the proxy's own SDK client dropped it.
+      ['burst', {}, 'burst', { progress: 1, total: 1, message: 'done' }],
+    ] as const) {
+      wire.length = 0;
+      const token = `client-${tool}`;
+      const r = (await s.client.callTool({
+        name: tool,
+        arguments: args,
+        _meta: { progressToken: token },
+      })) as CallToolResult;
+      expect(s.text(r)).toBe(text);
+      const kinds = wire.map((m) =>
+        'method' in m && m.method === 'notifications/progress' ? m.params : 'result' in m ? 'answer' : m,
+      );
+      expect(kinds, tool).toEqual([{ progressToken: token, ...progress }, 'answer']);
+    }
   }, 60_000);
 
   it('write A, B, A leaves A: an identical write after another write runs again; a retry does not', async () => {

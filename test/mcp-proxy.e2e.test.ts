@@ -43,6 +43,7 @@ describe('loopguard mcp', () => {
       ['broken', { readOnlyHint: true }],
       ['write', undefined],
       ['slow', { readOnlyHint: true }],
+      ['burst', { readOnlyHint: true }],
       ['big', { readOnlyHint: true }],
       ['env', { readOnlyHint: true }],
     ]);

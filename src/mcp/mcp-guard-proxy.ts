@@ -21,11 +21,12 @@ import {
 } from '../domain/index.js';
 import type { CallResult, Guard, GuardedRun } from '../runtime/index.js';
 import { guardErrorResult, toMcpToolResult } from './mcp-tool-result.js';
-import { forwardedOptions, passThrough, proxiedCapabilities } from './pass-through.js';
+import { passThrough, proxiedCapabilities } from './pass-through.js';
 import { SideEffectKeys } from './side-effect-keys.js';
 import { isSideEffectTool } from './tool-side-effect.js';
 import { callUpstream, type UpstreamAnswer } from './upstream-call.js';
 import { shownCommand } from './upstream-command.js';
+import { type RequestExtra, UpstreamProgress, withMeta } from './upstream-progress.js';
 
 export interface UpstreamServer {
   readonly command: string;
@@ -71,6 +72,7 @@ export class McpGuardProxy {
   private constructor(
     private readonly opts: McpGuardProxyOptions,
     private readonly upstream: Client,
+    private readonly progress: UpstreamProgress,
     private readonly server: Server,
     private run: GuardedRun,
     /** The upstream command line, redacted, as recorded and printed. */
@@ -120,8 +122,9 @@ export class McpGuardProxy {
       { name: `loopguard(${info?.name ?? opts.upstream.command})`, version: info?.version ?? '0' },
       { capabilities, ...(instructions ? { instructions } : {}) },
     );
-    const proxy = new McpGuardProxy(opts, upstream, server, run, shown);
-    passThrough(server, upstream, capabilities);
+    const progress = new UpstreamProgress(upstream);
+    const proxy = new McpGuardProxy(opts, upstream, progress, server, run, shown);
+    passThrough(server, upstream, capabilities, progress);
     proxy.serve();
     await server.connect(transport);
     return proxy;
@@ -147,7 +150,9 @@ export class McpGuardProxy {
 
   private serve(): void {
     this.server.setRequestHandler(ListToolsRequestSchema, async (req, extra) => {
-      const page = await this.upstream.listTools(req.params, forwardedOptions(extra));
+      const page = await this.progress.forward(extra, (meta) =>
+        this.upstream.listTools(withMeta(req.params ?? {}, meta), { signal: extra.signal }),
+      );
       for (const t of page.tools) this.tools.set(t.name, t);
       return page;
     });
@@ -167,7 +172,7 @@ export class McpGuardProxy {
 
   private async callTool(
     params: { name: string; arguments?: Record<string, unknown> | undefined },
-    extra: Parameters<typeof forwardedOptions>[0],
+    extra: RequestExtra,
   ): Promise<CallToolResult> {
     // The client cancelled it while it waited its turn: it never starts, and nothing is recorded.
     if (extra.signal.aborted) return notStarted('cancelled', 'the MCP client cancelled the call');
@@ -178,22 +183,23 @@ export class McpGuardProxy {
     const run = await this.currentRun();
     const fp = sideEffect ? this.fingerprint(run, name, args) : null;
     const key = fp === null ? undefined : this.keys.keyFor(name, fp);
-    const progress = forwardedOptions(extra).onprogress;
     let answer: UpstreamAnswer | undefined;
     let r: CallResult;
     try {
-      r = await run.call(
-        { tool: name, args, sideEffect, ...(key !== undefined ? { operationKey: key } : {}) },
-        (signal) =>
-          callUpstream(this.upstream, name, args, {
-            signal: AbortSignal.any([signal, extra.signal]),
-            cancelled: extra.signal,
-            timeoutMs: run.state.policy?.stepTimeoutMs ?? null,
-            ...(progress ? { onprogress: progress } : {}),
-            onAnswer: (a) => {
-              answer = a;
-            },
-          }),
+      r = await this.progress.forward(extra, (meta) =>
+        run.call(
+          { tool: name, args, sideEffect, ...(key !== undefined ? { operationKey: key } : {}) },
+          (signal) =>
+            callUpstream(this.upstream, name, args, {
+              signal: AbortSignal.any([signal, extra.signal]),
+              cancelled: extra.signal,
+              timeoutMs: run.state.policy?.stepTimeoutMs ?? null,
+              meta,
+              onAnswer: (a) => {
+                answer = a;
+              },
+            }),
+        ),
       );
     } catch (e) {
       if (e instanceof LoopguardError) return guardErrorResult(e);

@@ -1,8 +1,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { outcome, ToolError, type ToolOutcome } from '../runtime/index.js';
 import { storedResult, type TruncatedResult } from './stored-result.js';
+import type { UpstreamMeta } from './upstream-progress.js';
 
 /** What the upstream server answered to one tools/call: a result, or a JSON-RPC error. */
 export type UpstreamAnswer =
@@ -27,8 +27,8 @@ export interface UpstreamCallOptions {
   /** The client's own cancel: a call it aborts is recorded `cancelled`, not as a failure of the server. */
   readonly cancelled: AbortSignal;
   readonly timeoutMs: number | null;
-  /** Progress forwarding (see forwardedOptions). */
-  readonly onprogress?: RequestOptions['onprogress'];
+  /** The request's `_meta`: the proxy's progress token when the client asked for progress (UpstreamProgress). */
+  readonly meta: UpstreamMeta;
   readonly onAnswer: (a: UpstreamAnswer) => void;
 }
 
@@ -51,11 +51,11 @@ export async function callUpstream(
 ): Promise<CallToolResult | TruncatedResult | ToolOutcome> {
   let result: CallToolResult;
   try {
-    result = (await client.callTool({ name, arguments: args }, undefined, {
-      signal: o.signal,
-      timeout: o.timeoutMs ?? NO_TIMEOUT_MS,
-      ...(o.onprogress ? { onprogress: o.onprogress } : {}),
-    })) as CallToolResult;
+    result = (await client.callTool(
+      { name, arguments: args, ...(o.meta.progressToken === undefined ? {} : { _meta: o.meta }) },
+      undefined,
+      { signal: o.signal, timeout: o.timeoutMs ?? NO_TIMEOUT_MS },
+    )) as CallToolResult;
   } catch (e) {
     const code = e instanceof McpError ? e.code : ErrorCode.InternalError;
     const message = e instanceof Error ? e.message : String(e);
