@@ -125,7 +125,7 @@ describe('loopguard ui over 100,000 runs', () => {
     console.log(figures);
     expect(seen.first.ms, figures).toBeLessThan(1000);
     expect(seen.run.ms, figures).toBeLessThan(1000);
-    // The ui's memory follows the pages asked for, not the log: within 32 MiB of the small log's.
-    expect(bigPeak - smallPeak, figures).toBeLessThan(32);
+    // The ui's memory follows the pages asked for, not the log: within 64 MiB of the small log's (it was 376 MiB more).
+    expect(bigPeak - smallPeak, figures).toBeLessThan(64);
   }, 300_000);
 });
