@@ -37,8 +37,8 @@ interface SharedFold {
 
 /**
  * The run list for filtered pages (an unfiltered one is read from the store's run index), kept in
- * a RunListFold (a row per run, a state per live run): each page reads only
- * what was appended since the last one (from the runs offset it reached), so a list page costs the
+ * a RunListFold (a row per run, a state per live run, at most LIVE_STATES_KEPT of them where the
+ * source can read a run again): each page reads only what was appended since the last one (from the runs offset it reached), so a list page costs the
  * new events, not the whole log. Readers arriving while it catches up share that one catch-up; one
  * whose client left stops waiting (and, if it was the one reading, stops the reading at the record
  * it reached: the next reader goes on from there). Without offsets (Kafka) every page scans the log
