@@ -1,8 +1,8 @@
 /**
  * `loopguard ui` under a hostile web page and a large log: only its own host names are answered
- * (DNS rebinding), every page forbids scripts and sniffing, the run list is paged from a kept
- * index (a page reads only what was appended since the last one), and work stops when the
- * client leaves.
+ * (DNS rebinding), every page forbids scripts and sniffing, the run list is paged from the store's
+ * run index (a filtered page from a kept index that reads only what was appended since the last
+ * one), and work stops when the client leaves.
  */
 
 import { writeFileSync } from 'node:fs';
@@ -62,6 +62,8 @@ async function dataDirWith(n: number): Promise<string> {
 async function uiOver(data: string, allowHosts: string[] = []) {
   const store = await openEmbeddedStore(data, { readOnly: true });
   let read = 0;
+  const index = store.runIndex;
+  if (index === undefined) throw new Error('the embedded store has a run index');
   const source: UiSource = {
     scan: (apply) => store.scan(apply),
     entries: async function* (offset: number) {
@@ -69,6 +71,14 @@ async function uiOver(data: string, allowHosts: string[] = []) {
         read++;
         yield e as { offset: number; event: RecordedEvent };
       }
+    },
+    runs: {
+      page: (offset, limit) => index.page(offset, limit),
+      events: async (runId) => {
+        const events = await store.stream.readStream(runId);
+        read += events.length;
+        return events;
+      },
     },
   };
   const ui = await startUiServer(source, 0, '127.0.0.1', { allowHosts });
@@ -104,21 +114,28 @@ describe('loopguard ui, hardened', () => {
     }
   }, 60_000);
 
-  it('pages the run list from its index: a page reads only what is new', async () => {
+  it("pages the run list: unfiltered, only the page's runs are read; filtered, only what is new", async () => {
     const ui = await uiOver(await dataDirWith(250));
     try {
       const first = await get(`${ui.url}/?limit=100`);
       expect(first.body).toContain('250 of 250 runs; 1-100 shown');
       expect(first.body).toContain('data-run-id="r00099"');
       expect(first.body).not.toContain('data-run-id="r00100"');
+      // The page's 100 runs (a few events each), not the 250.
+      expect(ui.read()).toBeGreaterThanOrEqual(100);
+      expect(ui.read()).toBeLessThan(1000);
+      const state = /data-run-id="r00000"><td>.*?class="badge state-([A-Z_]+)"/.exec(
+        first.body,
+      )?.[1] as string;
+      const filtered = await get(`${ui.url}/?limit=100&state=${state}`);
+      expect(filtered.body).toContain('250 of 250 runs; 1-100 shown');
       const readOnce = ui.read();
-      expect(readOnce).toBeGreaterThan(250);
-      const last = await get(`${ui.url}/?limit=100&offset=200`);
+      const last = await get(`${ui.url}/?limit=100&offset=200&state=${state}`);
       expect(last.body).toContain('201-250 shown');
       expect(last.body).toContain('rel="prev"');
       expect(last.body).not.toContain('rel="next"');
       expect(last.body).toContain('data-run-id="r00249"');
-      // Nothing was appended: the second page read no record again.
+      // Nothing was appended: the second filtered page read no record again.
       expect(ui.read()).toBe(readOnce);
       expect((await get(`${ui.url}/?limit=0`)).status).toBe(400);
       expect((await get(`${ui.url}/?offset=-1`)).status).toBe(400);
