@@ -3,7 +3,8 @@
  * the step caps, on what the guard is judged by: stuck runs caught, wasted calls, false stops,
  * calls saved on failed runs, and that saving as a multiple of the 3-identical rule's; beside it the
  * same saving less what twin stops saved (stops a successful run identical so far got too, see
- * twins.ts), which no rule earns without the false stop.
+ * twins.ts), which no rule earns without the false stop; and, where a synthetic source knows its
+ * stuck runs' honest prefixes, the calls after them: the ceiling on what stops outside honest work save.
  */
 import type { DetectorMetrics } from './metrics.js';
 import type { EvalReport, FileReport } from './report.js';
@@ -16,6 +17,9 @@ const CAPS = [/^openai-agents max_turns=/, /^vercel-ai stepCountIs\(/, /^crewai 
 const TWIN_NOTE =
   'twin stop: a stop on a failed run at a call where a successful run of the same source, identical through that call,\n' +
   'was stopped too: those savings come with a false stop (src/eval/twins.ts).\n';
+const LOOP_NOTE =
+  "loop calls: the failed runs' calls after their honest prefix (synthetic sources know it): the most a detector\n" +
+  'saves on them without stopping honest work.\n';
 
 function row(file: FileReport, ours: string, marked: boolean): string[] {
   const by = (name: string) => file.rows.find((r) => r.detector === name);
@@ -42,6 +46,7 @@ function row(file: FileReport, ours: string, marked: boolean): string[] {
     lg === undefined ? '-' : `${lg.wastedMedian ?? '-'}`,
     cell((m) => m.falseStops, lg, three, five, ...caps),
     cell((m) => m.callsSavedUnsuccessful, lg, three, five, ...caps),
+    file.loopCalls === null ? '-' : String(file.loopCalls),
     untwinned,
     ratio,
   ];
@@ -55,6 +60,7 @@ export function formatSummary(report: EvalReport, synthetic: boolean, ours = 'lo
     'wasted p50',
     'false stops: loopguard / 3 id. / 5 id. / caps',
     'saved on failed runs: same order',
+    'loop calls',
     'less twin stops: loopguard / 3 id.',
     'saved vs 3 id.',
   ];
@@ -68,5 +74,5 @@ export function formatSummary(report: EvalReport, synthetic: boolean, ours = 'lo
       .join('  ')
       .trimEnd();
   const caps = report.detectors.filter((d) => CAPS.some((c) => c.test(d))).join(', ');
-  return `${[line(header), line(header.map((_, c) => '-'.repeat(widths[c] ?? 0))), ...rows.map(line)].join('\n')}\ncaps: ${caps}\n${TWIN_NOTE}`;
+  return `${[line(header), line(header.map((_, c) => '-'.repeat(widths[c] ?? 0))), ...rows.map(line)].join('\n')}\ncaps: ${caps}\n${TWIN_NOTE}${synthetic ? LOOP_NOTE : ''}`;
 }

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { evaluate, formatSummary, identicalInARow } from '../src/eval/index.js';
+import type { TraceRun } from '../src/trace/trace-run.js';
+
+/**
+ * Loop calls: where a synthetic source knows how many calls of each failed run are honest work
+ * before its loop, the calls after them are the most any detector saves on those runs without a
+ * stop inside honest work. The per-source summary prints it beside the savings.
+ */
+function run(id: string, success: boolean | null, results: readonly string[]): TraceRun {
+  return {
+    run_id: id,
+    source: 'test',
+    outcome: { success },
+    calls: results.map((result, step) => ({
+      step,
+      tool: 'poll',
+      args: {},
+      result,
+      result_sha256: `sha:${result}`,
+      after_user_turn: step === 0,
+    })),
+  };
+}
+
+const runs = [
+  run('ok', true, ['0%', '50%', 'done']),
+  run('stuck-a', false, ['0%', 'x', 'x', 'x', 'x']),
+  run('stuck-b', false, ['x', 'x', 'x']),
+  run('unknown', null, ['0%', '1%']),
+];
+const three = identicalInARow(3);
+
+describe('loop calls', () => {
+  it('given honest prefixes, when evaluated, then the calls after them are summed over the failed runs only, and in the totals', () => {
+    const honestPrefixes = new Map([
+      ['stuck-a', 1],
+      ['stuck-b', 0],
+    ]);
+    const report = evaluate([{ name: 'synth', runs, honestPrefixes }], [three]);
+    expect(report.files[0]?.loopCalls).toBe(4 + 3);
+    expect(report.totals.loopCalls).toBe(7);
+    const line =
+      formatSummary(report, true, three.name)
+        .split('\n')
+        .find((l) => l.startsWith('synth ')) ?? '';
+    // Saved on failed runs by the one-line rule (here in loopguard's place and its own): 3 of
+    // stuck-a and 1 of stuck-b; then the loop calls.
+    expect(line).toMatch(/ 4 \/ 4 \/ - +7 +/);
+    expect(formatSummary(report, true, three.name)).toContain('loop calls: the failed runs');
+  });
+
+  it('given a source without prefixes, then its loop calls are unknown, and so are the totals of a mix', () => {
+    const report = evaluate(
+      [
+        { name: 'recorded', runs },
+        {
+          name: 'synth',
+          runs,
+          honestPrefixes: new Map([
+            ['stuck-a', 1],
+            ['stuck-b', 0],
+          ]),
+        },
+      ],
+      [three],
+    );
+    expect(report.files.map((f) => f.loopCalls)).toEqual([null, 7]);
+    expect(report.totals.loopCalls).toBeNull();
+    const line =
+      formatSummary(report, false, three.name)
+        .split('\n')
+        .find((l) => l.startsWith('recorded')) ?? '';
+    expect(line).toMatch(/ 4 \/ 4 \/ - +- +/);
+  });
+
+  it('given a failed run missing from the prefixes, then the evaluation refuses the source, naming the run', () => {
+    expect(() =>
+      evaluate([{ name: 'synth', runs, honestPrefixes: new Map([['stuck-a', 1]]) }], [three]),
+    ).toThrow(/synth: no honest prefix for failed run stuck-b/);
+  });
+});
