@@ -5,7 +5,8 @@ import type { TraceRun } from '../src/trace/trace-run.js';
 /**
  * Loop calls: where a synthetic source knows how many calls of each failed run are honest work
  * before its loop, the calls after them are the most any detector saves on those runs without a
- * stop inside honest work. The per-source summary prints it beside the savings.
+ * stop inside honest work. The per-source summary prints them, and what each rule's stops outside
+ * honest work saved, beside the savings.
  */
 function run(id: string, success: boolean | null, results: readonly string[]): TraceRun {
   return {
@@ -45,9 +46,10 @@ describe('loop calls', () => {
         .split('\n')
         .find((l) => l.startsWith('synth ')) ?? '';
     // Saved on failed runs by the one-line rule (here in loopguard's place and its own): 3 of
-    // stuck-a and 1 of stuck-b; then the loop calls.
-    expect(line).toMatch(/ 4 \/ 4 \/ - +7 +/);
-    expect(formatSummary(report, true, three.name)).toContain('loop calls: the failed runs');
+    // stuck-a, stopped at its third call, inside its loop; 1 of stuck-b, stopped at its third call,
+    // also in its loop (it has no honest prefix). Then the loop calls and those savings again.
+    expect(line).toMatch(/ 4 \/ 4 \/ - +7; 4 \/ 4 \(1\.00x\) +/);
+    expect(formatSummary(report, true, three.name)).toContain('outside honest work (synthetic sources');
   });
 
   it('given a source without prefixes, then its loop calls are unknown, and so are the totals of a mix', () => {
@@ -71,7 +73,32 @@ describe('loop calls', () => {
       formatSummary(report, false, three.name)
         .split('\n')
         .find((l) => l.startsWith('recorded')) ?? '';
-    expect(line).toMatch(/ 4 \/ 4 \/ - +- +/);
+    expect(line).toMatch(/ 4 \/ 4 \/ - +- +4 \/ 4 /);
+    expect(formatSummary(report, false, three.name)).not.toContain('outside honest work (');
+  });
+
+  it("given a stop inside a failed run's honest prefix, then its saving is left out of the saving outside honest work", () => {
+    // stuck-a's first three calls are honest work: the one-line rule's stop at its third call is inside it.
+    const report = evaluate(
+      [
+        {
+          name: 'synth',
+          runs,
+          honestPrefixes: new Map([
+            ['stuck-a', 3],
+            ['stuck-b', 0],
+          ]),
+        },
+      ],
+      [three],
+    );
+    expect(report.files[0]?.loopCalls).toBe(2 + 3);
+    expect(report.files[0]?.rows[0]?.callsSavedInHonestWork).toBe(3);
+    const line =
+      formatSummary(report, true, three.name)
+        .split('\n')
+        .find((l) => l.startsWith('synth ')) ?? '';
+    expect(line).toMatch(/ 5; 1 \/ 1 \(1\.00x\) +/);
   });
 
   it('given a failed run missing from the prefixes, then the evaluation refuses the source, naming the run', () => {

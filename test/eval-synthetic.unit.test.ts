@@ -23,7 +23,8 @@ const EVAL_TIMEOUT_MS = 60_000;
  * Seeds for what must not depend on the draw. Which stuck runs begin with a working run the
  * one-line rule stops (polls of a growing log, an install retried as is) is drawn per seed, and so
  * is that rule's saving: over seeds 1 to 30 loopguard's saving is below 1.2x it on 21 (shell-only),
- * 15 (editor-tools) and 17 (json-exec), and at least 1.41x it less twin stops on every one.
+ * 15 (editor-tools) and 17 (json-exec), and at least 1.40x it, less twin stops or counting only
+ * stops outside honest work, on every one.
  */
 const SEEDS = [11, 12, 13, 14, 15, 16];
 const loopguard = loopguardDetector(DEFAULT_POLICY, {
@@ -171,6 +172,9 @@ describe('the synthetic coding-agent run set', () => {
           expect(ours.falseStops, where).toBeLessThanOrEqual(baseline.falseStops);
           const earned = (m: typeof ours) => m.callsSavedUnsuccessful - m.callsSavedByTwinStops;
           expect(earned(ours), where).toBeGreaterThanOrEqual(1.2 * earned(baseline));
+          const outside = (m: typeof ours) =>
+            m.callsSavedUnsuccessful - (m.callsSavedInHonestWork ?? Number.NaN);
+          expect(outside(ours), where).toBeGreaterThanOrEqual(1.2 * outside(baseline));
         }
       }
     },

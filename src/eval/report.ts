@@ -90,6 +90,7 @@ export function evaluate(files: readonly EvalFile[], detectors: readonly Detecto
           labels[r] ?? { stuck: null, pingPong: null },
           verdicts[r] ?? { stopIndex: null, rule: null },
           twins[r],
+          file.honestPrefixes?.get(run.run_id),
         ),
       );
       pooled[d]?.push(...judged);

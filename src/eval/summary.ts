@@ -4,7 +4,8 @@
  * calls saved on failed runs, and that saving as a multiple of the 3-identical rule's; beside it the
  * same saving less what twin stops saved (stops a successful run identical so far got too, see
  * twins.ts), which no rule earns without the false stop; and, where a synthetic source knows its
- * stuck runs' honest prefixes, the calls after them: the ceiling on what stops outside honest work save.
+ * failed runs' honest prefixes, the calls after them (the ceiling on what stops outside honest work
+ * save) beside what each rule's stops outside honest work saved.
  */
 import type { DetectorMetrics } from './metrics.js';
 import type { EvalReport, FileReport } from './report.js';
@@ -17,9 +18,31 @@ const CAPS = [/^openai-agents max_turns=/, /^vercel-ai stepCountIs\(/, /^crewai 
 const TWIN_NOTE =
   'twin stop: a stop on a failed run at a call where a successful run of the same source, identical through that call,\n' +
   'was stopped too: those savings come with a false stop (src/eval/twins.ts).\n';
-const LOOP_NOTE =
-  "loop calls: the failed runs' calls after their honest prefix (synthetic sources know it): the most a detector\n" +
-  'saves on them without stopping honest work.\n';
+const HONEST_NOTE =
+  "outside honest work (synthetic sources, which know each failed run's honest prefix: the working run it begins\n" +
+  'with, cut short): loop calls, the calls after those prefixes, the most a detector saves without stopping honest\n' +
+  'work; then the saving of stops after the prefix, loopguard / 3 id. (a stop inside it stops work the same rule\n' +
+  'stops on a successful run doing the same, identical or not).\n';
+
+/** `ours` as a multiple of `theirs`. */
+const times = (ours: number, theirs: number) =>
+  theirs === 0 ? (ours === 0 ? '-' : 'inf') : `${(ours / theirs).toFixed(2)}x`;
+
+/** The family's loop calls, and the calls each detector saved by stops outside honest work. */
+function outsideHonestWork(
+  file: FileReport,
+  lg: DetectorMetrics | undefined,
+  three: DetectorMetrics | undefined,
+): string {
+  const outside = (m: DetectorMetrics | undefined) =>
+    m === undefined || m.callsSavedInHonestWork === null
+      ? null
+      : m.callsSavedUnsuccessful - m.callsSavedInHonestWork;
+  const ours = outside(lg);
+  const theirs = outside(three);
+  if (file.loopCalls === null || ours === null || theirs === null) return '-';
+  return `${file.loopCalls}; ${ours} / ${theirs} (${times(ours, theirs)})`;
+}
 
 function row(file: FileReport, ours: string, marked: boolean): string[] {
   const by = (name: string) => file.rows.find((r) => r.detector === name);
@@ -29,8 +52,6 @@ function row(file: FileReport, ours: string, marked: boolean): string[] {
   const five = by(FIVE);
   const cell = (f: (m: DetectorMetrics) => number | null, ...ms: (DetectorMetrics | undefined)[]) =>
     ms.map((m) => (m === undefined ? '-' : String(f(m) ?? '-'))).join(' / ');
-  const times = (ours: number, theirs: number) =>
-    theirs === 0 ? (ours === 0 ? '-' : 'inf') : `${(ours / theirs).toFixed(2)}x`;
   const earned = (m: DetectorMetrics) => m.callsSavedUnsuccessful - m.callsSavedByTwinStops;
   const ratio =
     lg === undefined || three === undefined
@@ -46,7 +67,7 @@ function row(file: FileReport, ours: string, marked: boolean): string[] {
     lg === undefined ? '-' : `${lg.wastedMedian ?? '-'}`,
     cell((m) => m.falseStops, lg, three, five, ...caps),
     cell((m) => m.callsSavedUnsuccessful, lg, three, five, ...caps),
-    file.loopCalls === null ? '-' : String(file.loopCalls),
+    outsideHonestWork(file, lg, three),
     untwinned,
     ratio,
   ];
@@ -60,7 +81,7 @@ export function formatSummary(report: EvalReport, synthetic: boolean, ours = 'lo
     'wasted p50',
     'false stops: loopguard / 3 id. / 5 id. / caps',
     'saved on failed runs: same order',
-    'loop calls',
+    'outside honest work: loop calls; loopguard / 3 id.',
     'less twin stops: loopguard / 3 id.',
     'saved vs 3 id.',
   ];
@@ -74,5 +95,5 @@ export function formatSummary(report: EvalReport, synthetic: boolean, ours = 'lo
       .join('  ')
       .trimEnd();
   const caps = report.detectors.filter((d) => CAPS.some((c) => c.test(d))).join(', ');
-  return `${[line(header), line(header.map((_, c) => '-'.repeat(widths[c] ?? 0))), ...rows.map(line)].join('\n')}\ncaps: ${caps}\n${TWIN_NOTE}${synthetic ? LOOP_NOTE : ''}`;
+  return `${[line(header), line(header.map((_, c) => '-'.repeat(widths[c] ?? 0))), ...rows.map(line)].join('\n')}\ncaps: ${caps}\n${TWIN_NOTE}${synthetic ? HONEST_NOTE : ''}`;
 }
