@@ -74,7 +74,10 @@ describe('loop calls', () => {
         .split('\n')
         .find((l) => l.startsWith('recorded')) ?? '';
     expect(line).toMatch(/ 4 \/ 4 \/ - +- +4 \/ 4 /);
-    expect(formatSummary(report, false, three.name)).not.toContain('outside honest work (');
+    // Recordings alone: no column for what none of them knows.
+    const recorded = formatSummary(evaluate([{ name: 'recorded', runs }], [three]), false, three.name);
+    expect(recorded).not.toContain('outside honest work');
+    expect(recorded.split('\n').find((l) => l.startsWith('recorded'))).toMatch(/ 4 \/ 4 \/ - +4 \/ 4 /);
   });
 
   it("given a stop inside a failed run's honest prefix, then its saving is left out of the saving outside honest work", () => {

@@ -44,6 +44,18 @@ function outsideHonestWork(
   return `${file.loopCalls}; ${ours} / ${theirs} (${times(ours, theirs)})`;
 }
 
+const HEADER = [
+  'source',
+  'stuck caught',
+  'wasted p50',
+  'false stops: loopguard / 3 id. / 5 id. / caps',
+  'saved on failed runs: same order',
+  'outside honest work: loop calls; loopguard / 3 id.',
+  'less twin stops: loopguard / 3 id.',
+  'saved vs 3 id.',
+] as const;
+const HONEST_COLUMN = HEADER.indexOf('outside honest work: loop calls; loopguard / 3 id.');
+
 function row(file: FileReport, ours: string, marked: boolean): string[] {
   const by = (name: string) => file.rows.find((r) => r.detector === name);
   const caps = file.rows.filter((r) => CAPS.some((c) => c.test(r.detector)));
@@ -75,19 +87,14 @@ function row(file: FileReport, ours: string, marked: boolean): string[] {
 
 /** The per-source summary as an aligned text table; `synthetic` marks every source as synthetic. */
 export function formatSummary(report: EvalReport, synthetic: boolean, ours = 'loopguard'): string {
-  const header = [
-    'source',
-    'stuck caught',
-    'wasted p50',
-    'false stops: loopguard / 3 id. / 5 id. / caps',
-    'saved on failed runs: same order',
-    'outside honest work: loop calls; loopguard / 3 id.',
-    'less twin stops: loopguard / 3 id.',
-    'saved vs 3 id.',
-  ];
-  const rows = [...report.files, ...(report.files.length > 1 ? [report.totals] : [])].map((f) =>
+  const all = [...report.files, ...(report.files.length > 1 ? [report.totals] : [])].map((f) =>
     row(f, ours, synthetic),
   );
+  // Sources that do not know their runs' honest prefixes (recordings) get no column for them.
+  const honest = all.some((r) => r[HONEST_COLUMN] !== '-');
+  const keep = (cells: readonly string[]) => cells.filter((_, c) => honest || c !== HONEST_COLUMN);
+  const header = keep(HEADER);
+  const rows = all.map(keep);
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)));
   const line = (cells: readonly string[]) =>
     cells
@@ -95,5 +102,5 @@ export function formatSummary(report: EvalReport, synthetic: boolean, ours = 'lo
       .join('  ')
       .trimEnd();
   const caps = report.detectors.filter((d) => CAPS.some((c) => c.test(d))).join(', ');
-  return `${[line(header), line(header.map((_, c) => '-'.repeat(widths[c] ?? 0))), ...rows.map(line)].join('\n')}\ncaps: ${caps}\n${TWIN_NOTE}${synthetic ? HONEST_NOTE : ''}`;
+  return `${[line(header), line(header.map((_, c) => '-'.repeat(widths[c] ?? 0))), ...rows.map(line)].join('\n')}\ncaps: ${caps}\n${TWIN_NOTE}${honest ? HONEST_NOTE : ''}`;
 }
