@@ -74,6 +74,40 @@ describe('the synthetic assistant family', () => {
   );
 
   it(
+    'on other seeds too: every stuck run caught, median 0 wasted, no more false stops, >= 1.2x the saving of stops outside honest work',
+    () => {
+      // The raw saving is below 1.2x the one-line rule's on 24 of seeds 1 to 30 (pooled 1.09x): the
+      // rule stops paging and look-ups inside the stuck runs' honest prefixes (a working run cut
+      // short), as it stops successful runs doing the same. Outside honest work loopguard saves at
+      // least 1.45x what the rule saves there, on each of the 30.
+      for (const seed of [24, 25, 26, 27, 28, 29]) {
+        const runs = syntheticAssistantRuns(seed);
+        const report = evaluate(
+          [
+            {
+              name: ASSISTANT_FAMILY,
+              runs: runs.runs,
+              labels: runs.labels,
+              honestPrefixes: runs.honestPrefixes,
+            },
+          ],
+          [loopguard, three],
+        );
+        const [ours, baseline] = report.files[0]?.rows ?? [];
+        if (ours === undefined || baseline === undefined) throw new Error(`no rows for seed ${seed}`);
+        const where = `seed ${seed}`;
+        expect(ours.stuckCaught, where).toBe(ours.stuckRuns);
+        expect(ours.wastedMedian, where).toBe(0);
+        expect(ours.falseStops, where).toBeLessThanOrEqual(baseline.falseStops);
+        const outside = (m: typeof ours) =>
+          m.callsSavedUnsuccessful - (m.callsSavedInHonestWork ?? Number.NaN);
+        expect(outside(ours), where).toBeGreaterThanOrEqual(1.2 * outside(baseline));
+      }
+    },
+    4 * EVAL_TIMEOUT_MS,
+  );
+
+  it(
     'the per-source summary puts loopguard beside the one-line rules, marks the family synthetic and gives the saving as a multiple',
     () => {
       const report = evaluate(

@@ -96,6 +96,22 @@ describe('computeMetrics', () => {
     ]);
     expect(Object.keys(m.stopsByRule)).toEqual(['(none)', 'a', 'z']);
   });
+
+  it('given honest prefixes, counts the calls saved by stops inside them on failed runs; unknown when a failed run has none', () => {
+    const withPrefix = (j: JudgedRun, honestPrefix: number): JudgedRun => ({ ...j, honestPrefix });
+    const runs = [
+      withPrefix(judged(10, false, 2), 4), // stopped inside honest work: 8 calls
+      withPrefix(judged(10, false, 6), 4), // stopped in the loop: not counted
+      withPrefix(judged(10, false, 4), 4), // stopped at the loop's first call: in the loop
+      withPrefix(judged(9, false, null), 3), // not stopped
+      withPrefix(judged(5, true, 1), 0), // a successful run: a false stop, not a saving
+    ];
+    const m = computeMetrics('d', runs);
+    expect(m.callsSavedUnsuccessful).toBe(8 + 4 + 6);
+    expect(m.callsSavedInHonestWork).toBe(8);
+    expect(computeMetrics('d', [...runs, judged(4, false, null)]).callsSavedInHonestWork).toBeNull();
+    expect(computeMetrics('d', [judged(10, false, 2)]).callsSavedInHonestWork).toBeNull();
+  });
 });
 
 function call(step: number, tool: string, result: string): TraceCall {

@@ -8,11 +8,7 @@ import {
   loopguardDetector,
   twinStops,
 } from '../src/eval/index.js';
-import {
-  syntheticCodingFiles,
-  syntheticCodingRuns,
-  syntheticHonestPrefixes,
-} from '../src/eval/synthetic/coding-runs.js';
+import { syntheticCodingFiles, syntheticCodingRuns } from '../src/eval/synthetic/coding-runs.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
 
 /**
@@ -23,6 +19,14 @@ import { nodeHashing } from '../src/runtime/node-hashing.js';
 const runs = syntheticCodingRuns();
 /** Replaying hundreds of runs takes a few seconds alone and longer on a shared machine. */
 const EVAL_TIMEOUT_MS = 60_000;
+/**
+ * Seeds for what must not depend on the draw. Which stuck runs begin with a working run the
+ * one-line rule stops (polls of a growing log, an install retried as is) is drawn per seed, and so
+ * is that rule's saving: over seeds 1 to 30 loopguard's saving is below 1.2x it on 21 (shell-only),
+ * 15 (editor-tools) and 17 (json-exec), and at least 1.40x it, less twin stops or counting only
+ * stops outside honest work, on every one.
+ */
+const SEEDS = [11, 12, 13, 14, 15, 16];
 const loopguard = loopguardDetector(DEFAULT_POLICY, {
   hashing: nodeHashing('t'),
   similarity: cachedDiceSimilarity(),
@@ -111,26 +115,14 @@ describe('the synthetic coding-agent run set', () => {
     () => {
       const shellOnly = syntheticCodingFiles().find((f) => f.name === 'synthetic-shell-only');
       if (shellOnly === undefined) throw new Error('no shell-only family');
-      const honest = syntheticHonestPrefixes();
       const three = identicalInARow(3);
-      const [ours, baseline] = evaluate([shellOnly], [loopguard, three]).files[0]?.rows ?? [];
+      const file = evaluate([shellOnly], [loopguard, three]).files[0];
+      const [ours, baseline] = file?.rows ?? [];
       let loopCalls = 0;
-      const twins = twinStops(
-        shellOnly.runs,
-        shellOnly.runs.map((r) => loopguard.judge(r)),
-      );
-      for (const [i, run] of shellOnly.runs.entries()) {
-        if (run.outcome.success) continue;
-        const prefix = honest.get(run.run_id);
-        if (prefix === undefined) throw new Error(`no honest prefix for ${run.run_id}`);
-        loopCalls += run.calls.length - prefix;
-        // loopguard stops every loop within its first four calls, and inside honest work only
-        // where a successful run identical so far is stopped too.
-        const stop = loopguard.judge(run).stopIndex;
-        expect(stop, run.run_id).not.toBeNull();
-        if ((stop ?? 0) < prefix) expect(twins[i], run.run_id).toBe(true);
-        else expect((stop ?? 0) - prefix, run.run_id).toBeLessThanOrEqual(3);
-      }
+      for (const run of shellOnly.runs)
+        if (!run.outcome.success)
+          loopCalls += run.calls.length - (shellOnly.honestPrefixes.get(run.run_id) ?? 0);
+      expect(file?.loopCalls).toBe(loopCalls);
       // Refusing the first looping call of every stuck run, before any repeat shows, saves fewer
       // calls than 1.2x what the one-line rule saves, most of it by stopping the polls it shares
       // with successful runs.
@@ -140,5 +132,52 @@ describe('the synthetic coding-agent run set', () => {
       );
     },
     EVAL_TIMEOUT_MS,
+  );
+
+  it(
+    'on every seed tried, loopguard stops each loop at the first call the evidence allows, and inside honest work only by twin stops',
+    () => {
+      // The calls of a loop that must have run before a stop can rest on a repeat: two of a
+      // one-call loop (the third identical call is refused), three of a write-and-run cycle or of
+      // a rephrased search. Stopping sooner means stopping on less evidence than the one-line rule.
+      const floor: Readonly<Record<string, number>> = {
+        'rerun-unchanged': 2,
+        'same-edit': 2,
+        'reread-file': 2,
+        'rewrite-and-run': 3,
+        'rephrase-search': 3,
+      };
+      const three = identicalInARow(3);
+      for (const seed of SEEDS) {
+        const files = syntheticCodingFiles(seed);
+        const report = evaluate(files, [loopguard, three]);
+        for (const [f, file] of files.entries()) {
+          const verdicts = file.runs.map((r) => loopguard.judge(r));
+          const twins = twinStops(file.runs, verdicts);
+          for (const [i, run] of file.runs.entries()) {
+            if (run.outcome.success) continue;
+            const where = `seed ${seed} ${run.run_id}`;
+            const prefix = file.honestPrefixes.get(run.run_id) ?? Number.NaN;
+            const stop = verdicts[i]?.stopIndex ?? Number.NaN;
+            const shape = run.run_id.split('/')[2]?.replace('stuck-', '') ?? '';
+            if (stop < prefix) expect(twins[i], where).toBe(true);
+            else expect(stop - prefix, where).toBe(floor[shape]);
+          }
+          // The targets that do not turn on the draw of prefixes hold on every seed.
+          const [ours, baseline] = report.files[f]?.rows ?? [];
+          if (ours === undefined || baseline === undefined) throw new Error(`no rows for ${file.name}`);
+          const where = `seed ${seed} ${file.name}`;
+          expect(ours.stuckCaught, where).toBe(ours.stuckRuns);
+          expect(ours.wastedMedian, where).toBe(0);
+          expect(ours.falseStops, where).toBeLessThanOrEqual(baseline.falseStops);
+          const earned = (m: typeof ours) => m.callsSavedUnsuccessful - m.callsSavedByTwinStops;
+          expect(earned(ours), where).toBeGreaterThanOrEqual(1.2 * earned(baseline));
+          const outside = (m: typeof ours) =>
+            m.callsSavedUnsuccessful - (m.callsSavedInHonestWork ?? Number.NaN);
+          expect(outside(ours), where).toBeGreaterThanOrEqual(1.2 * outside(baseline));
+        }
+      }
+    },
+    4 * EVAL_TIMEOUT_MS,
   );
 });

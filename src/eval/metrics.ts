@@ -20,6 +20,10 @@
  * - twin stops (see twins.ts): stops on unsuccessful runs at a call where a successful run of the
  *   same source, identical through that call, was stopped too; `callsSavedByTwinStops` is their
  *   share of the calls saved: savings the detector paid for with a false stop.
+ * - calls saved in honest work: where a (synthetic) source knows how many calls of each
+ *   unsuccessful run are honest work before its loop, the calls saved by stops inside that work:
+ *   the detector stopped work it would stop on a successful run doing the same, identical or not.
+ *   null when any unsuccessful run's prefix is unknown.
  * - stops by rule: every stop, by `verdict.rule` (null rule is counted as "(none)").
  * - percentages: 100 * part / whole rounded to 0.1, null when whole is 0.
  */
@@ -36,6 +40,8 @@ export interface JudgedRun {
   readonly verdict: Verdict;
   /** A twin stop (see twins.ts); absent means no. */
   readonly twin?: boolean;
+  /** How many of its calls are honest work before its loop, when the source knows (synthetic runs). */
+  readonly honestPrefix?: number;
 }
 
 export interface DetectorMetrics {
@@ -66,13 +72,29 @@ export interface DetectorMetrics {
   readonly callsSavedUnsuccessfulPct: number | null;
   readonly twinStops: number;
   readonly callsSavedByTwinStops: number;
+  /** Calls saved on unsuccessful runs by stops inside their honest prefix; null when a prefix is unknown. */
+  readonly callsSavedInHonestWork: number | null;
   readonly unknownOutcomeRuns: number;
   readonly unknownOutcomeStops: number;
   readonly stopsByRule: Readonly<Record<string, number>>;
 }
 
-export function judgeRun(run: TraceRun, labels: RunLabels, verdict: Verdict, twin = false): JudgedRun {
-  return { runId: run.run_id, calls: run.calls.length, success: run.outcome.success, labels, verdict, twin };
+export function judgeRun(
+  run: TraceRun,
+  labels: RunLabels,
+  verdict: Verdict,
+  twin = false,
+  honestPrefix?: number,
+): JudgedRun {
+  return {
+    runId: run.run_id,
+    calls: run.calls.length,
+    success: run.outcome.success,
+    labels,
+    verdict,
+    twin,
+    ...(honestPrefix === undefined ? {} : { honestPrefix }),
+  };
 }
 
 /** Nearest-rank percentile (p in (0, 100]) of the values; null for no values. */
@@ -112,6 +134,7 @@ export function computeMetrics(detector: string, judged: readonly JudgedRun[]): 
   let callsSavedUnsuccessful = 0;
   let twinStops = 0;
   let callsSavedByTwinStops = 0;
+  let callsSavedInHonestWork: number | null = 0;
   let unknownOutcomeRuns = 0;
   let unknownOutcomeStops = 0;
   const rules = new Map<string, number>();
@@ -153,6 +176,9 @@ export function computeMetrics(detector: string, judged: readonly JudgedRun[]): 
         twinStops++;
         callsSavedByTwinStops += run.calls - stop;
       }
+      if (run.honestPrefix === undefined) callsSavedInHonestWork = null;
+      else if (callsSavedInHonestWork !== null && stop !== null && stop < run.honestPrefix)
+        callsSavedInHonestWork += run.calls - stop;
     } else {
       unknownOutcomeRuns++;
       if (stop !== null) unknownOutcomeStops++;
@@ -188,6 +214,7 @@ export function computeMetrics(detector: string, judged: readonly JudgedRun[]): 
     callsSavedUnsuccessfulPct: percent(callsSavedUnsuccessful, unsuccessfulCalls),
     twinStops,
     callsSavedByTwinStops,
+    callsSavedInHonestWork,
     unknownOutcomeRuns,
     unknownOutcomeStops,
     stopsByRule,

@@ -19,11 +19,21 @@ export interface EvalFile {
    * do (a synthetic family knows which parts of an answer it made volatile); else from labels.ts.
    */
   readonly labels?: readonly RunLabels[];
+  /**
+   * For a synthetic source, how many calls of each failed run (by run id) are honest work before
+   * its loop: the calls after them are what a guard could save on that run without stopping work.
+   */
+  readonly honestPrefixes?: ReadonlyMap<string, number>;
 }
 
 export interface FileReport {
   readonly name: string;
   readonly labels: LabelCounts;
+  /**
+   * Calls after the honest prefix, summed over the failed runs: the most any detector saves on
+   * them without a stop inside honest work. Null when the source does not know its prefixes.
+   */
+  readonly loopCalls: number | null;
   /** One row per detector, in the order the detectors were given. */
   readonly rows: readonly DetectorMetrics[];
 }
@@ -46,6 +56,21 @@ function checkedVerdict(detector: Detector, run: TraceRun, verdict: Verdict): Ve
   return verdict;
 }
 
+/** The calls after each failed run's honest prefix, summed; null when the source gives no prefixes. */
+function loopCalls(file: EvalFile): number | null {
+  const prefixes = file.honestPrefixes;
+  if (prefixes === undefined) return null;
+  let calls = 0;
+  for (const run of file.runs) {
+    if (run.outcome.success !== false) continue;
+    const prefix = prefixes.get(run.run_id);
+    if (prefix === undefined)
+      throw new RangeError(`${file.name}: no honest prefix for failed run ${run.run_id}`);
+    calls += run.calls.length - prefix;
+  }
+  return calls;
+}
+
 export function evaluate(files: readonly EvalFile[], detectors: readonly Detector[]): EvalReport {
   const names = detectors.map((detector) => detector.name);
   const duplicate = names.find((name, i) => names.indexOf(name) !== i);
@@ -65,12 +90,18 @@ export function evaluate(files: readonly EvalFile[], detectors: readonly Detecto
           labels[r] ?? { stuck: null, pingPong: null },
           verdicts[r] ?? { stopIndex: null, rule: null },
           twins[r],
+          file.honestPrefixes?.get(run.run_id),
         ),
       );
       pooled[d]?.push(...judged);
       return computeMetrics(detector.name, judged);
     });
-    fileReports.push({ name: file.name, labels: countLabels(file.runs, labels), rows });
+    fileReports.push({
+      name: file.name,
+      labels: countLabels(file.runs, labels),
+      loopCalls: loopCalls(file),
+      rows,
+    });
     pooledLabels.push(...labels);
   }
 
@@ -80,6 +111,9 @@ export function evaluate(files: readonly EvalFile[], detectors: readonly Detecto
       files.flatMap((file) => file.runs),
       pooledLabels,
     ),
+    loopCalls: fileReports.every((f) => f.loopCalls !== null)
+      ? fileReports.reduce((sum, f) => sum + (f.loopCalls ?? 0), 0)
+      : null,
     rows: detectors.map((detector, d) => computeMetrics(detector.name, pooled[d] ?? [])),
   };
   return { detectors: names, files: fileReports, totals };

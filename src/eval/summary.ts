@@ -3,7 +3,9 @@
  * the step caps, on what the guard is judged by: stuck runs caught, wasted calls, false stops,
  * calls saved on failed runs, and that saving as a multiple of the 3-identical rule's; beside it the
  * same saving less what twin stops saved (stops a successful run identical so far got too, see
- * twins.ts), which no rule earns without the false stop.
+ * twins.ts), which no rule earns without the false stop; and, where a synthetic source knows its
+ * failed runs' honest prefixes, the calls after them (the ceiling on what stops outside honest work
+ * save) beside what each rule's stops outside honest work saved.
  */
 import type { DetectorMetrics } from './metrics.js';
 import type { EvalReport, FileReport } from './report.js';
@@ -16,6 +18,43 @@ const CAPS = [/^openai-agents max_turns=/, /^vercel-ai stepCountIs\(/, /^crewai 
 const TWIN_NOTE =
   'twin stop: a stop on a failed run at a call where a successful run of the same source, identical through that call,\n' +
   'was stopped too: those savings come with a false stop (src/eval/twins.ts).\n';
+const HONEST_NOTE =
+  "outside honest work (synthetic sources, which know each failed run's honest prefix: the working run it begins\n" +
+  'with, cut short): loop calls, the calls after those prefixes, the most a detector saves without stopping honest\n' +
+  'work; then the saving of stops after the prefix, loopguard / 3 id. (a stop inside it stops work the same rule\n' +
+  'stops on a successful run doing the same, identical or not).\n';
+
+/** `ours` as a multiple of `theirs`. */
+const times = (ours: number, theirs: number) =>
+  theirs === 0 ? (ours === 0 ? '-' : 'inf') : `${(ours / theirs).toFixed(2)}x`;
+
+/** The family's loop calls, and the calls each detector saved by stops outside honest work. */
+function outsideHonestWork(
+  file: FileReport,
+  lg: DetectorMetrics | undefined,
+  three: DetectorMetrics | undefined,
+): string {
+  const outside = (m: DetectorMetrics | undefined) =>
+    m === undefined || m.callsSavedInHonestWork === null
+      ? null
+      : m.callsSavedUnsuccessful - m.callsSavedInHonestWork;
+  const ours = outside(lg);
+  const theirs = outside(three);
+  if (file.loopCalls === null || ours === null || theirs === null) return '-';
+  return `${file.loopCalls}; ${ours} / ${theirs} (${times(ours, theirs)})`;
+}
+
+const HEADER = [
+  'source',
+  'stuck caught',
+  'wasted p50',
+  'false stops: loopguard / 3 id. / 5 id. / caps',
+  'saved on failed runs: same order',
+  'outside honest work: loop calls; loopguard / 3 id.',
+  'less twin stops: loopguard / 3 id.',
+  'saved vs 3 id.',
+] as const;
+const HONEST_COLUMN = HEADER.indexOf('outside honest work: loop calls; loopguard / 3 id.');
 
 function row(file: FileReport, ours: string, marked: boolean): string[] {
   const by = (name: string) => file.rows.find((r) => r.detector === name);
@@ -25,8 +64,6 @@ function row(file: FileReport, ours: string, marked: boolean): string[] {
   const five = by(FIVE);
   const cell = (f: (m: DetectorMetrics) => number | null, ...ms: (DetectorMetrics | undefined)[]) =>
     ms.map((m) => (m === undefined ? '-' : String(f(m) ?? '-'))).join(' / ');
-  const times = (ours: number, theirs: number) =>
-    theirs === 0 ? (ours === 0 ? '-' : 'inf') : `${(ours / theirs).toFixed(2)}x`;
   const earned = (m: DetectorMetrics) => m.callsSavedUnsuccessful - m.callsSavedByTwinStops;
   const ratio =
     lg === undefined || three === undefined
@@ -42,6 +79,7 @@ function row(file: FileReport, ours: string, marked: boolean): string[] {
     lg === undefined ? '-' : `${lg.wastedMedian ?? '-'}`,
     cell((m) => m.falseStops, lg, three, five, ...caps),
     cell((m) => m.callsSavedUnsuccessful, lg, three, five, ...caps),
+    outsideHonestWork(file, lg, three),
     untwinned,
     ratio,
   ];
@@ -49,18 +87,14 @@ function row(file: FileReport, ours: string, marked: boolean): string[] {
 
 /** The per-source summary as an aligned text table; `synthetic` marks every source as synthetic. */
 export function formatSummary(report: EvalReport, synthetic: boolean, ours = 'loopguard'): string {
-  const header = [
-    'source',
-    'stuck caught',
-    'wasted p50',
-    'false stops: loopguard / 3 id. / 5 id. / caps',
-    'saved on failed runs: same order',
-    'less twin stops: loopguard / 3 id.',
-    'saved vs 3 id.',
-  ];
-  const rows = [...report.files, ...(report.files.length > 1 ? [report.totals] : [])].map((f) =>
+  const all = [...report.files, ...(report.files.length > 1 ? [report.totals] : [])].map((f) =>
     row(f, ours, synthetic),
   );
+  // Sources that do not know their runs' honest prefixes (recordings) get no column for them.
+  const honest = all.some((r) => r[HONEST_COLUMN] !== '-');
+  const keep = (cells: readonly string[]) => cells.filter((_, c) => honest || c !== HONEST_COLUMN);
+  const header = keep(HEADER);
+  const rows = all.map(keep);
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)));
   const line = (cells: readonly string[]) =>
     cells
@@ -68,5 +102,5 @@ export function formatSummary(report: EvalReport, synthetic: boolean, ours = 'lo
       .join('  ')
       .trimEnd();
   const caps = report.detectors.filter((d) => CAPS.some((c) => c.test(d))).join(', ');
-  return `${[line(header), line(header.map((_, c) => '-'.repeat(widths[c] ?? 0))), ...rows.map(line)].join('\n')}\ncaps: ${caps}\n${TWIN_NOTE}`;
+  return `${[line(header), line(header.map((_, c) => '-'.repeat(widths[c] ?? 0))), ...rows.map(line)].join('\n')}\ncaps: ${caps}\n${TWIN_NOTE}${honest ? HONEST_NOTE : ''}`;
 }

@@ -15,6 +15,8 @@ export interface LabelledRuns {
   readonly runs: TraceRun[];
   /** Ground truth from the generator: the labels' rules on the answers without their volatile parts. */
   readonly labels: RunLabels[];
+  /** How many calls of each stuck run (by run id) are its honest prefix; the calls after it are the loop. */
+  readonly honestPrefixes: ReadonlyMap<string, number>;
 }
 
 function traceRun(
@@ -45,6 +47,7 @@ export function syntheticAssistantRuns(seed: number = ASSISTANT_SEED): LabelledR
   const rng = new Prng(seed);
   const runs: TraceRun[] = [];
   const labels: RunLabels[] = [];
+  const honestPrefixes = new Map<string, number>();
   const add = (id: string, log: AssistantLog, success: boolean) => {
     runs.push(traceRun(id, log.calls, success, 'raw'));
     labels.push(labelRun(traceRun(id, log.calls, success, 'stable')));
@@ -62,10 +65,13 @@ export function syntheticAssistantRuns(seed: number = ASSISTANT_SEED): LabelledR
       const log = new AssistantLog(rng.pick(ERROR_STYLES));
       const [, prefix] = rng.pick(working);
       prefix(log, rng);
-      log.calls.splice(rng.int(2, log.calls.length - 1));
+      const cut = rng.int(2, log.calls.length - 1);
+      log.calls.splice(cut);
       shape(log, rng);
-      add(`synthetic/assistant/stuck-${name}/${i}`, log, false);
+      const id = `synthetic/assistant/stuck-${name}/${i}`;
+      add(id, log, false);
+      honestPrefixes.set(id, cut);
     }
   }
-  return { runs, labels };
+  return { runs, labels, honestPrefixes };
 }

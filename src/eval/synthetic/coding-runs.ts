@@ -52,15 +52,6 @@ export function syntheticCodingRuns(seed: number = SYNTHETIC_SEED): TraceRun[] {
   return generated(seed).runs;
 }
 
-/**
- * How many calls of each stuck run are its honest prefix (the working run it begins with, cut
- * short), by run id: the calls after it are the loop. The evaluation uses it to bound what any
- * guard could save on the stuck runs without stopping honest work; the runs do not carry it.
- */
-export function syntheticHonestPrefixes(seed: number = SYNTHETIC_SEED): ReadonlyMap<string, number> {
-  return generated(seed).honest;
-}
-
 function generated(seed: number): { runs: TraceRun[]; honest: Map<string, number> } {
   const rng = new Prng(seed);
   const runs: TraceRun[] = [];
@@ -92,12 +83,21 @@ function generated(seed: number): { runs: TraceRun[]; honest: Map<string, number
   return { runs, honest };
 }
 
-/** The synthetic runs grouped by harness, for an evaluation that reports each and their total. */
-export function syntheticCodingFiles(seed: number = SYNTHETIC_SEED): { name: string; runs: TraceRun[] }[] {
-  const runs = syntheticCodingRuns(seed);
+/**
+ * The synthetic runs grouped by harness, for an evaluation that reports each and their total. Each
+ * carries how many calls of each stuck run are its honest prefix (the working run it begins with,
+ * cut short): the calls after it are the loop, what a guard could save without stopping honest work.
+ */
+export function syntheticCodingFiles(seed: number = SYNTHETIC_SEED): {
+  name: string;
+  runs: TraceRun[];
+  honestPrefixes: ReadonlyMap<string, number>;
+}[] {
+  const { runs, honest } = generated(seed);
   return HARNESSES.map((h) => ({
     name: `synthetic-${h.name}`,
     runs: runs.filter((r) => r.run_id.startsWith(`synthetic/${h.name}/`)),
+    honestPrefixes: honest,
   }));
 }
 

@@ -7,12 +7,18 @@ export const SYNTHETIC_SEEDS = { coding: SYNTHETIC_SEED, assistant: ASSISTANT_SE
 
 /**
  * Every synthetic family as one source each: the coding agent through three harnesses, and the
- * tool-using assistant (its labels from the generator, see assistant-runs.ts).
+ * tool-using assistant (its labels from the generator, see assistant-runs.ts), each with its
+ * stuck runs' honest prefixes.
  */
 export function syntheticFiles(): EvalFile[] {
   const assistant = syntheticAssistantRuns();
   return [
     ...syntheticCodingFiles(),
-    { name: ASSISTANT_FAMILY, runs: assistant.runs, labels: assistant.labels },
+    {
+      name: ASSISTANT_FAMILY,
+      runs: assistant.runs,
+      labels: assistant.labels,
+      honestPrefixes: assistant.honestPrefixes,
+    },
   ];
 }
