@@ -1,11 +1,9 @@
 import {
   callIsSideEffect,
-  canonicalCall,
   type Hashing,
   IllegalStateError,
   inputError,
   isTerminal,
-  type LedgerView,
   type RecordedEvent,
   type RunState,
   redactText,
@@ -34,7 +32,7 @@ import {
   notRunResult,
   recordedDecision,
 } from './call-result.js';
-import { claimOperation, ledgerCall, type OperationClaim } from './claim-operation.js';
+import { CommandPath } from './command-path.js';
 import { executeTool, type ToolFn } from './execute-tool.js';
 import { interruptedCompletion } from './interrupted-call.js';
 import type { Run } from './run.js';
@@ -49,6 +47,7 @@ export class GuardedRun implements Run {
   private queue: Promise<unknown> = Promise.resolve();
   private calls = 0;
   private readonly writer: RunWriter;
+  private readonly path: CommandPath;
   /** Whether this run's end has been passed on to its sub-agents. */
   private cascaded = false;
 
@@ -60,7 +59,14 @@ export class GuardedRun implements Run {
     private readonly family?: RunFamily,
     private readonly telemetry: GuardTelemetry = new GuardTelemetry({ hashing }),
   ) {
-    this.writer = new RunWriter(actor, store, hashing);
+    this.writer = new RunWriter(actor, store, hashing, (records) => this.telemetry.recorded(records));
+    this.path = new CommandPath({
+      actor,
+      boundary: this.writer,
+      ledger,
+      hashing,
+      withContext: (cmd) => withFamily(cmd, this.family?.view(this.runId)),
+    });
   }
 
   /** Operation keys are recorded redacted; the ledger holds them the same way. */
@@ -94,16 +100,9 @@ export class GuardedRun implements Run {
     await this.family.ended(this.runId);
   }
 
-  /**
-   * Record first, then act: the RunWriter appends at the seq the log has, and only once durable
-   * the actor moves. `deferred` (a tool's result and the decision after it) may ride on the run's
-   * next write instead: one durable write per guarded call.
-   */
-  private async record(cmd: CommandInput, deferred = false): Promise<RecordedEvent[]> {
-    const records = await this.writer.record(withFamily(cmd, this.family?.view(this.runId)), deferred);
-    // Counted as decided: a deferred result is in the actor now and rides on the next write.
-    this.telemetry.recorded(records);
-    return records;
+  /** Record first, then act: the command path (command-path.ts) with the run's stream as its boundary. */
+  private record(cmd: CommandInput): Promise<RecordedEvent[]> {
+    return this.path.record(cmd);
   }
 
   /** Writes what is held, then refuses to record anything more: Guard.close does this for every run. */
@@ -132,97 +131,41 @@ export class GuardedRun implements Run {
     const callId = `call-${this.actor.state.seq + 1}-${++this.calls}`;
     obs.named(callId);
     const sideEffect = callIsSideEffect(policy, req.tool, req.sideEffect, req.operationKey);
-    const asked = sideEffect && !isTerminal(this.actor.state.status) ? req.operationKey : undefined;
-    const key = asked === undefined ? undefined : this.ledgerKey(asked);
-    // Arguments that can never be recorded must not take a shared claim first (the decider refuses them too).
-    const args = key === undefined ? null : canonicalCall(req.tool, req.args, this.hashing);
-    if (args !== null && !args.ok) throw args.error;
-    const owner = { runId: this.runId, callId };
-    const claim: OperationClaim =
-      asked === undefined || key === undefined
-        ? { view: { status: 'none' } as LedgerView, won: false, settled: null }
-        : await claimOperation(
-            this.ledger,
-            { key, asked },
-            owner,
-            hooks,
-            Object.hasOwn(this.actor.state.operations, key),
-            (v) => recordedResult(v, this.hashing),
-          );
-    if (key !== undefined && claim.settled !== null)
-      await this.record({
-        type: 'SettleOperation',
-        operationKey: key,
-        ...claim.settled,
-        settledBy: 'reconcile',
-      });
-    let records: RecordedEvent[];
-    try {
-      records = await this.record({
+    const { records, before } = await this.path.requestCall(
+      {
         type: 'RequestToolCall',
         callId,
         tool: req.tool,
         args: req.args,
-        ledger: claim.view,
         sideEffect,
         ...(req.operationKey !== undefined ? { operationKey: req.operationKey } : {}),
         ...(req.costEstimateUsd !== undefined ? { costEstimateUsd: req.costEstimateUsd } : {}),
         ...(req.progressVersion !== undefined ? { progressVersion: req.progressVersion } : {}),
         ...(req.afterUserTurn !== undefined ? { afterUserTurn: req.afterUserTurn } : {}),
-      });
-    } catch (e) {
-      if (claim.won && key !== undefined) await this.ledger.release(key, owner).catch(() => undefined);
-      throw e;
-    }
-    const before = decision(records, 'before');
+      },
+      hooks,
+    );
     obs.decided(before.decision);
-    if (before.decision !== 'execute') {
-      if (claim.won && key !== undefined) await this.ledger.release(key, owner);
+    if (before.decision !== 'execute')
       return notRunResult(recordedDecision(before, records, this.actor.state), this.actor.state);
-    }
+    const call = this.actor.state.inFlight;
     const ran = await obs.runTool(() =>
       runningTool(this, () => executeTool(fn, policy.stepTimeoutMs, sideEffect, this.hashing)),
     );
-    const inDoubt = ran.inDoubt && key !== undefined;
-    // Whether the outcome is safe somewhere before the run's record of it is durable.
-    let covered = !sideEffect;
-    if (key !== undefined && claim.won) {
-      // The ledger learns the outcome before the run does: another worker must never see a
-      // completed side effect as free. If the ledger cannot take it, the claim stays (and turns
-      // in doubt), and the run's own record below still carries the outcome to the log.
-      await (inDoubt
-        ? this.ledger.markInDoubt(
-            key,
-            owner,
-            ran.code === null ? 'no answer' : redactText(ran.code, this.hashing),
-          )
-        : ran.kind === 'SUCCESS'
-          ? this.ledger.complete(key, owner, ran.resultJson)
-          : this.ledger.release(key, owner)
-      ).then(
-        () => {
-          covered = true;
-        },
-        () => undefined,
-      );
-    }
-    const done = await this.record(
-      {
-        type: 'CompleteToolCall',
-        callId,
-        kind: ran.kind,
-        resultHash: ran.resultHash,
-        resultJson: ran.resultJson,
-        terminal: ran.terminal,
-        tokens: ran.tokens,
-        inDoubt,
-        ...(ran.costUsd !== null ? { costUsd: ran.costUsd } : {}),
-        ...(ran.code !== null ? { code: ran.code } : {}),
-        ...(ran.retryAfterMs !== null ? { retryAfterMs: ran.retryAfterMs } : {}),
-        ...(ran.progressVersion !== null ? { progressVersion: ran.progressVersion } : {}),
-      },
-      covered,
-    );
+    const done = await this.path.completeCall({
+      type: 'CompleteToolCall',
+      callId,
+      kind: ran.kind,
+      resultHash: ran.resultHash,
+      resultJson: ran.resultJson,
+      terminal: ran.terminal,
+      tokens: ran.tokens,
+      inDoubt: ran.inDoubt && call?.sideEffect === true && call.operationKey !== null,
+      ...(ran.costUsd !== null ? { costUsd: ran.costUsd } : {}),
+      ...(ran.code !== null ? { code: ran.code } : {}),
+      ...(ran.retryAfterMs !== null ? { retryAfterMs: ran.retryAfterMs } : {}),
+      ...(ran.progressVersion !== null ? { progressVersion: ran.progressVersion } : {}),
+    });
     return executedResult(
       ran,
       recordedDecision(decision(done, 'after'), done, this.actor.state),
@@ -244,7 +187,7 @@ export class GuardedRun implements Run {
 
   /** A user's cancel: PARTIAL, with the reason kept in the report. */
   async cancel(reason: string): Promise<RunState> {
-    await this.serial(() => this.record({ type: 'Cancel', reason }));
+    await this.serial(() => this.path.cancel({ type: 'Cancel', reason }));
     return this.state;
   }
 
@@ -270,17 +213,15 @@ export class GuardedRun implements Run {
     ]);
     if (bad !== null) throw bad;
     const resultJson = recordedResult(verdict.result, this.hashing);
-    const key = this.ledgerKey(operationKey);
-    await this.serial(async () => {
-      await ledgerCall(`settle ${operationKey}`, () => this.ledger.settle(key, verdict.happened, resultJson));
-      await this.record({
+    await this.serial(() =>
+      this.path.settle({
         type: 'SettleOperation',
         operationKey,
         happened: verdict.happened,
         resultJson,
         settledBy: verdict.settledBy,
-      });
-    });
+      }),
+    );
   }
 
   /**
@@ -310,8 +251,7 @@ export class GuardedRun implements Run {
       approvedBy: why.approvedBy === undefined ? null : redactText(why.approvedBy, this.hashing),
       by: { runId: this.runId, callId: `reissue-${this.actor.state.seq}` },
     };
-    await this.serial(() => ledgerCall(`reissue ${oldKey}`, () => this.ledger.reissue(note)));
-    return note;
+    return this.serial(() => this.path.reissue(note));
   }
 
   /** Used by the run's family when an ancestor has ended: this run ends too (PARTIAL, parent_stopped). */
