@@ -39,7 +39,8 @@ async function given(opts: { completed?: string[]; started?: boolean } = {}) {
     await ledger.complete(redactText(key, HASHING), owner, '{"refunded":10}');
   }
   const actor = new RunActor('run-1', { hashing: HASHING, similarity: diceSimilarity }, new ManualClock(0));
-  if (opts.started ?? true) decideRequest(actor, { ...reissue('s'), type: 'START_RUN' }, CTX, 0);
+  if (opts.started ?? true)
+    await decideRequest(actor, { ...reissue('s'), type: 'START_RUN' }, { ...CTX, ledger }, 0);
   return { ledger, actor };
 }
 
@@ -55,7 +56,7 @@ function reissue(requestId: string, fields: Partial<WireRequest> = {}): WireRequ
 }
 
 const when = (ledger: Ledger, actor: RunActor, req: WireRequest, ctx = CTX, atMs = 7) =>
-  decideReissue(ledger, actor, req, ctx, atMs);
+  decideReissue(actor, req, { ...ctx, ledger }, atMs);
 
 describe('a REISSUE decided by a worker', () => {
   it('records its reason and approver redacted, as the library does', async () => {

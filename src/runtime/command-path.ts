@@ -231,29 +231,28 @@ export class CommandPath {
     if (isTerminal(actor.state.status)) return closed;
     return [...closed, ...(await this.record(cmd))];
   }
+}
 
-  /**
-   * A deliberate second execution, the ledger's alone (no run event). A refusal because the new
-   * key is taken may be this very note, made before by a caller that lost the answer (a worker
-   * that is gone, a batch that aborted): then it is the answer.
-   */
-  async reissue(note: ReissueNote): Promise<ReissueNote> {
-    const { ledger } = this.d;
-    try {
-      await ledgerCall(`reissue ${note.oldKey}`, () => ledger.reissue(note));
-      return note;
-    } catch (e) {
-      if (!(e instanceof LoopguardError) || e.code !== 'reissue_refused') throw e;
-      const made = await ledgerCall(`read the reissue of ${note.newKey}`, () =>
-        ledger.reissuedFrom(note.newKey),
-      );
-      const same =
-        made !== undefined &&
-        made.by.runId === note.by.runId &&
-        made.by.callId === note.by.callId &&
-        made.oldKey === note.oldKey;
-      if (made === undefined || !same) throw e;
-      return made;
-    }
+/**
+ * A deliberate second execution, the ledger's alone (no run event), for both callers. A refusal
+ * because the new key is taken may be this very note, made before by a caller that lost the
+ * answer (a worker that is gone, a batch that aborted): then it is the answer.
+ */
+export async function reissueOperation(ledger: Ledger, note: ReissueNote): Promise<ReissueNote> {
+  try {
+    await ledgerCall(`reissue ${note.oldKey}`, () => ledger.reissue(note));
+    return note;
+  } catch (e) {
+    if (!(e instanceof LoopguardError) || e.code !== 'reissue_refused') throw e;
+    const made = await ledgerCall(`read the reissue of ${note.newKey}`, () =>
+      ledger.reissuedFrom(note.newKey),
+    );
+    const same =
+      made !== undefined &&
+      made.by.runId === note.by.runId &&
+      made.by.callId === note.by.callId &&
+      made.oldKey === note.oldKey;
+    if (made === undefined || !same) throw e;
+    return made;
   }
 }

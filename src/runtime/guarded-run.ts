@@ -32,7 +32,7 @@ import {
   notRunResult,
   recordedDecision,
 } from './call-result.js';
-import { CommandPath } from './command-path.js';
+import { CommandPath, reissueOperation } from './command-path.js';
 import { executeTool, type ToolFn } from './execute-tool.js';
 import { interruptedCompletion } from './interrupted-call.js';
 import type { Run } from './run.js';
@@ -251,7 +251,7 @@ export class GuardedRun implements Run {
       approvedBy: why.approvedBy === undefined ? null : redactText(why.approvedBy, this.hashing),
       by: { runId: this.runId, callId: `reissue-${this.actor.state.seq}` },
     };
-    return this.serial(() => this.path.reissue(note));
+    return this.serial(() => reissueOperation(this.ledger, note));
   }
 
   /** Used by the run's family when an ancestor has ended: this run ends too (PARTIAL, parent_stopped). */

@@ -1,26 +1,29 @@
 /**
- * One request against one run's actor: the command goes through the same propose/commit protocol
- * as the library's, and the decision sent back is read off the recorded events (the guard's own
- * GuardDecided), so the service never decides anything the log does not say.
+ * One request against one run's actor, through the library's command path (command-path.ts):
+ * the same claims, decisions and ledger outcomes as the matching library call. The durable
+ * boundary is the batch's transaction: the records are collected here for it, and the actor they
+ * move is the batch's copy of the run. The decision sent back is read off the recorded events
+ * (the guard's own GuardDecided), so the service never decides anything the log does not say.
  */
 import {
   type ErrorCode,
   type Hashing,
   isTerminal,
-  type LedgerView,
-  type LoopguardError,
+  LoopguardError,
   type Policy,
   type RecordedEvent,
   type RunState,
 } from '../domain/index.js';
 import type { RunActor } from '../machines/index.js';
+import type { Ledger } from '../ports/ledger.js';
+import type { CallHooks } from '../runtime/call-request.js';
 import { cachedResultJson } from '../runtime/call-result.js';
-import type { Settlement } from '../runtime/claim-operation.js';
+import { CommandPath } from '../runtime/command-path.js';
 import { requestCommand } from './request-command.js';
 import type { RequestType, WireDecision, WireRequest } from './service-topics.js';
 
 export interface Decided {
-  /** The run's new events, seq after seq; empty when the request was refused. */
+  /** The run's new events, seq after seq; empty when the request was refused before any. */
   readonly records: readonly RecordedEvent[];
   readonly decision: WireDecision;
 }
@@ -37,40 +40,62 @@ export interface DecideContext {
   readonly policy: Policy;
   readonly hashing: Hashing;
   readonly workerId: string;
+  /** The shared ledger of side effects, across runs and processes. */
+  readonly ledger: Ledger;
 }
 
-export function decideRequest(
+/** The client can settle an in-doubt operation with its own hook: it is asked to, nothing is recorded. */
+class ReconcileAsked extends Error {}
+
+/**
+ * The client's reconcile hook as the command path asks it: the answer the TOOL_CALL carries (sent
+ * after a `reconcile` decision); else, when the client has a hook (`can_reconcile`), the request
+ * is answered `reconcile`: the worker cannot call the client's hook itself.
+ */
+function reconcileHook(req: WireRequest): CallHooks {
+  const happened = req.reconciled;
+  if (happened === null)
+    return req.can_reconcile === true
+      ? {
+          reconcile: () => {
+            throw new ReconcileAsked();
+          },
+        }
+      : {};
+  // requestCommand refused text that is no JSON before this is asked.
+  return { reconcile: async () => ({ happened, result: JSON.parse(req.result_json ?? 'null') }) };
+}
+
+export async function decideRequest(
   actor: RunActor,
   req: WireRequest,
   ctx: DecideContext,
   atMs: number,
-  /** What the shared ledger says about a side-effecting call's operation (see shared-claims.ts). */
-  ledger?: LedgerView,
-  /** A reconcile answer the ledger took for that operation: recorded before the call, as in the library. */
-  settled?: Settlement | null,
-): Decided {
+): Promise<Decided> {
   const cmd = requestCommand(req, ctx.policy, ctx.hashing);
   if (!cmd.ok) return { records: [], decision: refusal(actor, req, ctx, atMs, cmd.error) };
-  const first: RecordedEvent[] = [];
-  if (settled && cmd.value.type === 'RequestToolCall' && req.operation_key !== null) {
-    const settle = actor.propose({
-      type: 'SettleOperation',
-      operationKey: req.operation_key,
-      ...settled,
-      settledBy: 'reconcile',
-    });
-    // The ledger is settled already: its record stays, whatever becomes of the call below.
-    if (settle.ok) {
-      actor.commit(settle.value);
-      first.push(...settle.value);
-    }
+  const records: RecordedEvent[] = [];
+  const path = new CommandPath({
+    actor,
+    ledger: ctx.ledger,
+    hashing: ctx.hashing,
+    // The batch's transaction is the boundary: what the request records joins it.
+    boundary: {
+      append: async (proposed) => {
+        records.push(...proposed);
+        return true;
+      },
+    },
+  });
+  try {
+    await path.handle(cmd.value, reconcileHook(req));
+  } catch (e) {
+    if (e instanceof ReconcileAsked) return { records, decision: reconcileAsked(actor, req, ctx, atMs) };
+    if (!(e instanceof LoopguardError)) throw e;
+    // Fail closed: a ledger that does not answer runs no side effect. What was recorded before
+    // (a reconcile's settlement) stays: the ledger has it already.
+    return { records, decision: refusal(actor, req, ctx, atMs, e) };
   }
-  const input =
-    ledger !== undefined && cmd.value.type === 'RequestToolCall' ? { ...cmd.value, ledger } : cmd.value;
-  const proposed = actor.propose(input);
-  if (!proposed.ok) return { records: first, decision: refusal(actor, req, ctx, atMs, proposed.error) };
-  actor.commit(proposed.value);
-  const records = [...first, ...proposed.value];
   return { records, decision: recordedDecision(req, records, actor.state, ctx.workerId) };
 }
 
@@ -79,12 +104,7 @@ export function decideRequest(
  * nothing is recorded (the run does not stop); the client asks its hook and sends the call again
  * with the answer in `reconciled`.
  */
-export function reconcileAsked(
-  actor: RunActor,
-  req: WireRequest,
-  ctx: DecideContext,
-  atMs: number,
-): WireDecision {
+function reconcileAsked(actor: RunActor, req: WireRequest, ctx: DecideContext, atMs: number): WireDecision {
   return {
     ...unrecorded(actor, req, ctx, atMs),
     decision: 'reconcile',
