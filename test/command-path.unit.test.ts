@@ -8,8 +8,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, diceSimilarity, type RecordedEvent, redactText } from '../src/domain/index.js';
-import { EventStore } from '../src/log/event-store.js';
 import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
+import { EventStore } from '../src/log/event-store.js';
 import { MemoryLedger } from '../src/log/memory-ledger.js';
 import { MemoryLog } from '../src/log/memory-log.js';
 import { ManualClock, RunActor } from '../src/machines/index.js';

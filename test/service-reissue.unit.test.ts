@@ -14,7 +14,6 @@ import { SqliteLedger } from '../src/log/embedded/sqlite-ledger.js';
 import { ManualClock, RunActor } from '../src/machines/index.js';
 import type { Ledger, ReissueNote } from '../src/ports/ledger.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
-import { decideReissue } from '../src/service/decide-reissue.js';
 import { decideRequest } from '../src/service/decide-request.js';
 import { emptyRequest, type WireRequest } from '../src/service/service-topics.js';
 
@@ -55,8 +54,8 @@ function reissue(requestId: string, fields: Partial<WireRequest> = {}): WireRequ
   };
 }
 
-const when = (ledger: Ledger, actor: RunActor, req: WireRequest, ctx = CTX, atMs = 7) =>
-  decideReissue(actor, req, { ...ctx, ledger }, atMs);
+const when = async (ledger: Ledger, actor: RunActor, req: WireRequest, ctx = CTX, atMs = 7) =>
+  (await decideRequest(actor, req, { ...ctx, ledger }, atMs)).decision;
 
 describe('a REISSUE decided by a worker', () => {
   it('records its reason and approver redacted, as the library does', async () => {

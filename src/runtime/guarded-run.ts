@@ -4,7 +4,6 @@ import {
   IllegalStateError,
   inputError,
   isTerminal,
-  type RecordedEvent,
   type RunState,
   redactText,
   type TerminalState,
@@ -100,11 +99,6 @@ export class GuardedRun implements Run {
     await this.family.ended(this.runId);
   }
 
-  /** Record first, then act: the command path (command-path.ts) with the run's stream as its boundary. */
-  private record(cmd: CommandInput): Promise<RecordedEvent[]> {
-    return this.path.record(cmd);
-  }
-
   /** Writes what is held, then refuses to record anything more: Guard.close does this for every run. */
   async close(): Promise<void> {
     if (this.writer.holding) await this.serial(() => this.writer.close());
@@ -174,13 +168,13 @@ export class GuardedRun implements Run {
   }
 
   async recordModelUsage(u: { tokensIn: number; tokensOut: number; costUsd: number }): Promise<void> {
-    await this.serial(() => this.record({ type: 'RecordModelUsage', ...u }));
+    await this.serial(() => this.path.record({ type: 'RecordModelUsage', ...u }));
   }
 
   /** Ends the run by a verifier's verdict: COMPLETED when verified, else PARTIAL with its gaps. */
   async finish(r: { verified: boolean; gaps?: readonly string[] }): Promise<RunState> {
     await this.serial(() =>
-      this.record({ type: 'Finish', verified: r.verified, ...(r.gaps ? { gaps: r.gaps } : {}) }),
+      this.path.record({ type: 'Finish', verified: r.verified, ...(r.gaps ? { gaps: r.gaps } : {}) }),
     );
     return this.state;
   }
@@ -193,7 +187,7 @@ export class GuardedRun implements Run {
 
   async checkpoint(checkpointId?: string): Promise<string> {
     const recs = await this.serial(() =>
-      this.record({ type: 'RecordCheckpoint', ...(checkpointId ? { checkpointId } : {}) }),
+      this.path.record({ type: 'RecordCheckpoint', ...(checkpointId ? { checkpointId } : {}) }),
     );
     const e = recs[0]?.event;
     return e?.type === 'CheckpointRecorded' ? e.checkpointId : '';
@@ -258,21 +252,21 @@ export class GuardedRun implements Run {
   async endWithParent(parentRunId: string, parentState: TerminalState): Promise<void> {
     await this.serial(async () => {
       if (isTerminal(this.actor.state.status)) return;
-      await this.record({ type: 'EndWithParent', parentRunId, parentState });
+      await this.path.record({ type: 'EndWithParent', parentRunId, parentState });
     });
   }
 
   /** Used by Guard.startRun. */
   async start(cmd: Extract<CommandInput, { type: 'StartRun' }>): Promise<void> {
-    await this.serial(() => this.record(cmd));
+    await this.serial(() => this.path.record(cmd));
   }
 
   /** Used by Guard.resume: records the approved precondition change. */
   async resumeWith(change: { preconditionChange: string; approvedBy?: string }): Promise<void> {
     await this.serial(async () => {
       const cutOff = await interruptedCompletion(this.actor.state, this.ledger, this.hashing);
-      if (cutOff !== null) await this.record(cutOff);
-      await this.record({ type: 'Resume', ...change });
+      if (cutOff !== null) await this.path.record(cutOff);
+      await this.path.record({ type: 'Resume', ...change });
       this.cascaded = false;
     });
   }

@@ -8,6 +8,7 @@
 import {
   type ErrorCode,
   type Hashing,
+  IllegalStateError,
   isTerminal,
   LoopguardError,
   type Policy,
@@ -17,9 +18,9 @@ import {
 import type { RunActor } from '../machines/index.js';
 import type { Ledger } from '../ports/ledger.js';
 import type { CallHooks } from '../runtime/call-request.js';
-import { cachedResultJson } from '../runtime/call-result.js';
-import { CommandPath } from '../runtime/command-path.js';
-import { requestCommand } from './request-command.js';
+import { cachedResultJson, decidedIn } from '../runtime/call-result.js';
+import { CommandPath, reissueOperation } from '../runtime/command-path.js';
+import { reissueNote, requestCommand } from './request-command.js';
 import type { RequestType, WireDecision, WireRequest } from './service-topics.js';
 
 export interface Decided {
@@ -72,6 +73,7 @@ export async function decideRequest(
   ctx: DecideContext,
   atMs: number,
 ): Promise<Decided> {
+  if (req.type === 'REISSUE') return { records: [], decision: await decideReissue(actor, req, ctx, atMs) };
   const cmd = requestCommand(req, ctx.policy, ctx.hashing);
   if (!cmd.ok) return { records: [], decision: refusal(actor, req, ctx, atMs, cmd.error) };
   const records: RecordedEvent[] = [];
@@ -97,6 +99,44 @@ export async function decideRequest(
     return { records, decision: refusal(actor, req, ctx, atMs, e) };
   }
   return { records, decision: recordedDecision(req, records, actor.state, ctx.workerId) };
+}
+
+/**
+ * A REISSUE, decided as the library's `run.reissue` (reissueOperation): the note goes to the shared
+ * ledger, which refuses it (reissue_refused) when the old key has no entry or is still in flight,
+ * or the new key is in use. Like the library it records no run event: the note lives in the
+ * ledger (read back with `reissuedFrom`), so a run's stream is the same whether its operator
+ * reissued through the library or through the service.
+ */
+async function decideReissue(
+  actor: RunActor,
+  req: WireRequest,
+  ctx: DecideContext,
+  atMs: number,
+): Promise<WireDecision> {
+  const note = reissueNote(req, ctx.hashing);
+  if (!note.ok) return refusal(actor, req, ctx, atMs, note.error);
+  // The note names its run: a run that never started has nothing to answer for.
+  if (actor.state.status === 'NEW')
+    return refusal(
+      actor,
+      req,
+      ctx,
+      atMs,
+      new IllegalStateError('run_not_started', `run ${req.run_id} has not been started`),
+    );
+  try {
+    const made = await reissueOperation(ctx.ledger, note.value);
+    return {
+      ...unrecorded(actor, req, ctx, atMs),
+      decision: 'recorded',
+      message: `operation ${made.oldKey} may run again as ${made.newKey}: ${made.reason}`,
+      result_json: JSON.stringify(made),
+    };
+  } catch (e) {
+    if (!(e instanceof LoopguardError)) throw e;
+    return refusal(actor, req, ctx, atMs, e);
+  }
 }
 
 /**
@@ -177,7 +217,7 @@ export function recordedDecision(
     report_json: isTerminal(s.status) && s.report !== null ? JSON.stringify(s.report) : null,
   };
   const phase = req.type === 'TOOL_CALL' ? 'before' : req.type === 'TOOL_RESULT' ? 'after' : null;
-  const d = phase === null ? undefined : decided(records, phase);
+  const d = phase === null ? undefined : decidedIn(records, phase);
   if (d === undefined) {
     const warnings = records.flatMap((r) => (r.event.type === 'BudgetWarning' ? [r.event.message] : []));
     const checkpoint = records.find((r) => r.event.type === 'CheckpointRecorded')?.event;
@@ -202,7 +242,7 @@ export function recordedDecision(
   };
 }
 
-const quiet = {
+export const quiet = {
   rule: null,
   warning: null,
   wait_until_ms: null,
@@ -213,8 +253,3 @@ const quiet = {
   error_field: null,
   checkpoint_id: null,
 };
-
-function decided(records: readonly RecordedEvent[], phase: 'before' | 'after') {
-  for (const r of records) if (r.event.type === 'GuardDecided' && r.event.phase === phase) return r.event;
-  return undefined;
-}

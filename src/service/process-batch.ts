@@ -23,8 +23,7 @@ import { AFTER_HEADER, BATCH_HEADER } from '../log/kafka/run-batch-fold.js';
 import type { Clock } from '../machines/index.js';
 import type { Ledger } from '../ports/ledger.js';
 import { BatchRuns } from './batch-runs.js';
-import { decideReissue } from './decide-reissue.js';
-import { decideRequest, refusal } from './decide-request.js';
+import { decideRequest, quiet, refusal } from './decide-request.js';
 import type { PartitionRuns } from './partition-runs.js';
 import { ANSWER_HEADERS } from './recent-answers.js';
 import { requestBodyHash } from './request-body.js';
@@ -172,16 +171,11 @@ export async function processBatch(
       decisionsOut.push(decisionMessage(ctx, refusal(actor, req, ctx, ctx.clock.now(), duplicateId(req))));
       continue;
     }
-    if (req.type === 'REISSUE') {
-      // Decided by the ledger alone, recording no run event: nothing joins the transaction but its answer.
-      const decision = await decideReissue(actor, req, ctx, ctx.clock.now());
-      if (decision.decision !== 'error') runs.remember(decision, body);
-      decisionsOut.push(decisionMessage(ctx, decision));
-      continue;
-    }
     const at = actor.state.seq;
     // The command path with this batch's transaction as its durable boundary (decide-request.ts).
     const { records, decision } = await decideRequest(actor, req, ctx, ctx.clock.now());
+    // A REISSUE is the ledger's alone, recording no run event: nothing joins the transaction but its answer.
+    if (req.type === 'REISSUE' && decision.decision !== 'error') runs.remember(decision, body);
     if (records.length > 0) {
       const batch = `${ctx.workerId}/${INCARNATION}/${++appends}`;
       runs.keep(actor, decision, batch, body);
@@ -262,22 +256,16 @@ function unanswered(
   e: { readonly code: string; readonly field: string | null; readonly message: string },
 ): WireDecision {
   return {
+    ...quiet,
     request_id: requestId,
     run_id: runId,
     decision: 'error',
     status: 'UNKNOWN',
     seq: 0,
-    rule: null,
     message: e.message,
-    warning: null,
-    wait_until_ms: null,
-    evidence_json: null,
-    result_json: null,
-    report_json: null,
     error_code: e.code,
     error_field: e.field,
     worker: ctx.workerId,
     decided_at_ms: ctx.clock.now(),
-    checkpoint_id: null,
   };
 }
