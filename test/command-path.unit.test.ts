@@ -13,10 +13,12 @@ import { EventStore } from '../src/log/event-store.js';
 import { MemoryLedger } from '../src/log/memory-ledger.js';
 import { MemoryLog } from '../src/log/memory-log.js';
 import { ManualClock, RunActor } from '../src/machines/index.js';
+import type { RunStream } from '../src/ports/run-stream.js';
 import { Guard } from '../src/runtime/guard.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
 import { decideRequest } from '../src/service/decide-request.js';
 import { emptyRequest, type WireRequest } from '../src/service/service-topics.js';
+import { memoryStream } from './support/memory-stream.js';
 
 const SECRET = 'command-path-secret-key-0123456789abcdef';
 const CHARGE = { tool: 'charge', args: { order: 'A1' }, operationKey: 'charge-A1', sideEffect: true };
@@ -117,5 +119,44 @@ describe('one command path for the library and the service', () => {
     const key = redactText('charge-A1', hashing);
     expect(await ledger.get(key)).toEqual(await library.ledger.get(key));
     expect(await ledger.get(key)).toMatchObject({ status: 'completed', resultJson: '{"receipt":"rcpt-9"}' });
+  });
+
+  it("cancels a library run whose side effect's result was lost: the call is closed in doubt, as the service closes it", async () => {
+    const stream = await memoryStream();
+    let refuse = true;
+    // The log refuses the write that carries the charge's result; the ledger missed it too.
+    const store: RunStream = {
+      ...stream,
+      readStream: (id, from) => stream.readStream(id, from),
+      load: (id) => stream.load(id),
+      snapshot: (s) => stream.snapshot(s),
+      readAll: (apply) => stream.readAll(apply),
+      close: () => stream.close(),
+      appendToStream: async (id, events, opts) => {
+        if (refuse && events.some((e) => e.event.type === 'ToolCallCompleted')) {
+          refuse = false;
+          throw new Error('disk full');
+        }
+        return stream.appendToStream(id, events, opts);
+      },
+    };
+    const ledger = new MemoryLedger();
+    ledger.complete = async () => {
+      throw new Error('ledger down');
+    };
+    const guard = new Guard({ store, ledger, secretKey: SECRET, clock: new ManualClock(1_000) });
+    const run = await guard.startRun({ runId: 'run-1' });
+    await expect(run.call(CHARGE, async () => ({ receipt: 'rcpt-9' }))).rejects.toMatchObject({
+      code: 'log_unavailable',
+    });
+    expect(run.state.inFlight).not.toBeNull();
+    // Before the one command path, the library refused this cancel (call_in_flight) for good.
+    const ended = await run.cancel('the operator stops it');
+    expect(ended.status).toBe('NEEDS_HUMAN');
+    const key = redactText('charge-A1', nodeHashing(SECRET));
+    expect(await ledger.get(key)).toMatchObject({ status: 'in_doubt' });
+    const types = (await stream.readStream('run-1', 1)).map((r) => r.event.type);
+    expect(types).toContain('OperationInDoubt');
+    await guard.close();
   });
 });
