@@ -15,7 +15,6 @@ import { ManualClock, RunActor } from '../src/machines/index.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
 import { decideRequest } from '../src/service/decide-request.js';
 import { emptyRequest, type WireRequest } from '../src/service/service-topics.js';
-import { asksReconcile, claimBefore, reportOutcome } from '../src/service/shared-claims.js';
 import { authorize } from '../src/service/tenant-guard.js';
 
 const HASHING = nodeHashing('reconcile-test-key');
@@ -31,7 +30,7 @@ const req = (type: WireRequest['type'], id: string, fields: Partial<WireRequest>
 });
 const CHARGE = { tool: 'charge', args_json: '{"order":"A1"}', operation_key: 'charge-A1', side_effect: true };
 
-/** A worker's steps on one run: claim, then decide, then tell the ledger the outcome. */
+/** A worker's steps on one run: the command path claims, decides and tells the ledger the outcome. */
 function worker() {
   const dir = mkdtempSync(join(tmpdir(), 'loopguard-reconcile-'));
   dirs.push(dir);
@@ -40,11 +39,8 @@ function worker() {
   const actor = new RunActor('run-1', { hashing: HASHING, similarity: diceSimilarity }, clock);
   const step = async (r: WireRequest) => {
     clock.advance(10);
-    const claim = await claimBefore(ledger, actor, r, HASHING);
-    if (asksReconcile(claim, r)) return { asked: true, claim, records: [], decision: null };
-    const d = decideRequest(actor, r, CTX, clock.now(), claim?.view, claim?.settled);
-    await reportOutcome(ledger, r, d.records);
-    return { asked: false, claim, ...d };
+    const d = await decideRequest(actor, r, { ...CTX, ledger }, clock.now());
+    return { asked: d.decision.decision === 'reconcile', ...d };
   };
   return { ledger, actor, step };
 }
@@ -61,6 +57,7 @@ describe('a reconcile decided by a worker', () => {
 
     const asked = await step(req('TOOL_CALL', 'c2', { ...CHARGE, can_reconcile: true }));
     expect(asked.asked).toBe(true);
+    expect(asked.records).toEqual([]);
     // Nothing recorded and the run still live: the hook may settle it.
     expect(actor.state).toMatchObject({ seq, status: 'RUNNING' });
 
@@ -72,7 +69,10 @@ describe('a reconcile decided by a worker', () => {
         result_json: '{"receipt":"r-9"}',
       }),
     );
-    expect(answered.claim?.settled).toEqual({ happened: true, resultJson: '{"receipt":"r-9"}' });
+    expect(answered.records[0]?.event).toMatchObject({
+      type: 'OperationCompleted',
+      resultJson: '{"receipt":"r-9"}',
+    });
     const types = answered.records.map((r) => r.event.type);
     expect(types.slice(0, 2)).toEqual(['OperationCompleted', 'ToolCallRequested']);
     expect(answered.decision).toMatchObject({

@@ -14,7 +14,6 @@ import { SqliteLedger } from '../src/log/embedded/sqlite-ledger.js';
 import { ManualClock, RunActor } from '../src/machines/index.js';
 import type { Ledger, ReissueNote } from '../src/ports/ledger.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
-import { decideReissue } from '../src/service/decide-reissue.js';
 import { decideRequest } from '../src/service/decide-request.js';
 import { emptyRequest, type WireRequest } from '../src/service/service-topics.js';
 
@@ -39,7 +38,8 @@ async function given(opts: { completed?: string[]; started?: boolean } = {}) {
     await ledger.complete(redactText(key, HASHING), owner, '{"refunded":10}');
   }
   const actor = new RunActor('run-1', { hashing: HASHING, similarity: diceSimilarity }, new ManualClock(0));
-  if (opts.started ?? true) decideRequest(actor, { ...reissue('s'), type: 'START_RUN' }, CTX, 0);
+  if (opts.started ?? true)
+    await decideRequest(actor, { ...reissue('s'), type: 'START_RUN' }, { ...CTX, ledger }, 0);
   return { ledger, actor };
 }
 
@@ -54,8 +54,8 @@ function reissue(requestId: string, fields: Partial<WireRequest> = {}): WireRequ
   };
 }
 
-const when = (ledger: Ledger, actor: RunActor, req: WireRequest, ctx = CTX, atMs = 7) =>
-  decideReissue(ledger, actor, req, ctx, atMs);
+const when = async (ledger: Ledger, actor: RunActor, req: WireRequest, ctx = CTX, atMs = 7) =>
+  (await decideRequest(actor, req, { ...ctx, ledger }, atMs)).decision;
 
 describe('a REISSUE decided by a worker', () => {
   it('records its reason and approver redacted, as the library does', async () => {

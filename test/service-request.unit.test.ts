@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, diceSimilarity } from '../src/domain/index.js';
+import { MemoryLedger } from '../src/log/memory-ledger.js';
 import { ManualClock, RunActor } from '../src/machines/index.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
 import { decideRequest } from '../src/service/decide-request.js';
@@ -17,7 +18,7 @@ const req = (type: RequestType, fields: Partial<WireRequest> = {}, id = 'req-1')
 });
 
 const HASHING = nodeHashing('test-key');
-const CTX = { policy: DEFAULT_POLICY, hashing: HASHING, workerId: 'w1' };
+const CTX = { policy: DEFAULT_POLICY, hashing: HASHING, workerId: 'w1', ledger: new MemoryLedger() };
 
 describe('requestCommand', () => {
   const refused: [string, WireRequest][] = [
@@ -120,25 +121,25 @@ describe('a published result', () => {
 describe('decideRequest', () => {
   const deps = { hashing: nodeHashing('k'), similarity: diceSimilarity };
 
-  it('answers with the decider recorded decision: identical calls stop at sameCallLimit', () => {
+  it('answers with the decider recorded decision: identical calls stop at sameCallLimit', async () => {
     const clock = new ManualClock(1_000);
     const actor = new RunActor('run-1', deps, clock);
     const seen: string[] = [];
-    const step = (r: WireRequest) => {
-      const d = decideRequest(actor, r, CTX, clock.now());
+    const step = async (r: WireRequest) => {
+      const d = await decideRequest(actor, r, CTX, clock.now());
       seen.push(d.decision.decision);
       clock.advance(10);
       return d;
     };
-    step(req('START_RUN', {}, 's'));
+    await step(req('START_RUN', {}, 's'));
     for (let i = 1; i <= 3; i++) {
-      const call = step(req('TOOL_CALL', { tool: 'search', args_json: '{"q":"same"}' }, `c${i}`));
+      const call = await step(req('TOOL_CALL', { tool: 'search', args_json: '{"q":"same"}' }, `c${i}`));
       if (call.decision.decision === 'execute')
-        step(req('TOOL_RESULT', { call_id: `c${i}`, result_json: '"none"' }, `r${i}`));
+        await step(req('TOOL_RESULT', { call_id: `c${i}`, result_json: '"none"' }, `r${i}`));
     }
     expect(seen).toEqual(['recorded', 'execute', 'continue', 'execute', 'continue', 'stop_partial']);
     expect(actor.state.status).toBe('STOPPED_LOOP_GUARD');
-    const last = step(req('TOOL_CALL', { tool: 'other', args_json: '{}' }, 'c4'));
+    const last = await step(req('TOOL_CALL', { tool: 'other', args_json: '{}' }, 'c4'));
     // As in the library: a call after the stop is refused, and the refusal is recorded for the audit.
     expect(last.decision).toMatchObject({
       decision: 'refuse',
@@ -148,9 +149,9 @@ describe('decideRequest', () => {
     expect(last.records.map((r) => r.event.type)).toContain('GuardDecided');
   });
 
-  it('refuses a request for a run never started, naming run_id, and records nothing', () => {
+  it('refuses a request for a run never started, naming run_id, and records nothing', async () => {
     const actor = new RunActor('run-1', deps, new ManualClock(0));
-    const d = decideRequest(actor, req('FINISH', { verified: true }), CTX, 0);
+    const d = await decideRequest(actor, req('FINISH', { verified: true }), CTX, 0);
     expect(d.records).toEqual([]);
     expect(d.decision).toMatchObject({
       decision: 'error',
@@ -160,55 +161,64 @@ describe('decideRequest', () => {
     expect(actor.state.seq).toBe(0);
   });
 
-  it('counts a model usage toward the run budgets, as the library does: the next call is stopped', () => {
+  it('counts a model usage toward the run budgets, as the library does: the next call is stopped', async () => {
     const clock = new ManualClock(1_000);
     const actor = new RunActor('run-1', deps, clock);
     const ctx = { ...CTX, policy: { ...DEFAULT_POLICY, maxTokens: 1_000 } };
-    const step = (r: WireRequest) => {
+    const step = async (r: WireRequest) => {
       clock.advance(10);
-      return decideRequest(actor, r, ctx, clock.now()).decision;
+      return (await decideRequest(actor, r, ctx, clock.now())).decision;
     };
-    step(req('START_RUN', {}, 's'));
-    const usage = step(req('MODEL_USAGE', { tokens_in: 700, tokens_out: 150, cost_usd: 0.02 }, 'u1'));
+    await step(req('START_RUN', {}, 's'));
+    const usage = await step(req('MODEL_USAGE', { tokens_in: 700, tokens_out: 150, cost_usd: 0.02 }, 'u1'));
     expect(usage).toMatchObject({ decision: 'recorded', status: 'RUNNING', error_code: null });
     // 850 of 1,000 is past the 0.8 warning mark: the client hears it.
     expect(usage.warning).toMatch(/token/i);
     expect(actor.state).toMatchObject({ tokens: 850, costUsd: 0.02 });
-    step(req('MODEL_USAGE', { tokens_in: 200, tokens_out: 100 }, 'u2'));
-    const call = step(req('TOOL_CALL', { tool: 'search', args_json: '{}' }, 'c1'));
+    await step(req('MODEL_USAGE', { tokens_in: 200, tokens_out: 100 }, 'u2'));
+    const call = await step(req('TOOL_CALL', { tool: 'search', args_json: '{}' }, 'c1'));
     expect(call.decision).not.toBe('execute');
     expect(call.rule).toMatch(/token/i);
   });
 
-  it('records a checkpoint and answers with its id, given or made', () => {
+  it('records a checkpoint and answers with its id, given or made', async () => {
     const clock = new ManualClock(1_000);
     const actor = new RunActor('run-1', deps, clock);
-    decideRequest(actor, req('START_RUN', {}, 's'), CTX, 0);
-    const named = decideRequest(actor, req('CHECKPOINT', { checkpoint_id: 'after-search' }, 'k1'), CTX, 0);
+    await decideRequest(actor, req('START_RUN', {}, 's'), CTX, 0);
+    const named = await decideRequest(
+      actor,
+      req('CHECKPOINT', { checkpoint_id: 'after-search' }, 'k1'),
+      CTX,
+      0,
+    );
     expect(named.decision).toMatchObject({ decision: 'recorded', checkpoint_id: 'after-search' });
-    const made = decideRequest(actor, req('CHECKPOINT', {}, 'k2'), CTX, 0);
+    const made = await decideRequest(actor, req('CHECKPOINT', {}, 'k2'), CTX, 0);
     expect(made.decision.checkpoint_id).toBe(`checkpoint-${actor.state.seq}`);
     expect(actor.state.lastCheckpoint?.id).toBe(made.decision.checkpoint_id);
   });
 
-  it('settles an in-doubt operation of the run: once it certainly did not happen, it runs again after the resume', () => {
+  it('settles an in-doubt operation of the run: once it certainly did not happen, it runs again after the resume', async () => {
     const clock = new ManualClock(1_000);
     const actor = new RunActor('run-1', deps, clock);
-    const step = (r: WireRequest) => {
+    const step = async (r: WireRequest) => {
       clock.advance(10);
-      return decideRequest(actor, r, CTX, clock.now()).decision;
+      return (await decideRequest(actor, r, CTX, clock.now())).decision;
     };
     const charge = (id: string) =>
       req('TOOL_CALL', { tool: 'charge', args_json: '{"n":1}', operation_key: 'k', side_effect: true }, id);
-    step(req('START_RUN', {}, 's'));
-    expect(step(charge('c1')).decision).toBe('execute');
-    step(req('TOOL_RESULT', { call_id: 'c1', result_kind: 'RETRYABLE', in_doubt: true }, 'r1'));
-    expect(step(charge('c2')).decision).not.toBe('execute');
-    const settled = step(req('SETTLE', { operation_key: 'k', happened: false, settled_by: 'ops' }, 'x1'));
+    await step(req('START_RUN', {}, 's'));
+    expect((await step(charge('c1'))).decision).toBe('execute');
+    await step(req('TOOL_RESULT', { call_id: 'c1', result_kind: 'RETRYABLE', in_doubt: true }, 'r1'));
+    expect((await step(charge('c2'))).decision).not.toBe('execute');
+    const settled = await step(
+      req('SETTLE', { operation_key: 'k', happened: false, settled_by: 'ops' }, 'x1'),
+    );
     expect(settled).toMatchObject({ decision: 'recorded', error_code: null });
     // An in-doubt side effect stops the run for a person (NEEDS_HUMAN), as in the library.
     expect(actor.state.status).toBe('NEEDS_HUMAN');
-    step(req('RESUME', { precondition_change: 'the provider shows no charge', approved_by: 'ops' }, 'x2'));
-    expect(step(charge('c3')).decision).toBe('execute');
+    await step(
+      req('RESUME', { precondition_change: 'the provider shows no charge', approved_by: 'ops' }, 'x2'),
+    );
+    expect((await step(charge('c3'))).decision).toBe('execute');
   });
 });

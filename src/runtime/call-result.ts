@@ -158,13 +158,23 @@ export const recordedDecision = (
   s: RunState,
 ): CallDecision => ({ ...d, resultJson: cachedResultJson(d, records, s) });
 
+/** The guard's decision of one phase among a command's records, if it has one. */
+export function decidedIn(
+  records: readonly RecordedEvent[],
+  phase: 'before' | 'after',
+): EventOf<'GuardDecided'> | undefined {
+  for (const r of records) if (r.event.type === 'GuardDecided' && r.event.phase === phase) return r.event;
+  return undefined;
+}
+
 /** The guard's decision of one phase among a command's records. */
 export function decision(
   records: readonly RecordedEvent[],
   phase: 'before' | 'after',
 ): EventOf<'GuardDecided'> {
-  for (const r of records) if (r.event.type === 'GuardDecided' && r.event.phase === phase) return r.event;
-  throw new LoopguardError('internal', `no ${phase} decision recorded`);
+  const d = decidedIn(records, phase);
+  if (d === undefined) throw new LoopguardError('internal', `no ${phase} decision recorded`);
+  return d;
 }
 
 /** A recorded result as the value the agent gets back (the raw text when it is not JSON). */

@@ -1,12 +1,9 @@
 import {
   callIsSideEffect,
-  canonicalCall,
   type Hashing,
   IllegalStateError,
   inputError,
   isTerminal,
-  type LedgerView,
-  type RecordedEvent,
   type RunState,
   redactText,
   type TerminalState,
@@ -34,7 +31,7 @@ import {
   notRunResult,
   recordedDecision,
 } from './call-result.js';
-import { claimOperation, ledgerCall, type OperationClaim } from './claim-operation.js';
+import { CommandPath, reissueOperation } from './command-path.js';
 import { executeTool, type ToolFn } from './execute-tool.js';
 import { interruptedCompletion } from './interrupted-call.js';
 import type { Run } from './run.js';
@@ -49,6 +46,7 @@ export class GuardedRun implements Run {
   private queue: Promise<unknown> = Promise.resolve();
   private calls = 0;
   private readonly writer: RunWriter;
+  private readonly path: CommandPath;
   /** Whether this run's end has been passed on to its sub-agents. */
   private cascaded = false;
 
@@ -60,7 +58,14 @@ export class GuardedRun implements Run {
     private readonly family?: RunFamily,
     private readonly telemetry: GuardTelemetry = new GuardTelemetry({ hashing }),
   ) {
-    this.writer = new RunWriter(actor, store, hashing);
+    this.writer = new RunWriter(actor, store, hashing, (records) => this.telemetry.recorded(records));
+    this.path = new CommandPath({
+      actor,
+      boundary: this.writer,
+      ledger,
+      hashing,
+      withContext: (cmd) => withFamily(cmd, this.family?.view(this.runId)),
+    });
   }
 
   /** Operation keys are recorded redacted; the ledger holds them the same way. */
@@ -94,18 +99,6 @@ export class GuardedRun implements Run {
     await this.family.ended(this.runId);
   }
 
-  /**
-   * Record first, then act: the RunWriter appends at the seq the log has, and only once durable
-   * the actor moves. `deferred` (a tool's result and the decision after it) may ride on the run's
-   * next write instead: one durable write per guarded call.
-   */
-  private async record(cmd: CommandInput, deferred = false): Promise<RecordedEvent[]> {
-    const records = await this.writer.record(withFamily(cmd, this.family?.view(this.runId)), deferred);
-    // Counted as decided: a deferred result is in the actor now and rides on the next write.
-    this.telemetry.recorded(records);
-    return records;
-  }
-
   /** Writes what is held, then refuses to record anything more: Guard.close does this for every run. */
   async close(): Promise<void> {
     if (this.writer.holding) await this.serial(() => this.writer.close());
@@ -132,97 +125,41 @@ export class GuardedRun implements Run {
     const callId = `call-${this.actor.state.seq + 1}-${++this.calls}`;
     obs.named(callId);
     const sideEffect = callIsSideEffect(policy, req.tool, req.sideEffect, req.operationKey);
-    const asked = sideEffect && !isTerminal(this.actor.state.status) ? req.operationKey : undefined;
-    const key = asked === undefined ? undefined : this.ledgerKey(asked);
-    // Arguments that can never be recorded must not take a shared claim first (the decider refuses them too).
-    const args = key === undefined ? null : canonicalCall(req.tool, req.args, this.hashing);
-    if (args !== null && !args.ok) throw args.error;
-    const owner = { runId: this.runId, callId };
-    const claim: OperationClaim =
-      asked === undefined || key === undefined
-        ? { view: { status: 'none' } as LedgerView, won: false, settled: null }
-        : await claimOperation(
-            this.ledger,
-            { key, asked },
-            owner,
-            hooks,
-            Object.hasOwn(this.actor.state.operations, key),
-            (v) => recordedResult(v, this.hashing),
-          );
-    if (key !== undefined && claim.settled !== null)
-      await this.record({
-        type: 'SettleOperation',
-        operationKey: key,
-        ...claim.settled,
-        settledBy: 'reconcile',
-      });
-    let records: RecordedEvent[];
-    try {
-      records = await this.record({
+    const { records, before } = await this.path.requestCall(
+      {
         type: 'RequestToolCall',
         callId,
         tool: req.tool,
         args: req.args,
-        ledger: claim.view,
         sideEffect,
         ...(req.operationKey !== undefined ? { operationKey: req.operationKey } : {}),
         ...(req.costEstimateUsd !== undefined ? { costEstimateUsd: req.costEstimateUsd } : {}),
         ...(req.progressVersion !== undefined ? { progressVersion: req.progressVersion } : {}),
         ...(req.afterUserTurn !== undefined ? { afterUserTurn: req.afterUserTurn } : {}),
-      });
-    } catch (e) {
-      if (claim.won && key !== undefined) await this.ledger.release(key, owner).catch(() => undefined);
-      throw e;
-    }
-    const before = decision(records, 'before');
+      },
+      hooks,
+    );
     obs.decided(before.decision);
-    if (before.decision !== 'execute') {
-      if (claim.won && key !== undefined) await this.ledger.release(key, owner);
+    if (before.decision !== 'execute')
       return notRunResult(recordedDecision(before, records, this.actor.state), this.actor.state);
-    }
+    const call = this.actor.state.inFlight;
     const ran = await obs.runTool(() =>
       runningTool(this, () => executeTool(fn, policy.stepTimeoutMs, sideEffect, this.hashing)),
     );
-    const inDoubt = ran.inDoubt && key !== undefined;
-    // Whether the outcome is safe somewhere before the run's record of it is durable.
-    let covered = !sideEffect;
-    if (key !== undefined && claim.won) {
-      // The ledger learns the outcome before the run does: another worker must never see a
-      // completed side effect as free. If the ledger cannot take it, the claim stays (and turns
-      // in doubt), and the run's own record below still carries the outcome to the log.
-      await (inDoubt
-        ? this.ledger.markInDoubt(
-            key,
-            owner,
-            ran.code === null ? 'no answer' : redactText(ran.code, this.hashing),
-          )
-        : ran.kind === 'SUCCESS'
-          ? this.ledger.complete(key, owner, ran.resultJson)
-          : this.ledger.release(key, owner)
-      ).then(
-        () => {
-          covered = true;
-        },
-        () => undefined,
-      );
-    }
-    const done = await this.record(
-      {
-        type: 'CompleteToolCall',
-        callId,
-        kind: ran.kind,
-        resultHash: ran.resultHash,
-        resultJson: ran.resultJson,
-        terminal: ran.terminal,
-        tokens: ran.tokens,
-        inDoubt,
-        ...(ran.costUsd !== null ? { costUsd: ran.costUsd } : {}),
-        ...(ran.code !== null ? { code: ran.code } : {}),
-        ...(ran.retryAfterMs !== null ? { retryAfterMs: ran.retryAfterMs } : {}),
-        ...(ran.progressVersion !== null ? { progressVersion: ran.progressVersion } : {}),
-      },
-      covered,
-    );
+    const done = await this.path.completeCall({
+      type: 'CompleteToolCall',
+      callId,
+      kind: ran.kind,
+      resultHash: ran.resultHash,
+      resultJson: ran.resultJson,
+      terminal: ran.terminal,
+      tokens: ran.tokens,
+      inDoubt: ran.inDoubt && call?.sideEffect === true && call.operationKey !== null,
+      ...(ran.costUsd !== null ? { costUsd: ran.costUsd } : {}),
+      ...(ran.code !== null ? { code: ran.code } : {}),
+      ...(ran.retryAfterMs !== null ? { retryAfterMs: ran.retryAfterMs } : {}),
+      ...(ran.progressVersion !== null ? { progressVersion: ran.progressVersion } : {}),
+    });
     return executedResult(
       ran,
       recordedDecision(decision(done, 'after'), done, this.actor.state),
@@ -231,26 +168,26 @@ export class GuardedRun implements Run {
   }
 
   async recordModelUsage(u: { tokensIn: number; tokensOut: number; costUsd: number }): Promise<void> {
-    await this.serial(() => this.record({ type: 'RecordModelUsage', ...u }));
+    await this.serial(() => this.path.record({ type: 'RecordModelUsage', ...u }));
   }
 
   /** Ends the run by a verifier's verdict: COMPLETED when verified, else PARTIAL with its gaps. */
   async finish(r: { verified: boolean; gaps?: readonly string[] }): Promise<RunState> {
     await this.serial(() =>
-      this.record({ type: 'Finish', verified: r.verified, ...(r.gaps ? { gaps: r.gaps } : {}) }),
+      this.path.record({ type: 'Finish', verified: r.verified, ...(r.gaps ? { gaps: r.gaps } : {}) }),
     );
     return this.state;
   }
 
   /** A user's cancel: PARTIAL, with the reason kept in the report. */
   async cancel(reason: string): Promise<RunState> {
-    await this.serial(() => this.record({ type: 'Cancel', reason }));
+    await this.serial(() => this.path.cancel({ type: 'Cancel', reason }));
     return this.state;
   }
 
   async checkpoint(checkpointId?: string): Promise<string> {
     const recs = await this.serial(() =>
-      this.record({ type: 'RecordCheckpoint', ...(checkpointId ? { checkpointId } : {}) }),
+      this.path.record({ type: 'RecordCheckpoint', ...(checkpointId ? { checkpointId } : {}) }),
     );
     const e = recs[0]?.event;
     return e?.type === 'CheckpointRecorded' ? e.checkpointId : '';
@@ -270,17 +207,15 @@ export class GuardedRun implements Run {
     ]);
     if (bad !== null) throw bad;
     const resultJson = recordedResult(verdict.result, this.hashing);
-    const key = this.ledgerKey(operationKey);
-    await this.serial(async () => {
-      await ledgerCall(`settle ${operationKey}`, () => this.ledger.settle(key, verdict.happened, resultJson));
-      await this.record({
+    await this.serial(() =>
+      this.path.settle({
         type: 'SettleOperation',
         operationKey,
         happened: verdict.happened,
         resultJson,
         settledBy: verdict.settledBy,
-      });
-    });
+      }),
+    );
   }
 
   /**
@@ -310,29 +245,28 @@ export class GuardedRun implements Run {
       approvedBy: why.approvedBy === undefined ? null : redactText(why.approvedBy, this.hashing),
       by: { runId: this.runId, callId: `reissue-${this.actor.state.seq}` },
     };
-    await this.serial(() => ledgerCall(`reissue ${oldKey}`, () => this.ledger.reissue(note)));
-    return note;
+    return this.serial(() => reissueOperation(this.ledger, note));
   }
 
   /** Used by the run's family when an ancestor has ended: this run ends too (PARTIAL, parent_stopped). */
   async endWithParent(parentRunId: string, parentState: TerminalState): Promise<void> {
     await this.serial(async () => {
       if (isTerminal(this.actor.state.status)) return;
-      await this.record({ type: 'EndWithParent', parentRunId, parentState });
+      await this.path.record({ type: 'EndWithParent', parentRunId, parentState });
     });
   }
 
   /** Used by Guard.startRun. */
   async start(cmd: Extract<CommandInput, { type: 'StartRun' }>): Promise<void> {
-    await this.serial(() => this.record(cmd));
+    await this.serial(() => this.path.record(cmd));
   }
 
   /** Used by Guard.resume: records the approved precondition change. */
   async resumeWith(change: { preconditionChange: string; approvedBy?: string }): Promise<void> {
     await this.serial(async () => {
       const cutOff = await interruptedCompletion(this.actor.state, this.ledger, this.hashing);
-      if (cutOff !== null) await this.record(cutOff);
-      await this.record({ type: 'Resume', ...change });
+      if (cutOff !== null) await this.path.record(cutOff);
+      await this.path.record({ type: 'Resume', ...change });
       this.cascaded = false;
     });
   }

@@ -1,6 +1,7 @@
 /**
- * How a run's events reach its stream: record first, then act. The actor proposes, the writer
- * appends at the seq the stream is at, and only a durable append moves the actor.
+ * The library's durable boundary (command-path.ts): a run's stream. Record first, then act: the
+ * actor proposes, the writer appends at the seq the stream is at, and only a durable append moves
+ * the actor.
  *
  * - Deferred events (a tool's result and the decision after it) need not be durable before the
  *   caller goes on: nothing runs on them, and a side effect's outcome is already in the ledger.
@@ -9,8 +10,8 @@
  * - A write reported failed may land after all (a request that timed out, delivered later). The
  *   next write then meets a `conflict`; if the stream holds exactly the lost batch, it is the
  *   run's own history: the actor takes it, a call it decided to execute is recorded as never run
- *   (its caller was told nothing ran, and its claim was released), and the command is proposed
- *   again on that state. Any other conflict (another writer) is passed on as it is.
+ *   (its caller was told nothing ran, and its claim was released), and the command path proposes
+ *   the command again on that state. Any other conflict (another writer) is passed on as it is.
  */
 import {
   failedResult,
@@ -22,42 +23,45 @@ import {
 import type { CommandInput, RunActor } from '../machines/index.js';
 import type { RunStream } from '../ports/run-stream.js';
 import { logRefused } from './call-request.js';
+import type { DurableBoundary } from './command-path.js';
 
-export class RunWriter {
+export class RunWriter implements DurableBoundary {
   /** Committed to the actor, not yet in the log. */
   private held: RecordedEvent[] = [];
   /** A write that failed but may still land. */
   private unconfirmed: readonly RecordedEvent[] | null = null;
   /** Set by close: nothing more is recorded (a dead process's late tool answer included). */
   private closed = false;
+  /** Whether the last append wrote (a snapshot hint follows its commit), or held. */
+  private wrote = false;
 
   constructor(
     private readonly actor: RunActor,
     private readonly store: RunStream,
     private readonly hashing: Hashing,
+    /** Every record the actor took, held ones included (the guard's telemetry). */
+    private readonly onRecorded: (records: readonly RecordedEvent[]) => void = () => undefined,
   ) {}
 
   get holding(): boolean {
     return this.held.length > 0;
   }
 
-  async record(cmd: CommandInput, deferred: boolean): Promise<RecordedEvent[]> {
+  async append(records: readonly RecordedEvent[], cmd: CommandInput, deferred: boolean): Promise<boolean> {
     if (this.closed) throw logRefused(cmd, new Error(`the guard of run ${this.actor.runId} is closed`));
-    for (;;) {
-      const proposed = this.actor.propose(cmd);
-      if (!proposed.ok) throw proposed.error;
-      if (deferred && !proposed.value.some((r) => r.event.type === 'RunStopped')) {
-        this.actor.commit(proposed.value);
-        this.held.push(...proposed.value);
-        return proposed.value;
-      }
-      const written = await this.write([...this.held, ...proposed.value], (e) => this.refused(cmd, e));
-      this.held = [];
-      if (!written) continue; // the run's own lost write was found in the stream: decide again on it
-      this.actor.commit(proposed.value);
-      this.store.snapshot(this.actor.state);
-      return proposed.value;
+    this.wrote = !deferred;
+    if (deferred) {
+      this.held.push(...records);
+      return true;
     }
+    const written = await this.write([...this.held, ...records], (e) => this.refused(cmd, e));
+    this.held = [];
+    return written;
+  }
+
+  committed(records: readonly RecordedEvent[]): void {
+    if (this.wrote) this.store.snapshot(this.actor.state);
+    this.onRecorded(records);
   }
 
   /** Writes what is held, then records nothing more. */

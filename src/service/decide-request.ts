@@ -1,26 +1,30 @@
 /**
- * One request against one run's actor: the command goes through the same propose/commit protocol
- * as the library's, and the decision sent back is read off the recorded events (the guard's own
- * GuardDecided), so the service never decides anything the log does not say.
+ * One request against one run's actor, through the library's command path (command-path.ts):
+ * the same claims, decisions and ledger outcomes as the matching library call. The durable
+ * boundary is the batch's transaction: the records are collected here for it, and the actor they
+ * move is the batch's copy of the run. The decision sent back is read off the recorded events
+ * (the guard's own GuardDecided), so the service never decides anything the log does not say.
  */
 import {
   type ErrorCode,
   type Hashing,
+  IllegalStateError,
   isTerminal,
-  type LedgerView,
-  type LoopguardError,
+  LoopguardError,
   type Policy,
   type RecordedEvent,
   type RunState,
 } from '../domain/index.js';
 import type { RunActor } from '../machines/index.js';
-import { cachedResultJson } from '../runtime/call-result.js';
-import type { Settlement } from '../runtime/claim-operation.js';
-import { requestCommand } from './request-command.js';
+import type { Ledger } from '../ports/ledger.js';
+import type { CallHooks } from '../runtime/call-request.js';
+import { cachedResultJson, decidedIn } from '../runtime/call-result.js';
+import { CommandPath, reissueOperation } from '../runtime/command-path.js';
+import { reissueNote, requestCommand } from './request-command.js';
 import type { RequestType, WireDecision, WireRequest } from './service-topics.js';
 
 export interface Decided {
-  /** The run's new events, seq after seq; empty when the request was refused. */
+  /** The run's new events, seq after seq; empty when the request was refused before any. */
   readonly records: readonly RecordedEvent[];
   readonly decision: WireDecision;
 }
@@ -37,41 +41,102 @@ export interface DecideContext {
   readonly policy: Policy;
   readonly hashing: Hashing;
   readonly workerId: string;
+  /** The shared ledger of side effects, across runs and processes. */
+  readonly ledger: Ledger;
 }
 
-export function decideRequest(
+/** The client can settle an in-doubt operation with its own hook: it is asked to, nothing is recorded. */
+class ReconcileAsked extends Error {}
+
+/**
+ * The client's reconcile hook as the command path asks it: the answer the TOOL_CALL carries (sent
+ * after a `reconcile` decision); else, when the client has a hook (`can_reconcile`), the request
+ * is answered `reconcile`: the worker cannot call the client's hook itself.
+ */
+function reconcileHook(req: WireRequest): CallHooks {
+  const happened = req.reconciled;
+  if (happened === null)
+    return req.can_reconcile === true
+      ? {
+          reconcile: () => {
+            throw new ReconcileAsked();
+          },
+        }
+      : {};
+  // requestCommand refused text that is no JSON before this is asked.
+  return { reconcile: async () => ({ happened, result: JSON.parse(req.result_json ?? 'null') }) };
+}
+
+export async function decideRequest(
   actor: RunActor,
   req: WireRequest,
   ctx: DecideContext,
   atMs: number,
-  /** What the shared ledger says about a side-effecting call's operation (see shared-claims.ts). */
-  ledger?: LedgerView,
-  /** A reconcile answer the ledger took for that operation: recorded before the call, as in the library. */
-  settled?: Settlement | null,
-): Decided {
+): Promise<Decided> {
+  if (req.type === 'REISSUE') return { records: [], decision: await decideReissue(actor, req, ctx, atMs) };
   const cmd = requestCommand(req, ctx.policy, ctx.hashing);
   if (!cmd.ok) return { records: [], decision: refusal(actor, req, ctx, atMs, cmd.error) };
-  const first: RecordedEvent[] = [];
-  if (settled && cmd.value.type === 'RequestToolCall' && req.operation_key !== null) {
-    const settle = actor.propose({
-      type: 'SettleOperation',
-      operationKey: req.operation_key,
-      ...settled,
-      settledBy: 'reconcile',
-    });
-    // The ledger is settled already: its record stays, whatever becomes of the call below.
-    if (settle.ok) {
-      actor.commit(settle.value);
-      first.push(...settle.value);
-    }
+  const records: RecordedEvent[] = [];
+  const path = new CommandPath({
+    actor,
+    ledger: ctx.ledger,
+    hashing: ctx.hashing,
+    // The batch's transaction is the boundary: what the request records joins it.
+    boundary: {
+      append: async (proposed) => {
+        records.push(...proposed);
+        return true;
+      },
+    },
+  });
+  try {
+    await path.handle(cmd.value, reconcileHook(req));
+  } catch (e) {
+    if (e instanceof ReconcileAsked) return { records, decision: reconcileAsked(actor, req, ctx, atMs) };
+    if (!(e instanceof LoopguardError)) throw e;
+    // Fail closed: a ledger that does not answer runs no side effect. What was recorded before
+    // (a reconcile's settlement) stays: the ledger has it already.
+    return { records, decision: refusal(actor, req, ctx, atMs, e) };
   }
-  const input =
-    ledger !== undefined && cmd.value.type === 'RequestToolCall' ? { ...cmd.value, ledger } : cmd.value;
-  const proposed = actor.propose(input);
-  if (!proposed.ok) return { records: first, decision: refusal(actor, req, ctx, atMs, proposed.error) };
-  actor.commit(proposed.value);
-  const records = [...first, ...proposed.value];
   return { records, decision: recordedDecision(req, records, actor.state, ctx.workerId) };
+}
+
+/**
+ * A REISSUE, decided as the library's `run.reissue` (reissueOperation): the note goes to the shared
+ * ledger, which refuses it (reissue_refused) when the old key has no entry or is still in flight,
+ * or the new key is in use. Like the library it records no run event: the note lives in the
+ * ledger (read back with `reissuedFrom`), so a run's stream is the same whether its operator
+ * reissued through the library or through the service.
+ */
+async function decideReissue(
+  actor: RunActor,
+  req: WireRequest,
+  ctx: DecideContext,
+  atMs: number,
+): Promise<WireDecision> {
+  const note = reissueNote(req, ctx.hashing);
+  if (!note.ok) return refusal(actor, req, ctx, atMs, note.error);
+  // The note names its run: a run that never started has nothing to answer for.
+  if (actor.state.status === 'NEW')
+    return refusal(
+      actor,
+      req,
+      ctx,
+      atMs,
+      new IllegalStateError('run_not_started', `run ${req.run_id} has not been started`),
+    );
+  try {
+    const made = await reissueOperation(ctx.ledger, note.value);
+    return {
+      ...unrecorded(actor, req, ctx, atMs),
+      decision: 'recorded',
+      message: `operation ${made.oldKey} may run again as ${made.newKey}: ${made.reason}`,
+      result_json: JSON.stringify(made),
+    };
+  } catch (e) {
+    if (!(e instanceof LoopguardError)) throw e;
+    return refusal(actor, req, ctx, atMs, e);
+  }
 }
 
 /**
@@ -79,12 +144,7 @@ export function decideRequest(
  * nothing is recorded (the run does not stop); the client asks its hook and sends the call again
  * with the answer in `reconciled`.
  */
-export function reconcileAsked(
-  actor: RunActor,
-  req: WireRequest,
-  ctx: DecideContext,
-  atMs: number,
-): WireDecision {
+function reconcileAsked(actor: RunActor, req: WireRequest, ctx: DecideContext, atMs: number): WireDecision {
   return {
     ...unrecorded(actor, req, ctx, atMs),
     decision: 'reconcile',
@@ -157,7 +217,7 @@ export function recordedDecision(
     report_json: isTerminal(s.status) && s.report !== null ? JSON.stringify(s.report) : null,
   };
   const phase = req.type === 'TOOL_CALL' ? 'before' : req.type === 'TOOL_RESULT' ? 'after' : null;
-  const d = phase === null ? undefined : decided(records, phase);
+  const d = phase === null ? undefined : decidedIn(records, phase);
   if (d === undefined) {
     const warnings = records.flatMap((r) => (r.event.type === 'BudgetWarning' ? [r.event.message] : []));
     const checkpoint = records.find((r) => r.event.type === 'CheckpointRecorded')?.event;
@@ -182,7 +242,7 @@ export function recordedDecision(
   };
 }
 
-const quiet = {
+export const quiet = {
   rule: null,
   warning: null,
   wait_until_ms: null,
@@ -193,8 +253,3 @@ const quiet = {
   error_field: null,
   checkpoint_id: null,
 };
-
-function decided(records: readonly RecordedEvent[], phase: 'before' | 'after') {
-  for (const r of records) if (r.event.type === 'GuardDecided' && r.event.phase === phase) return r.event;
-  return undefined;
-}

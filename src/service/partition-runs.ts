@@ -102,7 +102,7 @@ export class PartitionRuns {
   /**
    * Keeps a decision that recorded no run event (a REISSUE's: its note is in the ledger) for a
    * repeat. No batch of the log names it, so after a takeover its repeat is answered from the
-   * partition's snapshot if one was taken since, else by the ledger (decide-reissue.ts).
+   * partition's snapshot if one was taken since, else by the ledger (decide-request.ts: decideReissue).
    */
   remember(decision: WireDecision, body: string): void {
     this.answers.add(decision, body);

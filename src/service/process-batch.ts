@@ -23,23 +23,13 @@ import { AFTER_HEADER, BATCH_HEADER } from '../log/kafka/run-batch-fold.js';
 import type { Clock } from '../machines/index.js';
 import type { Ledger } from '../ports/ledger.js';
 import { BatchRuns } from './batch-runs.js';
-import { closingResult, decideCancel } from './cancel-in-flight.js';
-import { decideReissue } from './decide-reissue.js';
-import { decideRequest, reconcileAsked, refusal } from './decide-request.js';
+import { decideRequest, quiet, refusal } from './decide-request.js';
 import type { PartitionRuns } from './partition-runs.js';
 import { ANSWER_HEADERS } from './recent-answers.js';
 import { requestBodyHash } from './request-body.js';
 import type { ServiceCodec } from './service-codec.js';
 import type { WireDecision, WireRequest } from './service-topics.js';
 import { REQUEST_ID_HEADER, SERVICE_TOPICS } from './service-topics.js';
-import {
-  asksReconcile,
-  claimBefore,
-  ledgerUnavailable,
-  releaseUnused,
-  reportOutcome,
-  type SharedClaim,
-} from './shared-claims.js';
 import { authenticate, authorize, type Checked, type RefusedFor } from './tenant-guard.js';
 import { type TenantKey, tenantsOf } from './tenant-keys.js';
 import type { SeenSignatures, Signed } from './tenant-replays.js';
@@ -181,41 +171,11 @@ export async function processBatch(
       decisionsOut.push(decisionMessage(ctx, refusal(actor, req, ctx, ctx.clock.now(), duplicateId(req))));
       continue;
     }
-    if (req.type === 'REISSUE') {
-      // Decided by the ledger alone, recording no run event: nothing joins the transaction but its answer.
-      const decision = await decideReissue(ctx.ledger, actor, req, ctx, ctx.clock.now());
-      if (decision.decision !== 'error') runs.remember(decision, body);
-      decisionsOut.push(decisionMessage(ctx, decision));
-      continue;
-    }
     const at = actor.state.seq;
-    let claim: SharedClaim | null;
-    try {
-      claim = await claimBefore(ctx.ledger, actor, req, ctx.hashing);
-    } catch (e) {
-      // Fail closed: without the ledger's word a side effect does not run.
-      decisionsOut.push(
-        decisionMessage(ctx, refusal(actor, req, ctx, ctx.clock.now(), ledgerUnavailable(e))),
-      );
-      continue;
-    }
-    if (asksReconcile(claim, req)) {
-      // The client's hook can settle it: asked, before the run records a stop it need not make.
-      decisionsOut.push(decisionMessage(ctx, reconcileAsked(actor, req, ctx, ctx.clock.now())));
-      continue;
-    }
-    const close = closingResult(actor, req);
-    let records: readonly RecordedEvent[];
-    let decision: WireDecision;
-    if (close === null) {
-      ({ records, decision } = decideRequest(actor, req, ctx, ctx.clock.now(), claim?.view, claim?.settled));
-      await releaseUnused(ctx.ledger, claim, decision.decision).catch(() => undefined);
-      await reportOutcome(ctx.ledger, req, records);
-    } else {
-      const cancelled = decideCancel(actor, req, close, ctx, ctx.clock.now());
-      ({ records, decision } = cancelled);
-      await reportOutcome(ctx.ledger, close, cancelled.closed);
-    }
+    // The command path with this batch's transaction as its durable boundary (decide-request.ts).
+    const { records, decision } = await decideRequest(actor, req, ctx, ctx.clock.now());
+    // A REISSUE is the ledger's alone, recording no run event: nothing joins the transaction but its answer.
+    if (req.type === 'REISSUE' && decision.decision !== 'error') runs.remember(decision, body);
     if (records.length > 0) {
       const batch = `${ctx.workerId}/${INCARNATION}/${++appends}`;
       runs.keep(actor, decision, batch, body);
@@ -296,22 +256,16 @@ function unanswered(
   e: { readonly code: string; readonly field: string | null; readonly message: string },
 ): WireDecision {
   return {
+    ...quiet,
     request_id: requestId,
     run_id: runId,
     decision: 'error',
     status: 'UNKNOWN',
     seq: 0,
-    rule: null,
     message: e.message,
-    warning: null,
-    wait_until_ms: null,
-    evidence_json: null,
-    result_json: null,
-    report_json: null,
     error_code: e.code,
     error_field: e.field,
     worker: ctx.workerId,
     decided_at_ms: ctx.clock.now(),
-    checkpoint_id: null,
   };
 }
