@@ -46,6 +46,8 @@ export interface DecodingConsumerOptions<T> {
   readonly sessionTimeoutMs?: number;
   /** Told, after each record, how many records of its partition are still to read (consumer lag). */
   readonly onLag?: (partition: number, lag: number) => void;
+  /** Told each time the consumer has joined its group: the partitions it reads may have changed. */
+  readonly onJoin?: () => void;
 }
 
 /** Header names of a dead letter. */
@@ -109,6 +111,7 @@ export class DecodingConsumer<T> {
       // kafkajs emits GROUP_JOIN before its runner counts as running (a few promise steps later);
       // a disconnect before that would skip the runner again, so the wait ends a macrotask later.
       consumer.on(consumer.events.GROUP_JOIN, () => {
+        opts.onJoin?.();
         setImmediate(self.endRejoin);
       });
       await consumer.run({
