@@ -15,7 +15,6 @@ import type { SchemaStore } from '../ports/schema-store.js';
 export const SERVICE_SCHEMAS = {
   request: 'request.avsc',
   decision: 'decision.avsc',
-  partitionSnapshot: 'partition-snapshot.avsc',
 } as const;
 
 export function serviceSchemaText(file: string): string {
