@@ -8,5 +8,4 @@
 export * from './machine-snapshot.js';
 export * from './per-partition.js';
 export * from './per-run.js';
-export * from './snapshot-codec.js';
 export * from './snapshot-pointer.js';

@@ -15,9 +15,9 @@ import { readFileSync } from 'node:fs';
 import type { Schema } from 'avsc';
 import type { RunState } from '../domain/index.js';
 import { defaultSchemasDir } from '../events/envelope-schema.js';
+import { RecordCodec } from '../events/record-codec.js';
 import type { SchemaStore } from '../ports/schema-store.js';
 import { isUnrestorable, persistRun, restoreRun, snapshotOf } from './machine-snapshot.js';
-import { SnapshotCodec } from './snapshot-codec.js';
 import type { SnapshotPointer } from './snapshot-pointer.js';
 
 /** A run as its worker holds it: enough to go on deciding, and to answer a repeated request. */
@@ -78,11 +78,13 @@ export interface PartitionBody<A = unknown> {
 
 /** Per-partition snapshot pieces as bytes, and a body back from its pieces (any format written so far). */
 export class PartitionSnapshotCodec {
-  private constructor(private readonly codec: SnapshotCodec<SnapshotPiece>) {}
+  private constructor(private readonly codec: RecordCodec<SnapshotPiece>) {}
 
   static async create(store: SchemaStore, subject: string): Promise<PartitionSnapshotCodec> {
     const text = readFileSync(`${defaultSchemasDir()}service/partition-snapshot.avsc`, 'utf8');
-    return new PartitionSnapshotCodec(await SnapshotCodec.create(store, subject, JSON.parse(text) as Schema));
+    return new PartitionSnapshotCodec(
+      await RecordCodec.register<SnapshotPiece>(store, subject, JSON.parse(text) as Schema, 'bad_snapshot'),
+    );
   }
 
   /**

@@ -7,10 +7,10 @@
  */
 import type { Schema } from 'avsc';
 import { isTerminal, type RunState } from '../domain/index.js';
+import { RecordCodec } from '../events/record-codec.js';
 import type { RunSnapshot } from '../machines/index.js';
 import type { SchemaStore } from '../ports/schema-store.js';
 import { isUnrestorable, persistRun, restoreRun } from './machine-snapshot.js';
-import { SnapshotCodec } from './snapshot-codec.js';
 
 /** At most this many events of a live run's tail to read after its newest snapshot. */
 export const RUN_SNAPSHOT_EVERY = 16;
@@ -64,10 +64,10 @@ interface Wire {
 
 /** Per-run snapshot records as bytes, and back (any format written so far). */
 export class RunSnapshotCodec {
-  private constructor(private readonly codec: SnapshotCodec<Wire>) {}
+  private constructor(private readonly codec: RecordCodec<Wire>) {}
 
   static async create(store: SchemaStore, subject: string): Promise<RunSnapshotCodec> {
-    return new RunSnapshotCodec(await SnapshotCodec.create<Wire>(store, subject, SCHEMA));
+    return new RunSnapshotCodec(await RecordCodec.register<Wire>(store, subject, SCHEMA, 'bad_snapshot'));
   }
 
   encode(r: RunSnapshotRecord): Buffer {
