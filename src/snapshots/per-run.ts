@@ -81,7 +81,7 @@ export class RunSnapshotCodec {
     return { runId, seq };
   }
 
-  /** The record, or null with why when its snapshot cannot be restored (the caller reads the log). */
+  /** The record, or why its snapshot cannot be restored (the caller reads the log instead). */
   async decode(buf: Buffer): Promise<RunSnapshotRecord | { readonly missing: string }> {
     const { stateJson, snapshotJson, ...at } = await this.codec.decode(buf);
     let stored: unknown;
