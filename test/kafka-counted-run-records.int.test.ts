@@ -6,10 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openKafkaStore } from '../src/cli/open-kafka-store.js';
 import type { RecordedEvent } from '../src/domain/events.js';
 import { RegistrySchemaStore } from '../src/events/registry-schema-store.js';
 import { TOPICS } from '../src/log/event-log.js';
-import { EventStore } from '../src/log/event-store.js';
+import { EventStore, SEQ_HEADER } from '../src/log/event-store.js';
 import { CountedRunRecords } from '../src/log/kafka/counted-run-records.js';
 import { KafkaLog } from '../src/log/kafka/kafka-log.js';
 import { KafkaRunStream } from '../src/log/kafka/kafka-run-stream.js';
@@ -65,5 +66,30 @@ describe('CountedRunRecords on a real broker', () => {
     expect(await flags(again, 5)).toEqual(whole.slice(5));
     again.reset();
     expect(await flags(again, 7)).toEqual(whole.slice(7));
+  });
+
+  it('follows as a consumer group through a record that counts but cannot be decoded (a dead letter)', async () => {
+    const env = kafkaEnv();
+    const prefix = `counted-${randomUUID()}.`;
+    const store = await openKafkaStore({
+      brokers: env.brokers,
+      registryUrl: env.registryUrl,
+      topicPrefix: prefix,
+    });
+    open.push(store);
+    const all = runEvents('p', 0, 3);
+    await store.stream.appendToStream('p', all.slice(0, 1), { expectedStreamVersion: 0 });
+    // Seq 2 as a writer's batch whose value is not Avro: it counts, so the run goes on at seq 3.
+    const poison = { [SEQ_HEADER]: '2', [AFTER_HEADER]: '1', [BATCH_HEADER]: 'poison' };
+    await store.log.append(TOPICS.runs, [{ key: 'p', value: Buffer.from('not avro'), headers: poison }]);
+    await store.stream.appendToStream('p', all.slice(2), { expectedStreamVersion: 2 });
+    const seen: string[] = [];
+    const ctl = new AbortController();
+    const following = store.followRuns((e) => void seen.push(e.eventId), ctl.signal, `g-${randomUUID()}`);
+    const end = Date.now() + 30_000;
+    while (seen.length < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+    ctl.abort();
+    await following;
+    expect(seen).toEqual(['p/1', 'p/3']);
   });
 });

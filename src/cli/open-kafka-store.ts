@@ -35,9 +35,9 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
           topic: TOPICS.runs,
           groupId,
           decode: (value) => events.decode(TOPICS.runs, value),
-          handle: async (e, record) => {
-            if (await counted.counts(record)) await apply(e);
-          },
+          // Before decoding: a record of a run that does not count is neither applied nor a dead letter.
+          admit: (record) => counted.counts(record),
+          handle: (e) => apply(e),
           onJoin: () => counted.reset(),
         });
         await new Promise<void>((done) =>

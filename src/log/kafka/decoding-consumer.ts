@@ -24,6 +24,11 @@ export interface DecodingConsumerOptions<T> {
   /** Consumer group; committed offsets belong to it. */
   readonly groupId: string;
   readonly decode: (value: Buffer) => Promise<T> | T;
+  /**
+   * Whether a record is one to handle at all, asked before it is decoded (every record, in
+   * partition order); one that is not is passed over, neither handled nor dead-lettered.
+   */
+  readonly admit?: (record: PartitionedRecord) => Promise<boolean> | boolean;
   /** `heartbeat` keeps the group membership alive while a slow handler (a retrying delivery) works. */
   readonly handle: (
     event: T,
@@ -197,6 +202,7 @@ export class DecodingConsumer<T> {
   }
 
   private async process(record: PartitionedRecord, heartbeat: () => Promise<void>): Promise<void> {
+    if (this.opts.admit !== undefined && !(await this.opts.admit(record))) return;
     let event: T;
     try {
       event = await this.opts.decode(record.value);
