@@ -9,6 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
+import { openKafkaStore } from '../src/cli/open-kafka-store.js';
+import { TOPICS } from '../src/log/event-log.js';
+import { AFTER_HEADER, BATCH_HEADER } from '../src/log/kafka/run-batch-fold.js';
 import { kafkaEnv } from './setup/kafka-env.js';
 import { captureIo } from './support/capture-io.js';
 import { writeLoopingFleet } from './support/looping-fleet.js';
@@ -121,5 +124,50 @@ describe('loopguard fleet --kafka', () => {
     expect(await watch(() => waited)).toBe('');
     const stops = (await run(['stops', '--json', ...kafka])).out.trim().split('\n');
     expect(stops.filter((l) => l.includes('"kind":"fleet_loop"'))).toHaveLength(1);
+  });
+
+  it("--follow counts what the run's stream counts: a losing writer's batch makes no fleet loop", async () => {
+    const prefix = `fleet-lost-${randomUUID()}.`;
+    const kafka = kafkaArgs(prefix);
+    expect((await run(['replay', writeLoopingFleet(dir, 4), ...kafka])).code).toBe(0);
+    // A fifth looping run that only a losing writer wrote: the winner recorded its start alone,
+    // the loser's batch (expecting the run empty) holds the whole loop.
+    const { brokers, registryUrl } = kafkaEnv();
+    const store = await openKafkaStore({ brokers, registryUrl, topicPrefix: prefix });
+    try {
+      const ghost = 'fleet/ghost';
+      const loop = (await store.stream.readStream('fleet/loop-3')).map((e) => ({
+        ...e,
+        runId: ghost,
+        eventId: `${ghost}/${e.seq}`,
+      }));
+      await store.stream.appendToStream(ghost, loop.slice(0, 1), { expectedStreamVersion: 0 });
+      const headers = { [AFTER_HEADER]: '0', [BATCH_HEADER]: `loser-${ghost}` };
+      await store.log.append(
+        TOPICS.runs,
+        loop.map((e) => store.events.runRecord(e, headers)),
+      );
+    } finally {
+      await store.close();
+    }
+    const io = captureIo();
+    const ctl = new AbortController();
+    const watching = main(['fleet', '--follow', '--json', '--group', `fleet-${randomUUID()}`, ...kafka], io, {
+      env: {},
+      signal: ctl.signal,
+    });
+    await until('the watcher', () => io.stderr().includes('fleet: watching'));
+    // The real fifth run makes the loop; the ghost must be in no detection.
+    expect((await run(['replay', writeLoopingFleet(dir, 1, 4), ...kafka])).code).toBe(0);
+    await until('a detection', () => io.stdout().includes('fleet_loop'));
+    ctl.abort();
+    expect(await watching).toBe(0);
+    const detections = io
+      .stdout()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(detections.length).toBeGreaterThan(0);
+    for (const d of detections) expect(d.runs).not.toContain('fleet/ghost');
   });
 });

@@ -4,9 +4,11 @@
  * newer writer's) changes nothing for any reader, nor for a resume.
  */
 import { randomUUID } from 'node:crypto';
+import avsc from 'avsc';
 import { afterEach, describe, expect, it } from 'vitest';
 import { initialState } from '../src/domain/run-state.js';
 import { RegistrySchemaStore } from '../src/events/registry-schema-store.js';
+import { frame } from '../src/events/wire.js';
 import { TOPICS } from '../src/log/event-log.js';
 import { EventStore } from '../src/log/event-store.js';
 import { KafkaLog } from '../src/log/kafka/kafka-log.js';
@@ -54,6 +56,57 @@ describe('KafkaRunStream on a real broker', () => {
     expect(foldRun(loaded.snapshot ?? initialState('snap'), loaded.events)).toEqual(
       foldRun(initialState('snap'), all),
     );
+  });
+
+  it('loads a run from a snapshot written before the snapshot format had a version (its bare state)', async () => {
+    const { log, events, stream } = await setup();
+    // A topic written by an older loopguard: its schema registered first, its record on the topic.
+    const old = avsc.Type.forSchema({
+      type: 'record',
+      name: 'RunSnapshot',
+      namespace: 'io.loopguard.snapshots',
+      fields: [
+        { name: 'runId', type: 'string' },
+        { name: 'seq', type: 'long' },
+        { name: 'runsPartition', type: 'int' },
+        { name: 'runsOffset', type: 'long' },
+        { name: 'batch', type: ['null', 'string'], default: null },
+        { name: 'stateJson', type: 'string' },
+      ],
+    });
+    const oldId = await events.schemas.register(
+      events.subjectFor(TOPICS.snapshots),
+      JSON.stringify(old.schema()),
+    );
+    const writer = stream();
+    const all = runEvents('old', 0, 9);
+    await writer.appendToStream('old', all.slice(0, 6), { expectedStreamVersion: 0 });
+    await writer.appendToStream('old', all.slice(6), { expectedStreamVersion: 6 });
+    const sixth = (await log.readKey(TOPICS.runs, 'old'))[5];
+    const state = foldRun(initialState('old'), all.slice(0, 6));
+    const record = {
+      runId: 'old',
+      seq: 6,
+      runsPartition: await log.partitionOfKey(TOPICS.runs, 'old'),
+      runsOffset: sixth?.offset ?? -1,
+      batch: sixth?.headers?.[BATCH_HEADER] ?? null,
+      stateJson: JSON.stringify(state),
+    };
+    await log.append(TOPICS.snapshots, [{ key: 'old', value: frame(oldId, old.toBuffer(record)) }]);
+    const loaded = await stream().load('old');
+    expect(loaded.snapshot).toEqual(state);
+    expect(loaded.events.map((e) => e.seq)).toEqual([7, 8, 9]);
+    expect(foldRun(loaded.snapshot ?? initialState('old'), loaded.events)).toEqual(
+      foldRun(initialState('old'), all),
+    );
+    // And this version's writer records its own beside it under the same subject.
+    writer.snapshot(foldRun(initialState('old'), all));
+    let newer = await stream().load('old');
+    for (let i = 0; newer.events.length > 0 && i < 50; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      newer = await stream().load('old');
+    }
+    expect(newer).toEqual({ snapshot: foldRun(initialState('old'), all), events: [] });
   });
 
   it('ignores a zombie append that lands after a newer writer took the seq', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parsePointer, pointerMetadata } from '../src/service/snapshot-pointer.js';
+import { parsePointer, pointerMetadata } from '../src/snapshots/index.js';
 
 describe('the snapshot pointer in offset-commit metadata', () => {
   it('round-trips, and no pointer is no metadata', () => {

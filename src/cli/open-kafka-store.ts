@@ -1,6 +1,7 @@
 import { RegistrySchemaStore } from '../events/registry-schema-store.js';
 import { TOPICS } from '../log/event-log.js';
 import { EventStore } from '../log/event-store.js';
+import { CountedRunRecords } from '../log/kafka/counted-run-records.js';
 import { DecodingConsumer } from '../log/kafka/decoding-consumer.js';
 import { KafkaLog } from '../log/kafka/kafka-log.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
@@ -28,11 +29,16 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
       rebuild: async (onProgress) => (await rebuildFromStream(stream, onProgress)).projections,
       scan: (apply) => stream.readAll(apply),
       followRuns: async (apply, signal, groupId) => {
+        // Only what counts, by the batch rule `scan` applies: a losing writer's batch is not the run's.
+        const counted = new CountedRunRecords(log);
         const consumer = await DecodingConsumer.start(log, {
           topic: TOPICS.runs,
           groupId,
           decode: (value) => events.decode(TOPICS.runs, value),
+          // Before decoding: a record of a run that does not count is neither applied nor a dead letter.
+          admit: (record) => counted.counts(record),
           handle: (e) => apply(e),
+          onJoin: () => counted.reset(),
         });
         await new Promise<void>((done) =>
           signal.aborted ? done() : signal.addEventListener('abort', () => done(), { once: true }),

@@ -23,7 +23,7 @@ export interface OpenStore {
   /** Every event that counts, from the runs topic's first record, in per-run order (`RunStream.readAll`); resolves with the records read. */
   scan(apply: (rec: RecordedEvent) => void): Promise<number>;
   /**
-   * Every event of the runs topic and then each new one, until the signal, as consumer group
+   * Every event that counts (the batch rule of `scan`) of the runs topic and then each new one, until the signal, as consumer group
    * `group` (from its committed offsets; the beginning for a new group). Kafka only: the embedded
    * store has no consumer groups to keep a follower's position in.
    */

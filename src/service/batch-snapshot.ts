@@ -1,16 +1,13 @@
 /**
- * When a batch's transaction carries a snapshot of its partition's runs, and what goes in it.
- * Folding a runs partition from its start costs what the partition ever recorded, so once the
- * partition has written enough runs records since its last snapshot (at least as many as the runs
- * it holds, so a snapshot's cost is paid back by the tail it saves), the batch adds one. The
- * records of this batch on the runs partition are where a later tail starts: the fold skips what
- * the states already have.
+ * A batch's transaction carries a snapshot of its partition's runs when the per-partition
+ * strategy says one is due (src/snapshots/per-partition.ts). The records of this batch on the
+ * runs partition are where a later tail starts: the fold skips what the states already have.
  */
 import { randomUUID } from 'node:crypto';
 import type { RecordMetadata, Transaction } from 'kafkajs';
+import { partitionSnapshotDue, type SnapshotPointer } from '../snapshots/index.js';
 import type { PartitionRuns } from './partition-runs.js';
 import type { PartitionSnapshots } from './partition-snapshots.js';
-import type { SnapshotPointer } from './snapshot-pointer.js';
 
 /** A snapshot added to a batch's transaction, and how many ended runs it put aside. */
 export interface SnapshotWritten {
@@ -36,7 +33,7 @@ export async function snapshotInBatch(
   sent: readonly RecordMetadata[],
   sinceSnapshot: number,
 ): Promise<SnapshotWritten | null> {
-  if (sinceSnapshot < Math.max(ctx.everyRecords, runs.size)) return null;
+  if (!partitionSnapshotDue(sinceSnapshot, ctx.everyRecords, runs.size)) return null;
   const base = sent.find((m) => m.topicName === ctx.runsTopic && m.partition === partition)?.baseOffset;
   if (base === undefined) return null;
   const id = randomUUID();

@@ -5,10 +5,10 @@
  * commits or aborts; nothing here is visible before the commit.
  */
 import type { Transaction } from 'kafkajs';
+import { pointerMetadata, type SnapshotPointer } from '../snapshots/index.js';
 import { type BatchSnapshotContext, type SnapshotWritten, snapshotInBatch } from './batch-snapshot.js';
 import type { PartitionRuns } from './partition-runs.js';
 import type { BatchOutput } from './process-batch.js';
-import { pointerMetadata, type SnapshotPointer } from './snapshot-pointer.js';
 
 export interface BatchTransactionContext {
   readonly snapshot: BatchSnapshotContext;

@@ -3,9 +3,10 @@
  * committed offset for it: the snapshot the metadata points at and the runs records after it, or
  * the whole runs partition when there is no usable snapshot (a snapshot only ever saves work).
  */
+
+import { parsePointer, type SnapshotPointer } from '../snapshots/index.js';
 import { PartitionRuns } from './partition-runs.js';
 import type { RunsContext } from './runs-context.js';
-import { parsePointer, type SnapshotPointer } from './snapshot-pointer.js';
 
 export interface LoadedPartition {
   readonly runs: PartitionRuns;

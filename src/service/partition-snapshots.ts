@@ -1,85 +1,40 @@
 /**
- * Snapshots of a requests partition's runs on `loopguard.worker-snapshots`, so a worker that
- * takes a partition over reads the runs' states and the runs written after them, not the
- * partition's whole history.
- *
- * A snapshot is the JSON of every held run (state, head, latest answers), cut into pieces that
- * each fit a Kafka record; the pieces go out in the transaction of the batch they follow, each
- * in a send of its own (the broker limits a record batch, not only a record, to 1 MB by
- * default), and the returned pointer goes into that transaction's offset commit. The topic is
- * compacted on group/partition/piece: once a newer snapshot of a partition is committed, the
- * older one's pieces are garbage. A reader that finds a piece gone or unreadable gets null and
- * the caller folds the runs partition instead: a snapshot only ever saves work.
- *
- * A run that ended and has been idle for a while leaves the worker's memory and the partition's
- * snapshots: it is written once as a one-run record of its own (same schema, key
- * group/partition/ended/<run id>), and the snapshot keeps only where that record is. A long-lived
- * partition's snapshot then grows with its live runs and a small reference per ended one, not
- * with every state it ever held.
+ * The per-partition snapshot strategy (src/snapshots/per-partition.ts) on
+ * `loopguard.worker-snapshots`: the pieces of a snapshot go out in the transaction of the batch
+ * they follow, each in a send of its own (the broker limits a record batch, not only a record, to
+ * 1 MB by default), and the returned pointer goes into that transaction's offset commit. Once a
+ * newer snapshot of a partition is committed, the older one's pieces are garbage (the topic is
+ * compacted on group/partition/piece). A reader that finds a piece gone or unreadable gets the
+ * reason instead of a snapshot, and the caller folds the runs partition: a snapshot only ever
+ * saves work.
  */
 import type { Transaction } from 'kafkajs';
 import { UnavailableError } from '../domain/errors.js';
-import type { RunState } from '../domain/run-state.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import { readRanges } from '../log/kafka/partition-reader.js';
 import type { SchemaStore } from '../ports/schema-store.js';
-import { SERVICE_SCHEMAS, ServiceCodec } from './service-codec.js';
+import {
+  type EndedRun as AnyEndedRun,
+  type HeldRun as AnyHeldRun,
+  type PartitionSnapshot as AnyPartitionSnapshot,
+  joinBody,
+  type PartitionBody,
+  PartitionSnapshotCodec,
+  type SnapshotPointer,
+} from '../snapshots/index.js';
 import { SERVICE_TOPICS, type WireDecision } from './service-topics.js';
-import type { SnapshotPointer } from './snapshot-pointer.js';
 
-/** A run as its worker holds it: enough to go on deciding, and to answer a repeated request. */
-export interface HeldRun {
-  readonly runId: string;
-  readonly seq: number;
-  /** The run-stream batch of its last record, for the fold of the tail (run-batch-fold.ts). */
-  readonly batch: string | null;
-  readonly state: RunState;
-  /** Its latest decisions, oldest first. */
-  readonly answers: readonly WireDecision[];
-  /** The hash of the request each answer was given to, by request id (absent in older snapshots). */
-  readonly bodies?: Readonly<Record<string, string>>;
-}
+/** A run as a worker holds it, with its latest decisions. */
+export type HeldRun = AnyHeldRun<WireDecision>;
+export type EndedRun = AnyEndedRun;
+export type PartitionSnapshot = AnyPartitionSnapshot<WireDecision>;
 
-/** Where an ended run's own record is, with its head for the fold of a tail that revived it. */
-export interface EndedRun {
-  readonly runId: string;
-  readonly seq: number;
-  readonly batch: string | null;
-  /** Where its own record is on the snapshots topic. */
-  readonly at: SnapshotPointer;
-}
-
-export interface PartitionSnapshot {
-  readonly id: string;
-  /** Offset in the runs partition from which the tail is read; earlier records are in the states. */
-  readonly runsFrom: number;
-  readonly runs: readonly HeldRun[];
-  readonly ended: readonly EndedRun[];
-}
-
-/** What a record's `data` holds, whole: the runs held and the ended runs put aside. */
-interface SnapshotBody {
-  readonly runs: readonly HeldRun[];
-  readonly ended: readonly EndedRun[];
-}
-
-/** Well under the broker's default 1 MB record limit, with room for the framing. */
-export const PIECE_BYTES = 512 * 1024;
-
-interface WirePiece {
-  readonly group: string;
-  readonly partition: number;
-  readonly snapshot_id: string;
-  readonly piece: number;
-  readonly pieces: number;
-  readonly runs_from: number;
-  readonly data: Buffer;
-}
+type Missing = { readonly missing: string };
 
 export class PartitionSnapshots {
   private constructor(
     private readonly log: KafkaLog,
-    private readonly codec: ServiceCodec<WirePiece>,
+    private readonly codec: PartitionSnapshotCodec,
     private readonly topic: string,
     private readonly timeoutMs: number,
   ) {}
@@ -91,11 +46,7 @@ export class PartitionSnapshots {
     timeoutMs: number,
   ): Promise<PartitionSnapshots> {
     const info = await log.prepare(SERVICE_TOPICS.snapshots);
-    const codec = await ServiceCodec.create<WirePiece>(
-      schemas,
-      subjectFor(SERVICE_TOPICS.snapshots),
-      SERVICE_SCHEMAS.partitionSnapshot,
-    );
+    const codec = await PartitionSnapshotCodec.create(schemas, subjectFor(SERVICE_TOPICS.snapshots));
     return new PartitionSnapshots(log, codec, info.name, timeoutMs);
   }
 
@@ -106,7 +57,7 @@ export class PartitionSnapshots {
     partition: number,
     snapshot: PartitionSnapshot,
   ): Promise<SnapshotPointer> {
-    const body: SnapshotBody = { runs: snapshot.runs, ended: snapshot.ended };
+    const body = { runs: snapshot.runs, ended: snapshot.ended };
     return this.send(txn, group, partition, snapshot.id, snapshot.runsFrom, body, `${group}/${partition}`);
   }
 
@@ -118,45 +69,22 @@ export class PartitionSnapshots {
     id: string,
     run: HeldRun,
   ): Promise<EndedRun> {
-    const body: SnapshotBody = { runs: [run], ended: [] };
-    const at = await this.send(
-      txn,
-      group,
-      partition,
-      id,
-      -1,
-      body,
-      `${group}/${partition}/ended/${run.runId}`,
-    );
+    const key = `${group}/${partition}/ended/${run.runId}`;
+    const at = await this.send(txn, group, partition, id, -1, { runs: [run], ended: [] }, key);
     return { runId: run.runId, seq: run.seq, batch: run.batch, at };
   }
 
-  /**
-   * `body` cut into pieces, every piece encoded before the first is sent (a value the codec
-   * refuses must not leave a transaction half written), each piece in a send of its own.
-   */
+  /** `body`'s pieces, each in a send of its own. */
   private async send(
     txn: Transaction,
     group: string,
     partition: number,
     id: string,
     runsFrom: number,
-    body: SnapshotBody,
+    body: PartitionBody,
     key: string,
   ): Promise<SnapshotPointer> {
-    const data = Buffer.from(JSON.stringify(body));
-    const pieces = Math.max(1, Math.ceil(data.length / PIECE_BYTES));
-    const values = Array.from({ length: pieces }, (_, piece) =>
-      this.codec.encode({
-        group,
-        partition,
-        snapshot_id: id,
-        piece,
-        pieces,
-        runs_from: runsFrom,
-        data: data.subarray(piece * PIECE_BYTES, (piece + 1) * PIECE_BYTES),
-      }),
-    );
+    const values = this.codec.pieces({ group, partition, snapshot_id: id, runs_from: runsFrom }, body);
     const offsets: number[] = [];
     for (const [piece, value] of values.entries()) {
       const [sent] = await txn.send({
@@ -173,15 +101,11 @@ export class PartitionSnapshots {
         `snapshot ${key}: the broker returned no offset for a piece`,
         {},
       );
-    return { id, from, to, pieces };
+    return { id, from, to, pieces: values.length };
   }
 
   /** The ended run `ref` points at, or why it cannot be read. */
-  async readEnded(
-    ref: EndedRun,
-    group: string,
-    partition: number,
-  ): Promise<HeldRun | { readonly missing: string }> {
+  async readEnded(ref: EndedRun, group: string, partition: number): Promise<HeldRun | Missing> {
     const read = await this.read(ref.at, group, partition);
     if ('missing' in read) return read;
     const run = read.runs[0];
@@ -192,12 +116,8 @@ export class PartitionSnapshots {
     return run;
   }
 
-  /** The snapshot `p` points at, or null with why when it cannot be read whole. */
-  async read(
-    p: SnapshotPointer,
-    group: string,
-    partition: number,
-  ): Promise<PartitionSnapshot | { readonly missing: string }> {
+  /** The snapshot `p` points at, or why it cannot be read whole. */
+  async read(p: SnapshotPointer, group: string, partition: number): Promise<PartitionSnapshot | Missing> {
     const low = (await this.log.partitionEnds(SERVICE_TOPICS.snapshots))[0]?.low ?? 0;
     if (p.from < low)
       return { missing: `its first piece (offset ${p.from}) is below the topic's start ${low}` };
@@ -210,8 +130,7 @@ export class PartitionSnapshots {
     const pieces: (Buffer | undefined)[] = Array.from({ length: p.pieces });
     let runsFrom = -1;
     for (const m of found) {
-      if (m.message.value === null) continue;
-      const w = await this.codec.decode(m.message.value).catch(() => null);
+      const w = m.message.value === null ? null : await this.codec.piece(m.message.value);
       if (w === null || w.snapshot_id !== p.id || w.group !== group || w.partition !== partition) continue;
       if (w.pieces !== p.pieces || w.piece < 0 || w.piece >= p.pieces) continue;
       pieces[w.piece] = w.data;
@@ -219,52 +138,7 @@ export class PartitionSnapshots {
     }
     const gone = pieces.indexOf(undefined);
     if (gone !== -1) return { missing: `piece ${gone} of ${p.pieces} is not in offsets ${p.from}-${p.to}` };
-    let body: unknown;
-    try {
-      body = JSON.parse(Buffer.concat(pieces as Buffer[]).toString('utf8'));
-    } catch {
-      return { missing: 'its data is not JSON' };
-    }
-    if (!isBody(body)) return { missing: 'its data is not a list of runs' };
-    return { id: p.id, runsFrom, runs: body.runs, ended: body.ended };
+    const body = joinBody<WireDecision>(pieces as Buffer[]);
+    return 'missing' in body ? body : { id: p.id, runsFrom, runs: body.runs, ended: body.ended };
   }
-}
-
-function isBody(v: unknown): v is SnapshotBody {
-  if (typeof v !== 'object' || v === null) return false;
-  const b = v as Record<string, unknown>;
-  return (
-    Array.isArray(b.runs) && b.runs.every(isHeldRun) && Array.isArray(b.ended) && b.ended.every(isEndedRun)
-  );
-}
-
-function isEndedRun(v: unknown): v is EndedRun {
-  if (typeof v !== 'object' || v === null) return false;
-  const r = v as Record<string, unknown>;
-  const at = r.at as Record<string, unknown> | null | undefined;
-  return (
-    typeof r.runId === 'string' &&
-    Number.isSafeInteger(r.seq) &&
-    (r.batch === null || typeof r.batch === 'string') &&
-    typeof at === 'object' &&
-    at !== null &&
-    typeof at.id === 'string' &&
-    Number.isSafeInteger(at.from) &&
-    Number.isSafeInteger(at.to) &&
-    Number.isSafeInteger(at.pieces)
-  );
-}
-
-function isHeldRun(v: unknown): v is HeldRun {
-  if (typeof v !== 'object' || v === null) return false;
-  const r = v as Record<string, unknown>;
-  return (
-    typeof r.runId === 'string' &&
-    Number.isSafeInteger(r.seq) &&
-    (r.batch === null || typeof r.batch === 'string') &&
-    typeof r.state === 'object' &&
-    r.state !== null &&
-    (r.state as RunState).seq === r.seq &&
-    Array.isArray(r.answers)
-  );
 }

@@ -24,6 +24,11 @@ export interface DecodingConsumerOptions<T> {
   /** Consumer group; committed offsets belong to it. */
   readonly groupId: string;
   readonly decode: (value: Buffer) => Promise<T> | T;
+  /**
+   * Whether a record is one to handle at all, asked before it is decoded (every record, in
+   * partition order); one that is not is passed over, neither handled nor dead-lettered.
+   */
+  readonly admit?: (record: PartitionedRecord) => Promise<boolean> | boolean;
   /** `heartbeat` keeps the group membership alive while a slow handler (a retrying delivery) works. */
   readonly handle: (
     event: T,
@@ -46,6 +51,8 @@ export interface DecodingConsumerOptions<T> {
   readonly sessionTimeoutMs?: number;
   /** Told, after each record, how many records of its partition are still to read (consumer lag). */
   readonly onLag?: (partition: number, lag: number) => void;
+  /** Told each time the consumer has joined its group: the partitions it reads may have changed. */
+  readonly onJoin?: () => void;
 }
 
 /** Header names of a dead letter. */
@@ -109,6 +116,7 @@ export class DecodingConsumer<T> {
       // kafkajs emits GROUP_JOIN before its runner counts as running (a few promise steps later);
       // a disconnect before that would skip the runner again, so the wait ends a macrotask later.
       consumer.on(consumer.events.GROUP_JOIN, () => {
+        opts.onJoin?.();
         setImmediate(self.endRejoin);
       });
       await consumer.run({
@@ -194,6 +202,7 @@ export class DecodingConsumer<T> {
   }
 
   private async process(record: PartitionedRecord, heartbeat: () => Promise<void>): Promise<void> {
+    if (this.opts.admit !== undefined && !(await this.opts.admit(record))) return;
     let event: T;
     try {
       event = await this.opts.decode(record.value);

@@ -12,9 +12,9 @@
  *
  * The writer appends to the runs topic only; KafkaCopyProjector derives the stops and ledger copies.
  *
- * Loading a run for a resume reads its newest snapshot (`loopguard.snapshots`, written for a run's
- * first accepted state, then every SNAPSHOT_EVERY events and for every ended state) and only the records of its partition between that snapshot and the run's head
- * as the fold knows it: none when the snapshot is current.
+ * Loading a run for a resume reads its newest snapshot (the per-run strategy of src/snapshots, on
+ * `loopguard.snapshots`) and only the records of its partition between that snapshot and the
+ * run's head as the fold knows it: none when the snapshot is current.
  */
 import { randomUUID } from 'node:crypto';
 import type { RecordedEvent } from '../../domain/events.js';
@@ -28,6 +28,7 @@ import {
   type RunStream,
   streamConflict,
 } from '../../ports/run-stream.js';
+import { runSnapshotDue, snapshotOf } from '../../snapshots/index.js';
 import { type StoredRecord, TOPICS } from '../event-log.js';
 import type { EventStore } from '../event-store.js';
 import { closedError } from '../log-errors.js';
@@ -41,9 +42,6 @@ import { RunSnapshots } from './run-snapshots.js';
 interface PlacedHead extends RunHead {
   readonly offset: number;
 }
-
-/** At most this many events of a live run's tail to read after its newest snapshot. */
-const SNAPSHOT_EVERY = 16;
 
 export interface KafkaRunStreamOptions {
   /** How long an append waits for the fold to reach its batch. Default 30 s. */
@@ -116,7 +114,7 @@ export class KafkaRunStream implements RunStream {
       to: head.offset + 1,
     });
     return {
-      snapshot: snap.state,
+      snapshot: snap.snapshot.context,
       events: await this.counted(tail, { seq: snap.seq, batch: snap.batch }, 1),
     };
   }
@@ -126,12 +124,9 @@ export class KafkaRunStream implements RunStream {
     // Only a state that is the run's counted head: anything else would be a snapshot of a stream
     // nobody reads.
     if (head === undefined || head.seq !== state.seq) return;
-    // A state per append would encode and send the whole, growing state on every call (and the
-    // run's next append would queue behind it): the first of a run here, then one every
-    // SNAPSHOT_EVERY events, and every state of an ended run.
-    const last = this.snapshotted.get(state.runId);
-    const live = state.status === 'RUNNING' || state.status === 'WAITING' || state.status === 'NEW';
-    if (last !== undefined && live && state.seq - last < SNAPSHOT_EVERY) return;
+    // A snapshot per append would encode and send the whole, growing state on every call (and
+    // the run's next append would queue behind it): only when the per-run strategy says it is due.
+    if (!runSnapshotDue(this.snapshotted.get(state.runId), state)) return;
     this.snapshotted.set(state.runId, state.seq);
     void Promise.all([this.snapshotting(), this.log.partitionOfKey(TOPICS.runs, state.runId)])
       .then(([snapshots, runsPartition]) =>
@@ -141,7 +136,7 @@ export class KafkaRunStream implements RunStream {
           runsPartition,
           runsOffset: head.offset,
           batch: head.batch,
-          state,
+          snapshot: snapshotOf(state),
         }),
       )
       .catch(() => undefined);

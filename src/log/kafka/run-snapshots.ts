@@ -1,18 +1,18 @@
 /**
- * The compacted `loopguard.snapshots` topic as a run-state cache: a writer records a run's state
- * after accepted appends (KafkaRunStream: the first, then every 16 events, every ended state),
- * without waiting (a missing or stale snapshot only means a longer
- * tail to read), and a follower keeps, per run, where its newest snapshot is, so loading a run
- * reads one record instead of the run's history. Only positions are held in memory, never states.
+ * The per-run snapshot strategy (src/snapshots/per-run.ts) on the compacted `loopguard.snapshots`
+ * topic: a writer records a run's snapshot without waiting (a missing or stale snapshot only
+ * means a longer tail to read), and a follower keeps, per run, where its newest snapshot is, so
+ * loading a run reads one record instead of the run's history. Only positions are held in
+ * memory, never snapshots.
  */
 
+import { RunSnapshotCodec, type RunSnapshotRecord } from '../../snapshots/index.js';
 import { TOPICS } from '../event-log.js';
 import type { EventStore } from '../event-store.js';
 import { withTimeout } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
 import { type FollowedMessage, PartitionFollower } from './partition-follower.js';
 import { readRanges } from './partition-reader.js';
-import { type RunSnapshot, SnapshotCodec } from './snapshot-codec.js';
 
 interface Position {
   /** Offset of the snapshot record in the snapshots topic. */
@@ -26,7 +26,7 @@ export class RunSnapshots {
 
   private constructor(
     private readonly log: KafkaLog,
-    private readonly codec: SnapshotCodec,
+    private readonly codec: RunSnapshotCodec,
     private readonly topic: string,
     private readonly timeoutMs: number,
   ) {
@@ -35,17 +35,17 @@ export class RunSnapshots {
 
   static async open(events: EventStore, log: KafkaLog, timeoutMs: number): Promise<RunSnapshots> {
     const info = await log.prepare(TOPICS.snapshots);
-    const codec = await SnapshotCodec.create(events.schemas, events.subjectFor(TOPICS.snapshots));
+    const codec = await RunSnapshotCodec.create(events.schemas, events.subjectFor(TOPICS.snapshots));
     return new RunSnapshots(log, codec, info.name, timeoutMs);
   }
 
   /** Records `s`, not waiting for it: loads fall back on the runs topic until it is there. */
-  write(s: RunSnapshot): void {
+  write(s: RunSnapshotRecord): void {
     this.log.append(TOPICS.snapshots, [{ key: s.runId, value: this.codec.encode(s) }]).catch(() => undefined);
   }
 
   /** The newest snapshot of `runId` at or below `maxSeq`, once the follower has caught up; null if none. */
-  async newestUpTo(runId: string, maxSeq: number): Promise<RunSnapshot | null> {
+  async newestUpTo(runId: string, maxSeq: number): Promise<RunSnapshotRecord | null> {
     const end = (await this.log.partitionEnds(TOPICS.snapshots))[0]?.high ?? 0;
     await withTimeout(this.follower.foldedTo(0, end), this.timeoutMs, 'snapshots fold');
     const at = this.newest.get(runId);
@@ -58,7 +58,8 @@ export class RunSnapshots {
     );
     // Compaction may have removed it in favour of a later, lower one: the caller reads the runs topic instead.
     if (found === undefined || found.offset !== at.offset || found.message.value === null) return null;
-    return this.codec.decode(found.message.value);
+    const read = await this.codec.decode(found.message.value);
+    return 'missing' in read ? null : read;
   }
 
   close(): Promise<void> {

@@ -1,0 +1,60 @@
+/**
+ * What every stored run snapshot holds, whichever strategy stores it: the run machine's persisted
+ * snapshot (XState's `getPersistedSnapshot`: its status, its value, the run's status, its context,
+ * the run's state) with a format version, restored with `resolveState`. One codec for the per-run
+ * and the per-partition snapshots alike.
+ *
+ * Format 1, written before the version, is the bare RunState: it is upcast, its status being the
+ * machine's value. A format this version does not know, or a snapshot the machine does not accept,
+ * is refused with the reason: a snapshot is a cache, so its reader falls back on the log.
+ */
+import type { RunState } from '../domain/index.js';
+import { type RunSnapshot, runMachine } from '../machines/index.js';
+
+export const SNAPSHOT_FORMAT = 2;
+
+/** A stored snapshot: the machine's persisted snapshot and its format. */
+export type StoredRunSnapshot = { readonly v: typeof SNAPSHOT_FORMAT } & ReturnType<
+  typeof runMachine.getPersistedSnapshot
+>;
+
+/** A run snapshot that cannot be restored, and why. */
+export interface Unrestorable {
+  readonly problem: string;
+}
+
+/** The machine's snapshot of a run at `state` (its value is the run's status). */
+export function snapshotOf(state: RunState): RunSnapshot {
+  return runMachine.resolveState({ value: state.status, context: state });
+}
+
+export function persistRun(snapshot: RunSnapshot): StoredRunSnapshot {
+  return { v: SNAPSHOT_FORMAT, ...runMachine.getPersistedSnapshot(snapshot) };
+}
+
+/** The machine snapshot `stored` (any format this version reads) restores to, or why none. */
+export function restoreRun(stored: unknown): RunSnapshot | Unrestorable {
+  if (typeof stored !== 'object' || stored === null) return { problem: 'it is not an object' };
+  const s = stored as Record<string, unknown>;
+  const [value, context] = s.v === undefined ? [s.status, s] : [s.value, s.context];
+  if (s.v !== undefined && s.v !== SNAPSHOT_FORMAT)
+    return { problem: `format ${String(s.v)} is not one this version reads (${SNAPSHOT_FORMAT})` };
+  if (s.v !== undefined && s.status !== 'active') return { problem: `its status is ${String(s.status)}` };
+  if (!isRunState(context)) return { problem: 'its context is not a run state' };
+  if (context.status !== value) return { problem: `its value ${String(value)} is not its run's status` };
+  try {
+    return runMachine.resolveState({ value: value as string, context });
+  } catch (e) {
+    return { problem: (e as Error).message };
+  }
+}
+
+export function isUnrestorable(r: RunSnapshot | Unrestorable): r is Unrestorable {
+  return 'problem' in r;
+}
+
+function isRunState(v: unknown): v is RunState {
+  if (typeof v !== 'object' || v === null) return false;
+  const r = v as Record<string, unknown>;
+  return typeof r.runId === 'string' && Number.isSafeInteger(r.seq) && typeof r.status === 'string';
+}
