@@ -73,13 +73,14 @@ describe('parent_run_id in the trace format', () => {
 describe('eval --synthetic', () => {
   // The whole synthetic evaluation in a child process: seconds alone, more on a shared machine.
   it('scores the synthetic coding-agent runs per harness, apart from any recorded files', async () => {
-    const r = await run(['eval', '--synthetic']);
+    const r = await run(['eval', '--synthetic', '--seeds', '11,12']);
     expect(r.code).toBe(0);
+    // Each family drawn from both seeds, their runs pooled.
     for (const family of ['shell-only', 'editor-tools', 'json-exec', 'assistant'])
-      expect(r.out).toContain(`== synthetic-${family}: 100 runs`);
+      expect(r.out).toContain(`== synthetic-${family}: 200 runs`);
     // Always beside the one-line rule; on every family no more false stops than it.
     const falseStops = (detector: string) =>
-      [...r.out.matchAll(new RegExp(`^${detector} .* (\\d+)/80 \\(`, 'gm'))].map((m) => Number(m[1]));
+      [...r.out.matchAll(new RegExp(`^${detector} .* (\\d+)/160 \\(`, 'gm'))].map((m) => Number(m[1]));
     const ours = falseStops('loopguard');
     const three = falseStops('3 identical in a row');
     expect(ours).toHaveLength(4);

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { LoopguardError } from '../domain/index.js';
+import { DEFAULT_SYNTHETIC_SEEDS } from '../eval/synthetic/synthetic-files.js';
 import { DEFAULT_DATA_DIR } from '../log/embedded/embedded-log.js';
 import { TOPICS } from '../log/event-log.js';
 import type { AlertFlags } from './alert-command.js';
@@ -433,7 +434,11 @@ function program(
         .command('eval')
         .summary('loopguard against the stopping rules other agent tools ship, side by side')
         .argument('[files...]', 'trace files (JSON lines)')
-        .option('--synthetic', 'adds the seeded synthetic coding-agent runs, scored apart'),
+        .option('--synthetic', 'adds the seeded synthetic agent families, scored apart')
+        .option(
+          '--seeds <list>',
+          `with --synthetic, the seeds each family is drawn from, e.g. 11,12,20-29 (default ${DEFAULT_SYNTHETIC_SEEDS.join(',')})`,
+        ),
     ),
   ).action(
     run(
@@ -446,6 +451,7 @@ function program(
             ...(f.policy ? { policy: f.policy } : {}),
             json: f.json ?? false,
             synthetic: f.synthetic === true,
+            ...(f.seeds === undefined ? {} : { seeds: f.seeds as string }),
           },
           io,
         );

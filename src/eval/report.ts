@@ -71,52 +71,90 @@ function loopCalls(file: EvalFile): number | null {
   return calls;
 }
 
-export function evaluate(files: readonly EvalFile[], detectors: readonly Detector[]): EvalReport {
-  const names = detectors.map((detector) => detector.name);
-  const duplicate = names.find((name, i) => names.indexOf(name) !== i);
-  if (duplicate !== undefined) throw new Error(`two detectors are named "${duplicate}"`);
+/** One source judged: its report, and every detector's judged runs (for pooling with others). */
+export interface JudgedFile {
+  readonly report: FileReport;
+  /** Per detector, in the order the detectors were given: that detector's judged runs. */
+  readonly judged: readonly (readonly JudgedRun[])[];
+}
 
-  const pooled: JudgedRun[][] = detectors.map(() => []);
-  const fileReports: FileReport[] = [];
-  const pooledLabels: RunLabels[] = [];
-  for (const file of files) {
-    const labels: readonly RunLabels[] = file.labels ?? file.runs.map((run) => labelRun(run));
-    const rows = detectors.map((detector, d) => {
-      const verdicts = file.runs.map((run) => checkedVerdict(detector, run, detector.judge(run)));
-      const twins = twinStops(file.runs, verdicts);
-      const judged = file.runs.map((run, r) =>
-        judgeRun(
-          run,
-          labels[r] ?? { stuck: null, pingPong: null },
-          verdicts[r] ?? { stopIndex: null, rule: null },
-          twins[r],
-          file.honestPrefixes?.get(run.run_id),
-        ),
-      );
-      pooled[d]?.push(...judged);
-      return computeMetrics(detector.name, judged);
-    });
-    fileReports.push({
+/** Every run of one source through every detector; twin stops are found within the source only. */
+export function judgeFile(file: EvalFile, detectors: readonly Detector[]): JudgedFile {
+  const labels: readonly RunLabels[] = file.labels ?? file.runs.map((run) => labelRun(run));
+  const judged = detectors.map((detector) => {
+    const verdicts = file.runs.map((run) => checkedVerdict(detector, run, detector.judge(run)));
+    const twins = twinStops(file.runs, verdicts);
+    return file.runs.map((run, r) =>
+      judgeRun(
+        run,
+        labels[r] ?? { stuck: null, pingPong: null },
+        verdicts[r] ?? { stopIndex: null, rule: null },
+        twins[r],
+        file.honestPrefixes?.get(run.run_id),
+      ),
+    );
+  });
+  return {
+    report: {
       name: file.name,
       labels: countLabels(file.runs, labels),
       loopCalls: loopCalls(file),
-      rows,
-    });
-    pooledLabels.push(...labels);
-  }
-
-  const totals: FileReport = {
-    name: TOTALS_NAME,
-    labels: countLabels(
-      files.flatMap((file) => file.runs),
-      pooledLabels,
-    ),
-    loopCalls: fileReports.every((f) => f.loopCalls !== null)
-      ? fileReports.reduce((sum, f) => sum + (f.loopCalls ?? 0), 0)
-      : null,
-    rows: detectors.map((detector, d) => computeMetrics(detector.name, pooled[d] ?? [])),
+      rows: detectors.map((detector, d) => computeMetrics(detector.name, judged[d] ?? [])),
+    },
+    judged,
   };
-  return { detectors: names, files: fileReports, totals };
+}
+
+/**
+ * Judged sources pooled as one: counts summed, and every metric recomputed over the pooled runs
+ * (a median of the pooled runs, not a median of medians). `detectors` names the rows, in order.
+ */
+export function poolFiles(
+  name: string,
+  detectors: readonly string[],
+  parts: readonly JudgedFile[],
+): JudgedFile {
+  const judged = detectors.map((_, d) => parts.flatMap((part) => part.judged[d] ?? []));
+  const sum = (key: keyof LabelCounts) => parts.reduce((total, part) => total + part.report.labels[key], 0);
+  const labels: LabelCounts = {
+    runs: sum('runs'),
+    calls: sum('calls'),
+    stuck: sum('stuck'),
+    pingPong: sum('pingPong'),
+    successful: sum('successful'),
+    unsuccessful: sum('unsuccessful'),
+    unknownOutcome: sum('unknownOutcome'),
+    successfulStuck: sum('successfulStuck'),
+  };
+  return {
+    report: {
+      name,
+      labels,
+      loopCalls: parts.every((part) => part.report.loopCalls !== null)
+        ? parts.reduce((total, part) => total + (part.report.loopCalls ?? 0), 0)
+        : null,
+      rows: detectors.map((detector, d) => computeMetrics(detector, judged[d] ?? [])),
+    },
+    judged,
+  };
+}
+
+/** Detector names, checked to be distinct: rows are matched by name. */
+export function detectorNames(detectors: readonly Detector[]): string[] {
+  const names = detectors.map((detector) => detector.name);
+  const duplicate = names.find((name, i) => names.indexOf(name) !== i);
+  if (duplicate !== undefined) throw new Error(`two detectors are named "${duplicate}"`);
+  return names;
+}
+
+export function evaluate(files: readonly EvalFile[], detectors: readonly Detector[]): EvalReport {
+  const names = detectorNames(detectors);
+  const judged = files.map((file) => judgeFile(file, detectors));
+  return {
+    detectors: names,
+    files: judged.map((file) => file.report),
+    totals: poolFiles(TOTALS_NAME, names, judged).report,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

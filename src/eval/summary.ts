@@ -10,7 +10,7 @@
 import type { DetectorMetrics } from './metrics.js';
 import type { EvalReport, FileReport } from './report.js';
 
-const THREE = '3 identical in a row';
+export const THREE = '3 identical in a row';
 const FIVE = '5 identical in a row';
 /** The step caps among the default baselines, by name. */
 const CAPS = [/^openai-agents max_turns=/, /^vercel-ai stepCountIs\(/, /^crewai max_iter=/];
@@ -24,9 +24,21 @@ const HONEST_NOTE =
   'work; then the saving of stops after the prefix, loopguard / 3 id. (a stop inside it stops work the same rule\n' +
   'stops on a successful run doing the same, identical or not).\n';
 
-/** `ours` as a multiple of `theirs`. */
-const times = (ours: number, theirs: number) =>
-  theirs === 0 ? (ours === 0 ? '-' : 'inf') : `${(ours / theirs).toFixed(2)}x`;
+/** `ours` as a multiple of `theirs`: null when both are 0, Infinity when only theirs is. */
+export const ratio = (ours: number, theirs: number): number | null =>
+  theirs === 0 ? (ours === 0 ? null : Number.POSITIVE_INFINITY) : ours / theirs;
+
+/** A multiple as printed: `1.22x`, `inf`, or `-` for none. */
+export const formatRatio = (value: number | null): string =>
+  value === null ? '-' : value === Number.POSITIVE_INFINITY ? 'inf' : `${value.toFixed(2)}x`;
+
+const times = (ours: number, theirs: number) => formatRatio(ratio(ours, theirs));
+
+/** Calls a detector saved on failed runs by stops after their honest prefixes; null when unknown. */
+export const savedOutsideHonestWork = (m: DetectorMetrics | undefined): number | null =>
+  m === undefined || m.callsSavedInHonestWork === null
+    ? null
+    : m.callsSavedUnsuccessful - m.callsSavedInHonestWork;
 
 /** The family's loop calls, and the calls each detector saved by stops outside honest work. */
 function outsideHonestWork(
@@ -34,12 +46,8 @@ function outsideHonestWork(
   lg: DetectorMetrics | undefined,
   three: DetectorMetrics | undefined,
 ): string {
-  const outside = (m: DetectorMetrics | undefined) =>
-    m === undefined || m.callsSavedInHonestWork === null
-      ? null
-      : m.callsSavedUnsuccessful - m.callsSavedInHonestWork;
-  const ours = outside(lg);
-  const theirs = outside(three);
+  const ours = savedOutsideHonestWork(lg);
+  const theirs = savedOutsideHonestWork(three);
   if (file.loopCalls === null || ours === null || theirs === null) return '-';
   return `${file.loopCalls}; ${ours} / ${theirs} (${times(ours, theirs)})`;
 }
