@@ -13,7 +13,7 @@ import { KafkaLog } from '../src/log/kafka/kafka-log.js';
 import { KafkaRunStream } from '../src/log/kafka/kafka-run-stream.js';
 import { AFTER_HEADER, BATCH_HEADER } from '../src/log/kafka/run-batch-fold.js';
 import { kafkaEnv } from './setup/kafka-env.js';
-import { foldRun, runEvents } from './support/run-events.js';
+import { foldEvents, runEvents } from './support/run-events.js';
 
 const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -41,7 +41,7 @@ describe('KafkaRunStream on a real broker', () => {
     const writer = stream();
     const all = runEvents('snap', 0, 9);
     await writer.appendToStream('snap', all.slice(0, 6), { expectedStreamVersion: 0 });
-    writer.snapshot(foldRun(initialState('snap'), all.slice(0, 6)));
+    writer.snapshot(foldEvents(initialState('snap'), all.slice(0, 6)));
     await writer.appendToStream('snap', all.slice(6), { expectedStreamVersion: 6 });
     const reader = stream();
     let loaded = await reader.load('snap');
@@ -51,8 +51,8 @@ describe('KafkaRunStream on a real broker', () => {
     }
     expect(loaded.snapshot?.seq).toBe(6);
     expect(loaded.events.map((e) => e.seq)).toEqual([7, 8, 9]);
-    expect(foldRun(loaded.snapshot ?? initialState('snap'), loaded.events)).toEqual(
-      foldRun(initialState('snap'), all),
+    expect(foldEvents(loaded.snapshot ?? initialState('snap'), loaded.events)).toEqual(
+      foldEvents(initialState('snap'), all),
     );
   });
 

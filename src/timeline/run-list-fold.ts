@@ -1,11 +1,11 @@
 import {
-  evolve,
   initialState,
   isTerminal,
   type RecordedEvent,
   type RunState,
   type RunStatus,
 } from '../domain/index.js';
+import { foldRun } from '../machines/index.js';
 import { RunSummaryFold } from '../projections/index.js';
 import type { RunListRow } from './run-list-page.js';
 
@@ -36,7 +36,7 @@ export class RunListFold {
             tenant: row.tenant,
             taskType: row.taskType,
           });
-    const s = evolve(before, rec);
+    const s = foldRun(before, rec);
     if (isTerminal(s.status)) this.live.delete(id);
     else this.live.set(id, s);
     const sum = this.summaries.summary(id);
