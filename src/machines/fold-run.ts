@@ -1,4 +1,4 @@
-import { transition } from 'xstate';
+import type { AnyActorScope } from 'xstate';
 import { copyState, evolve, type RecordedEvent, type RunState } from '../domain/index.js';
 import { type MachineScope, machineEvent, runMachine } from './run-machine.js';
 
@@ -20,6 +20,26 @@ const STAYS: ReadonlyMap<string, ReadonlySet<string>> = new Map(
 );
 
 /**
+ * The scope of a step nobody inspects. XState's `transition()` makes an inert actor of the machine
+ * for each call (building and evaluating its initial state), which cost a rebuild more than all
+ * of its folds; this machine has only `assign` actions and no children, so what a transition needs
+ * of its scope is a place to report microsteps to, and a pure step discards them. Made per step:
+ * XState swaps the scope's executor while it runs.
+ */
+const pureScope = (): AnyActorScope =>
+  ({
+    self: undefined,
+    system: { _sendInspectionEvent: () => {} },
+    id: '',
+    sessionId: '',
+    defer: () => {},
+    logger: () => {},
+    stopChild: () => {},
+    emit: () => {},
+    actionExecutor: () => {},
+  }) as unknown as AnyActorScope;
+
+/**
  * One recorded event through the run machine: the run's state after it (its status the machine's
  * value), or null when the machine does not take it in the run's status (an illegal move). With
  * an inspecting `scope`, every event goes through XState, for the observer to see.
@@ -28,11 +48,7 @@ export function stepRun(s: RunState, record: RecordedEvent, scope?: MachineScope
   if (scope?.inspecting !== true && STAYS.get(s.status)?.has(record.event.type) === true)
     return evolve(s, record);
   const from = runMachine.resolveState({ value: s.status, context: s });
-  const event = machineEvent(record);
-  const next =
-    scope === undefined
-      ? transition(runMachine, from, event)[0]
-      : runMachine.transition(from, event, scope.actorScope);
+  const next = runMachine.transition(from, machineEvent(record), scope?.actorScope ?? pureScope());
   if (next === from) return null;
   // XState merges an assigned context into a new object key by key; the run keeps the compact
   // literal its fold builds everywhere else (half the bytes per live run).

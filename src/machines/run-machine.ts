@@ -13,6 +13,7 @@ import {
   evolve,
   initialState,
   NO_WAIT,
+  patch,
   type RecordedEvent,
   type RunState,
   type RunStatus,
@@ -24,8 +25,8 @@ import {
  * A run's lifecycle as an XState v5 machine. Its events are the run's recorded domain events
  * (`{ type: 'RunStopped', record }`), its context is the run's state folded from them, and its
  * state value is the run's status: the machine says which events may move a run where, and it
- * alone writes the status (each state writes its name into the context as it is entered) and
- * the wait (begun by RunWaiting, cleared on leaving WAITING); `evolve` folds the rest. A run
+ * alone writes the status (each move assigns the state it leads to) and the wait (begun by
+ * RunWaiting, ended by leaving WAITING); `evolve` folds the rest of the data. A run
  * starts, waits and runs again, ends in one terminal state, and leaves it only by an approved
  * resume (never once COMPLETED). An event a state does not take is an illegal move: the actor
  * asks the machine before anything is appended, so such a move is refused, never recorded.
@@ -55,6 +56,21 @@ const ENDS: readonly TerminalState[] = [
   'PARTIAL',
 ];
 
+/**
+ * A move's one assignment (XState copies the whole context for each assignment, which costs a
+ * rebuild more than the fold): the event's data folded, the status the transition leads to, and
+ * the wait that a RunWaiting begins and that leaving WAITING ends.
+ */
+function moved(s: RunState, record: RecordedEvent, to: RunStatus): RunState {
+  const e = record.event;
+  const wait = e.type === 'RunWaiting' ? waitBegun(s, e) : to === 'WAITING' ? s : NO_WAIT;
+  return patch(evolve(s, record), {
+    status: to,
+    waitUntilMs: wait.waitUntilMs,
+    waitCallFingerprint: wait.waitCallFingerprint,
+  });
+}
+
 const machine = setup({
   types: {
     context: {} as RunState,
@@ -63,12 +79,7 @@ const machine = setup({
   },
   actions: {
     fold: assign(({ context, event }) => evolve(context, event.record)),
-    enter: assign((_, status: RunStatus) => ({ status })),
-    beginWait: assign(({ context, event }) => {
-      const e = event.record.event;
-      return e.type === 'RunWaiting' ? waitBegun(context, e) : {};
-    }),
-    endWait: assign(NO_WAIT),
+    move: assign(({ context, event }, to: RunStatus) => moved(context, event.record, to)),
   },
   guards: {
     endsWait: ({ context, event }) => endsWait(context, event.record),
@@ -78,44 +89,41 @@ const machine = setup({
 });
 
 const stay = Object.fromEntries(STAYING.map((t) => [t, { actions: 'fold' as const }]));
+/** A transition to `target` that moves the run there. */
+const to = <T extends RunStatus>(target: T) => ({
+  target,
+  actions: { type: 'move' as const, params: target },
+});
 const stopTo = ENDS.map((terminal) => ({
-  target: terminal,
+  ...to(terminal),
   guard: { type: 'stopsAs' as const, params: terminal },
-  actions: 'fold' as const,
 }));
-const resume = { target: 'RUNNING' as const, actions: 'fold' as const };
-const wait = { target: 'WAITING' as const, actions: ['fold', 'beginWait'] as const };
-const entered = (status: RunStatus) => ({ entry: { type: 'enter' as const, params: status } });
-const ended = (status: TerminalState) => ({ ...entered(status), on: { ...stay, RunResumed: resume } });
+const ended = { on: { ...stay, RunResumed: to('RUNNING') } };
 
 export const runMachine = machine.createMachine({
   id: 'loopguard-run',
   context: ({ input }) => initialState(input.runId),
   initial: 'NEW',
   states: {
-    NEW: { on: { RunStarted: { target: 'RUNNING', actions: 'fold' } } },
+    NEW: { on: { RunStarted: to('RUNNING') } },
     RUNNING: {
-      ...entered('RUNNING'),
-      on: { ...stay, RunWaiting: wait, RunStopped: stopTo, RunResumed: resume },
+      on: { ...stay, RunWaiting: to('WAITING'), RunStopped: stopTo, RunResumed: to('RUNNING') },
     },
     WAITING: {
-      ...entered('WAITING'),
-      // Whatever takes a run out of its wait ends it: a deadline kept after it would hold the next one.
-      exit: 'endWait',
       on: {
         ...stay,
-        GuardDecided: [{ target: 'RUNNING', guard: 'endsWait', actions: 'fold' }, { actions: 'fold' }],
-        RunWaiting: wait,
+        GuardDecided: [{ ...to('RUNNING'), guard: 'endsWait' }, { actions: 'fold' }],
+        RunWaiting: to('WAITING'),
         RunStopped: stopTo,
-        RunResumed: resume,
+        RunResumed: to('RUNNING'),
       },
     },
     // Not final: a stopped run still records the calls it refuses and the operations settled on it.
-    COMPLETED: { ...entered('COMPLETED'), on: stay },
-    STOPPED_LOOP_GUARD: ended('STOPPED_LOOP_GUARD'),
-    NEEDS_HUMAN: ended('NEEDS_HUMAN'),
-    FAILED: ended('FAILED'),
-    PARTIAL: ended('PARTIAL'),
+    COMPLETED: { on: stay },
+    STOPPED_LOOP_GUARD: ended,
+    NEEDS_HUMAN: ended,
+    FAILED: ended,
+    PARTIAL: ended,
   },
 });
 
