@@ -5,12 +5,12 @@
  * turn after a warm-up (the first load also folds the topic's headers once per process).
  */
 import { randomUUID } from 'node:crypto';
-import { evolve } from '../src/domain/evolve.js';
 import { initialState } from '../src/domain/index.js';
 import { RegistrySchemaStore } from '../src/events/registry-schema-store.js';
 import { EventStore } from '../src/log/event-store.js';
 import { KafkaLog } from '../src/log/kafka/kafka-log.js';
 import { KafkaRunStream } from '../src/log/kafka/kafka-run-stream.js';
+import { foldRun } from '../src/machines/index.js';
 import { type Bench, type KafkaTarget, percentile, result } from './bench-result.js';
 import { sampleEvents } from './embedded-benches.js';
 import { TARGET, targetRun } from './run-load.js';
@@ -39,7 +39,7 @@ async function fill(
   for (let i = 0; i < others.length; i += 500) pending.push(events.append(others.slice(i, i + 500)));
   await Promise.all(pending);
   await writer.appendToStream(TARGET, run.slice(half), { expectedStreamVersion: half });
-  writer.snapshot(run.reduce(evolve, initialState(TARGET)));
+  writer.snapshot(run.reduce(foldRun, initialState(TARGET)));
   await writer.close();
   return { log, stream: new KafkaRunStream(events, log) };
 }

@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { evolve, initialState, type RunState, resolvePolicy } from '../src/domain/index.js';
-import { ManualClock, RunActor } from '../src/machines/index.js';
+import { initialState, type RunState, resolvePolicy } from '../src/domain/index.js';
+import { foldRun, ManualClock, RunActor } from '../src/machines/index.js';
 import { type Bench, type BenchResult, result } from './bench-result.js';
 import { defaults, deps } from './synthetic.js';
 
@@ -35,7 +35,7 @@ function perRun(n: number): { actor: number; state: number } {
   for (let i = 0; i < n; i++) {
     const runId = `run-${i}`;
     states.push(
-      evolve(initialState(runId), {
+      foldRun(initialState(runId), {
         eventId: `${runId}/1`,
         runId,
         seq: 1,

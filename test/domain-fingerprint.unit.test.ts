@@ -6,6 +6,7 @@ import {
   initialState,
   type RunPolicy,
 } from '../src/domain/index.js';
+import { foldRun } from '../src/machines/index.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
 import { deps, given, start } from './support/given.js';
 
@@ -151,6 +152,7 @@ describe('canonicalCall: non-JSON input is an error value, not a throw', () => {
       initialState('r'),
       { type: 'StartRun', runId: 'r', policy: s.state.policy as RunPolicy, atMs: 0 },
       deps,
+      foldRun,
     );
     expect(direct.ok).toBe(true);
   });

@@ -2,14 +2,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   type DomainEvent,
-  fold,
+  initialState,
   isTerminal,
   type RecordedEvent,
   type ResultKind,
   type RunPolicy,
   type RunState,
 } from '../src/domain/index.js';
-import { type CommandInput, RunActor } from '../src/machines/index.js';
+import { type CommandInput, foldRun, RunActor } from '../src/machines/index.js';
 import { deps, FakeClock, policy } from './support/given.js';
 
 type Op =
@@ -223,7 +223,7 @@ describe('properties of random traces', () => {
         const restored = new RunActor('prop', deps, clock, log);
         expect(restored.state).toEqual(actor.state);
         expect(restored.status).toBe(actor.status);
-        expect(fold('prop', log)).toEqual(actor.state);
+        expect(log.reduce(foldRun, initialState('prop'))).toEqual(actor.state);
         expect(actor.status).toBe(actor.state.status);
         actor.stop();
         restored.stop();

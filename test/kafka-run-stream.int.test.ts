@@ -15,7 +15,7 @@ import { KafkaLog } from '../src/log/kafka/kafka-log.js';
 import { KafkaRunStream } from '../src/log/kafka/kafka-run-stream.js';
 import { AFTER_HEADER, BATCH_HEADER } from '../src/log/kafka/run-batch-fold.js';
 import { kafkaEnv } from './setup/kafka-env.js';
-import { foldRun, runEvents } from './support/run-events.js';
+import { foldEvents, runEvents } from './support/run-events.js';
 
 const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -43,7 +43,7 @@ describe('KafkaRunStream on a real broker', () => {
     const writer = stream();
     const all = runEvents('snap', 0, 9);
     await writer.appendToStream('snap', all.slice(0, 6), { expectedStreamVersion: 0 });
-    writer.snapshot(foldRun(initialState('snap'), all.slice(0, 6)));
+    writer.snapshot(foldEvents(initialState('snap'), all.slice(0, 6)));
     await writer.appendToStream('snap', all.slice(6), { expectedStreamVersion: 6 });
     const reader = stream();
     let loaded = await reader.load('snap');
@@ -53,8 +53,8 @@ describe('KafkaRunStream on a real broker', () => {
     }
     expect(loaded.snapshot?.seq).toBe(6);
     expect(loaded.events.map((e) => e.seq)).toEqual([7, 8, 9]);
-    expect(foldRun(loaded.snapshot ?? initialState('snap'), loaded.events)).toEqual(
-      foldRun(initialState('snap'), all),
+    expect(foldEvents(loaded.snapshot ?? initialState('snap'), loaded.events)).toEqual(
+      foldEvents(initialState('snap'), all),
     );
   });
 
@@ -83,7 +83,7 @@ describe('KafkaRunStream on a real broker', () => {
     await writer.appendToStream('old', all.slice(0, 6), { expectedStreamVersion: 0 });
     await writer.appendToStream('old', all.slice(6), { expectedStreamVersion: 6 });
     const sixth = (await log.readKey(TOPICS.runs, 'old'))[5];
-    const state = foldRun(initialState('old'), all.slice(0, 6));
+    const state = foldEvents(initialState('old'), all.slice(0, 6));
     const record = {
       runId: 'old',
       seq: 6,
@@ -96,17 +96,17 @@ describe('KafkaRunStream on a real broker', () => {
     const loaded = await stream().load('old');
     expect(loaded.snapshot).toEqual(state);
     expect(loaded.events.map((e) => e.seq)).toEqual([7, 8, 9]);
-    expect(foldRun(loaded.snapshot ?? initialState('old'), loaded.events)).toEqual(
-      foldRun(initialState('old'), all),
+    expect(foldEvents(loaded.snapshot ?? initialState('old'), loaded.events)).toEqual(
+      foldEvents(initialState('old'), all),
     );
     // And this version's writer records its own beside it under the same subject.
-    writer.snapshot(foldRun(initialState('old'), all));
+    writer.snapshot(foldEvents(initialState('old'), all));
     let newer = await stream().load('old');
     for (let i = 0; newer.events.length > 0 && i < 50; i++) {
       await new Promise((r) => setTimeout(r, 100));
       newer = await stream().load('old');
     }
-    expect(newer).toEqual({ snapshot: foldRun(initialState('old'), all), events: [] });
+    expect(newer).toEqual({ snapshot: foldEvents(initialState('old'), all), events: [] });
   });
 
   it('ignores a zombie append that lands after a newer writer took the seq', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type DomainEvent, fold, type RecordedEvent } from '../src/domain/index.js';
-import { type CommandInput, RunActor } from '../src/machines/index.js';
+import { type DomainEvent, initialState, type RecordedEvent } from '../src/domain/index.js';
+import { type CommandInput, foldRun, RunActor } from '../src/machines/index.js';
 import { deps, FakeClock, policy } from './support/given.js';
 
 /** Propose, make durable (here: an array), then commit, as the runtime does. */
@@ -149,7 +149,7 @@ describe('RunActor: the machine state follows the run status', () => {
     const restored = new RunActor('run-m', deps, clock, log);
     expect(restored.status).toBe('WAITING');
     expect(restored.state).toEqual(actor.state);
-    expect(fold('run-m', log)).toEqual(actor.state);
+    expect(log.reduce(foldRun, initialState('run-m'))).toEqual(actor.state);
     actor.stop();
     restored.stop();
   });

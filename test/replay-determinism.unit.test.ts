@@ -11,12 +11,12 @@ import {
   cachedDiceSimilarity,
   DEFAULT_POLICY,
   diceSimilarity,
-  fold,
+  initialState,
   type Policy,
   parsePolicy,
 } from '../src/domain/index.js';
 import { SqliteLedger } from '../src/log/embedded/sqlite-ledger.js';
-import { ManualClock } from '../src/machines/manual-clock.js';
+import { foldRun, ManualClock } from '../src/machines/index.js';
 import { Guard } from '../src/runtime/guard.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
 import { replayRun } from '../src/trace/replay.js';
@@ -43,7 +43,7 @@ describe('live equals rebuilt', () => {
       await other.call({ tool: 'lookup', args: { item: `sku-${i}`, page: i } }, () => `item ${i}`);
     const live = run.state;
     await guard.close();
-    const rebuilt = fold('refunds', await store.readStream('refunds'));
+    const rebuilt = (await store.readStream('refunds')).reduce(foldRun, initialState('refunds'));
     // `off-set` is an offset (names compare without punctuation), so the intent is the query alone.
     expect(live.asked.search).toEqual([
       expect.objectContaining({ intent: '{"q":"refund"}', resultHash: expect.any(String) }),

@@ -8,7 +8,7 @@ import { initialState } from '../src/domain/run-state.js';
 import type { EventStore } from '../src/log/event-store.js';
 import type { RunStream } from '../src/ports/run-stream.js';
 import { SAMPLE_EVENTS } from './log-sample-events.js';
-import { foldRun, runEvents } from './support/run-events.js';
+import { foldEvents, runEvents } from './support/run-events.js';
 
 export interface RunStreamFixture {
   readonly stream: RunStream;
@@ -150,11 +150,11 @@ export function runStreamContract(name: string, make: () => Promise<RunStreamFix
       const id = f.runId('load');
       const all = runEvents(id, 0, 8);
       await f.stream.appendToStream(id, all.slice(0, 5), { expectedStreamVersion: 0 });
-      f.stream.snapshot(foldRun(initialState(id), all.slice(0, 5)));
+      f.stream.snapshot(foldEvents(initialState(id), all.slice(0, 5)));
       await f.stream.appendToStream(id, all.slice(5), { expectedStreamVersion: 5 });
       const loaded = await f.stream.load(id);
-      expect(foldRun(loaded.snapshot ?? initialState(id), loaded.events)).toEqual(
-        foldRun(initialState(id), all),
+      expect(foldEvents(loaded.snapshot ?? initialState(id), loaded.events)).toEqual(
+        foldEvents(initialState(id), all),
       );
       expect(await f.stream.load(f.runId('not-there'))).toEqual({ snapshot: null, events: [] });
     });

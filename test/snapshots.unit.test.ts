@@ -24,11 +24,11 @@ import {
   type SnapshotPiece,
   snapshotOf,
 } from '../src/snapshots/index.js';
-import { foldRun, runEvents } from './support/run-events.js';
+import { foldEvents, runEvents } from './support/run-events.js';
 
 /** A run that started, waited and stopped (seq 8). */
-const stopped = foldRun(initialState('r'), runEvents('r', 0, 8));
-const running = foldRun(initialState('r'), runEvents('r', 0, 2));
+const stopped = foldEvents(initialState('r'), runEvents('r', 0, 8));
+const running = foldEvents(initialState('r'), runEvents('r', 0, 2));
 
 describe('a stored run snapshot', () => {
   it("is the machine's persisted snapshot, and restores to the same machine snapshot", () => {
@@ -134,7 +134,7 @@ describe('the per-partition strategy', () => {
     );
     // Enough runs for several pieces.
     const runs = Array.from({ length: 400 }, (_, i) => {
-      const state = foldRun(initialState(`run-${i}`), runEvents(`run-${i}`, 0, 2 + (i % 9)));
+      const state = foldEvents(initialState(`run-${i}`), runEvents(`run-${i}`, 0, 2 + (i % 9)));
       return {
         runId: state.runId,
         seq: state.seq,

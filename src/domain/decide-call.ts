@@ -1,7 +1,6 @@
 import type { Command } from './commands.js';
 import { type ErrorCode, err, errorOf, ok, type Result } from './errors.js';
 import { type DomainEvent, type EventOf, isTerminal, type RecordedEvent } from './events.js';
-import { evolve } from './evolve.js';
 import { isFailedResult } from './failed-result.js';
 import type { ChildState } from './family.js';
 import { canonicalCall } from './fingerprint.js';
@@ -22,26 +21,21 @@ import type { Verdict } from './verdict.js';
 export interface DeciderDeps {
   readonly hashing: Hashing;
   readonly similarity: Similarity;
-  /**
-   * The fold the decider looks ahead with: `evolve`, or one that remembers its answers for the
-   * length of one proposal (the actor then folds the same events onto the same state: see
-   * RunActor.propose). Never a fold with other answers than `evolve`'s.
-   */
-  readonly evolve?: (s: RunState, rec: RecordedEvent) => RunState;
 }
+
+/**
+ * The fold the decider looks ahead with, so later checks in one step see the effect of the events
+ * decided before them: the run machine's (src/machines), the one place a run's status moves; the
+ * domain cannot import it, so the caller hands it in.
+ */
+export type RunFold = (s: RunState, rec: RecordedEvent) => RunState;
 
 type Cmd<T extends Command['type']> = Extract<Command, { type: T }>;
 
 export const fail = (code: ErrorCode, message: string) => err(errorOf(code, message));
 
 /** Folds events decided in this step, so later checks in the same step see their effect. */
-export function applied(
-  s: RunState,
-  events: readonly DomainEvent[],
-  atMs: number,
-  deps: DeciderDeps,
-): RunState {
-  const fold = deps.evolve ?? evolve;
+export function applied(s: RunState, events: readonly DomainEvent[], atMs: number, fold: RunFold): RunState {
   return events.reduce(
     (st, event, i) => fold(st, { eventId: '', runId: s.runId, seq: s.seq + i + 1, atMs, event }),
     s,
@@ -170,6 +164,7 @@ export function decideResult(
   p: RunPolicy,
   cmd: Cmd<'CompleteToolCall'>,
   deps: DeciderDeps,
+  fold: RunFold,
 ): Result<DomainEvent[]> {
   const call = s.inFlight;
   if (call === null || call.callId !== cmd.callId)
@@ -232,7 +227,7 @@ export function decideResult(
         resultJson: cmd.resultJson ?? 'null',
       });
   }
-  const after = applied(s, events, cmd.atMs, deps);
+  const after = applied(s, events, cmd.atMs, fold);
   const v = checkAfter(after, p, call, done, cmd.atMs, inDoubt);
   events.push(decided(call.callId, 'after', v));
   if (v.waitUntilMs !== undefined) {
@@ -245,6 +240,6 @@ export function decideResult(
   }
   events.push(...budgetWarnings(after, p, cmd.atMs));
   if (v.terminal !== undefined)
-    events.push(stopped(applied(s, events, cmd.atMs, deps), v, cmd.atMs, cmd.family?.children));
+    events.push(stopped(applied(s, events, cmd.atMs, fold), v, cmd.atMs, cmd.family?.children));
   return ok(events);
 }

@@ -6,6 +6,7 @@ import {
   decideRequest,
   decideResult,
   fail,
+  type RunFold,
 } from './decide-call.js';
 import { err, ok, type Result } from './errors.js';
 import { type DomainEvent, emptyEvidence, isTerminal } from './events.js';
@@ -23,13 +24,14 @@ import { redactText } from './redact.js';
 import type { RunState } from './run-state.js';
 import { stopReport } from './stop-report.js';
 
-export type { DeciderDeps } from './decide-call.js';
+export type { DeciderDeps, RunFold } from './decide-call.js';
 
 /**
  * The decider: given what the run has seen and a command, the events that follow. Pure: no
- * clock (time comes in the command), no I/O, no randomness.
+ * clock (time comes in the command), no I/O, no randomness. `fold` is the run machine's fold,
+ * which the decider looks ahead with.
  */
-export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<DomainEvent[]> {
+export function decide(s: RunState, cmd: Command, deps: DeciderDeps, fold: RunFold): Result<DomainEvent[]> {
   if (cmd.type === 'StartRun') {
     if (s.status !== 'NEW') return fail('run_exists', `run ${s.runId} was already started`);
     return ok([
@@ -51,7 +53,7 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
     case 'RequestToolCall':
       return decideRequest(s, p, cmd, deps);
     case 'CompleteToolCall':
-      return decideResult(s, p, cmd, deps);
+      return decideResult(s, p, cmd, deps, fold);
     case 'RecordModelUsage': {
       if (isTerminal(s.status))
         return fail(
@@ -66,7 +68,7 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps): Result<Dom
         tokensOut: cmd.tokensOut,
         costUsd: cmd.costUsd,
       };
-      return ok([usage, ...budgetWarnings(applied(s, [usage], cmd.atMs, deps), p, cmd.atMs)]);
+      return ok([usage, ...budgetWarnings(applied(s, [usage], cmd.atMs, fold), p, cmd.atMs)]);
     }
     case 'Finish':
     case 'Cancel':

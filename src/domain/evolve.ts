@@ -7,7 +7,6 @@ import { failuresAfter } from './repeated-failure.js';
 import {
   ASKED_CAP,
   copyState,
-  initialState,
   type Mutable,
   patch,
   RECENT_CAP,
@@ -138,27 +137,10 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   return n;
 }
 
-/**
- * Whether an event ends the run's bounded wait: the execute decision of the waited-for call, or of
- * any call once the wait ran out (another call may run during a backoff). The run machine's guard.
- */
-export function endsWait(s: RunState, rec: RecordedEvent): boolean {
-  const e = rec.event;
-  if (s.status !== 'WAITING' || e.type !== 'GuardDecided' || e.phase !== 'before' || e.decision !== 'execute')
-    return false;
-  const call = s.inFlight;
-  return call !== null && (call.fingerprint === s.waitCallFingerprint || rec.atMs >= (s.waitUntilMs ?? 0));
-}
-
-function executed(s: RunState, rec: RecordedEvent): RunState {
+function executed(s: RunState): RunState {
   const call = s.inFlight;
   if (call === null) return s;
   const n = copyState(s) as Mutable<RunState>;
-  if (endsWait(s, rec)) {
-    n.status = 'RUNNING';
-    n.waitUntilMs = null;
-    n.waitCallFingerprint = null;
-  }
   n.steps = s.steps + 1;
   n.perTool = { ...s.perTool, [call.tool]: (own(s.perTool, call.tool) ?? 0) + 1 };
   n.sameTool = { tool: call.tool, count: s.sameTool?.tool === call.tool ? s.sameTool.count + 1 : 1 };
@@ -171,7 +153,6 @@ function apply(s: RunState, rec: RecordedEvent): RunState {
   switch (e.type) {
     case 'RunStarted':
       return patch(s, {
-        status: 'RUNNING',
         policy: e.policy,
         taskType: e.taskType,
         tenant: e.tenant,
@@ -204,7 +185,7 @@ function apply(s: RunState, rec: RecordedEvent): RunState {
           : s.ruleWarned;
       if (e.phase === 'after') return patch(s, { ruleWarned });
       if (e.decision === 'execute') {
-        const next = executed(s, rec);
+        const next = executed(s);
         return ruleWarned === s.ruleWarned ? next : patch(next, { ruleWarned });
       }
       return patch(s, { inFlight: null });
@@ -215,21 +196,13 @@ function apply(s: RunState, rec: RecordedEvent): RunState {
       return patch(s, { tokens: s.tokens + e.tokensIn + e.tokensOut, costUsd: s.costUsd + e.costUsd });
     case 'BudgetWarning':
       return patch(s, { warned: [...s.warned, e.budget] });
-    case 'RunWaiting': {
-      const fp = s.window.find((w) => w.callId === e.callId)?.fingerprint ?? null;
-      return patch(s, { status: 'WAITING', waitUntilMs: e.untilMs, waitCallFingerprint: fp });
-    }
+    case 'RunWaiting':
+      // The wait (its status, deadline and call) is the run machine's to begin and to end.
+      return s;
     case 'RunStopped':
-      return patch(s, {
-        status: e.report.terminalState,
-        report: e.report,
-        inFlight: null,
-        waitUntilMs: null,
-        waitCallFingerprint: null,
-      });
+      return patch(s, { report: e.report, inFlight: null });
     case 'RunResumed':
       return patch(s, {
-        status: 'RUNNING',
         report: null,
         startedAtMs: atMs,
         policy: e.policy ?? s.policy,
@@ -246,8 +219,6 @@ function apply(s: RunState, rec: RecordedEvent): RunState {
         polls: {},
         blocked: {},
         sameTool: null,
-        waitUntilMs: null,
-        waitCallFingerprint: null,
         resumes: s.resumes + 1,
       });
     case 'CheckpointRecorded':
@@ -292,7 +263,12 @@ function operation(s: RunState, e: OperationEvent, atMs: number): RunState {
   });
 }
 
-/** The pure fold: the same events always give the same state, bit for bit, in any process. */
+/**
+ * The pure fold of a run's data: the same events always give the same data, bit for bit, in any
+ * process. It never writes the run's status nor its wait: those move with the run machine's
+ * transitions (src/machines/run-machine.ts), and every reader folds through the machine
+ * (`foldRun`), which calls this for the rest.
+ */
 export function evolve(s: RunState, rec: RecordedEvent): RunState {
   const next = apply(s, rec);
   // `apply` returns either `s` itself or an object it just made and nobody else holds: stamping
@@ -302,10 +278,4 @@ export function evolve(s: RunState, rec: RecordedEvent): RunState {
   fresh.seq = rec.seq;
   fresh.lastAtMs = rec.atMs;
   return next;
-}
-
-export function fold(runId: string, events: Iterable<RecordedEvent>): RunState {
-  let s = initialState(runId);
-  for (const e of events) s = evolve(s, e);
-  return s;
 }

@@ -14,6 +14,7 @@ export * from './policy-parse.js';
 export * from './redact.js';
 export * from './rules-after.js';
 export * from './run-state.js';
+export * from './run-wait.js';
 export * from './similarity.js';
 export * from './stop-report.js';
 export * from './tool-result.js';

@@ -10,7 +10,7 @@ import type { SchemaStore } from '../ports/schema-store.js';
 import { loadSchemas, typeFromJson } from './envelope-schema.js';
 import { fromWire, toWireLoose, type WireEnvelope } from './serde.js';
 import { type Upcaster, upcast } from './upcast.js';
-import { frame, HEADER_BYTES, MAGIC_BYTE, unframe } from './wire.js';
+import { frame, HEADER_BYTES, MAGIC_BYTE, schemaIdOf } from './wire.js';
 
 export interface EventCodecOptions {
   /** Directory of the `.avsc` files; defaults to the repo's `schemas/`. */
@@ -57,15 +57,17 @@ export class EventCodec {
     if (end < 0) return frame(this.schemaId, this.type.toBuffer(wire));
     this.scratch[0] = MAGIC_BYTE;
     this.scratch.writeUInt32BE(this.schemaId, 1);
-    return Buffer.from(this.scratch.subarray(0, end));
+    const out = Buffer.allocUnsafe(end);
+    this.scratch.copy(out, 0, 0, end);
+    return out;
   }
 
   async decode(buf: Buffer): Promise<RecordedEvent> {
-    const { schemaId, body } = unframe(buf);
+    const schemaId = schemaIdOf(buf);
     const reading = this.readings.has(schemaId)
       ? (this.readings.get(schemaId) ?? null)
       : await this.load(schemaId);
-    return this.read(body, schemaId, reading);
+    return this.read(buf, schemaId, reading);
   }
 
   /** Whether the writer schema of a framed record is loaded, so `decodeSync` can read it. */
@@ -75,20 +77,24 @@ export class EventCodec {
 
   /** Decodes without I/O; throws `unknown_schema` if the writer schema has not been loaded yet. */
   decodeSync(buf: Buffer): RecordedEvent {
-    const { schemaId, body } = unframe(buf);
+    const schemaId = schemaIdOf(buf);
     const reading = this.readings.get(schemaId);
     if (reading === undefined) {
       throw new LoopguardError('unknown_schema', `schema ${schemaId} not loaded; use decode()`, {
         details: { schemaId },
       });
     }
-    return this.read(body, schemaId, reading);
+    return this.read(buf, schemaId, reading);
   }
 
-  private read(body: Buffer, schemaId: number, reading: Reading): RecordedEvent {
+  /** The Avro body of a framed record, read in place (a rebuild decodes every record there is). */
+  private read(framed: Buffer, schemaId: number, reading: Reading): RecordedEvent {
     let wire: WireEnvelope;
     try {
-      wire = this.type.fromBuffer(body, reading ?? undefined) as WireEnvelope;
+      const { value, offset } = this.type.decode(framed, HEADER_BYTES, reading ?? undefined);
+      if (offset < 0) throw new Error('truncated buffer');
+      if (offset < framed.length) throw new Error('trailing data');
+      wire = value as WireEnvelope;
     } catch (e) {
       const msg = (e as Error).message;
       const code = /truncated/i.test(msg) ? 'truncated' : 'bad_payload';

@@ -255,13 +255,10 @@ const MAPPERS: { readonly [T in EventType]: Mapper<T> } = {
   },
 };
 
-const isEventType = (t: string): t is EventType => Object.hasOwn(MAPPERS, t);
-
 /** The payload union's branch name of each event type. */
-const BRANCH = Object.fromEntries(Object.keys(MAPPERS).map((t) => [t, `${NAMESPACE}.${t}`])) as Record<
-  EventType,
-  string
->;
+const BRANCH: ReadonlyMap<string, string> = new Map(
+  Object.keys(MAPPERS).map((t) => [t, `${NAMESPACE}.${t}`]),
+);
 
 /**
  * The wire record as avsc's writer takes it, on the hot path: payload fields may include the
@@ -273,7 +270,7 @@ export function toWireLoose(rec: RecordedEvent): WireEnvelope {
   const mapper = MAPPERS[type] as Mapper<EventType> | undefined;
   if (mapper === undefined) throw new LoopguardError('bad_event', `unknown event type ${String(type)}`);
   const payload: Record<string, WireFields> = {};
-  payload[BRANCH[type]] = mapper.out(rec.event as never);
+  payload[BRANCH.get(type) as string] = mapper.out(rec.event as never);
   return {
     eventId: rec.eventId,
     runId: rec.runId,
@@ -287,7 +284,7 @@ export function toWireLoose(rec: RecordedEvent): WireEnvelope {
 /** The wire record of an event, exactly the schema's fields. */
 export function toWire(rec: RecordedEvent): WireEnvelope {
   const loose = toWireLoose(rec);
-  const branch = BRANCH[rec.event.type];
+  const branch = BRANCH.get(rec.event.type) as string;
   const { type: _type, ...fields } = loose.payload[branch] as WireFields;
   return { ...loose, payload: { [branch]: fields } };
 }
@@ -304,10 +301,10 @@ function namesProblem(runId: unknown, tool: unknown): { field: string; problem: 
 }
 
 export function fromWire(w: WireEnvelope): RecordedEvent {
-  const type = w.type;
-  const branch = isEventType(type) ? BRANCH[type] : undefined;
+  const type = w.type as EventType;
+  const branch = BRANCH.get(type);
   const fields = branch === undefined ? undefined : w.payload[branch];
-  if (branch === undefined || fields === undefined || !isEventType(type)) {
+  if (branch === undefined || fields === undefined) {
     throw new LoopguardError(
       'bad_payload',
       `envelope type ${type} does not match payload ${Object.keys(w.payload)[0]}`,

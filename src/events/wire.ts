@@ -20,6 +20,11 @@ export function frame(schemaId: number, body: Uint8Array): Buffer {
 
 export function unframe(buf: Uint8Array): { schemaId: number; body: Buffer } {
   const b = Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.length);
+  return { schemaId: schemaIdOf(b), body: b.subarray(HEADER_BYTES) };
+}
+
+/** The writer schema id of a framed record, its header checked; the body starts at HEADER_BYTES. */
+export function schemaIdOf(b: Buffer): number {
   if (b.length === 0) throw new LoopguardError('truncated', 'empty payload: no wire header');
   if (b[0] !== MAGIC_BYTE) {
     throw new LoopguardError('bad_magic', `magic byte is ${b[0]}, expected ${MAGIC_BYTE}`, {
@@ -29,5 +34,5 @@ export function unframe(buf: Uint8Array): { schemaId: number; body: Buffer } {
   if (b.length < HEADER_BYTES) {
     throw new LoopguardError('truncated', `payload of ${b.length} bytes is shorter than the wire header`);
   }
-  return { schemaId: b.readUInt32BE(1), body: b.subarray(HEADER_BYTES) };
+  return b.readUInt32BE(1);
 }

@@ -12,7 +12,8 @@ import {
   type RunStatus,
 } from '../domain/index.js';
 import { foldMemo } from './fold-memo.js';
-import { type MachineScope, type RunSnapshot, runMachine, step } from './run-machine.js';
+import { keepingStatus, stepRun } from './fold-run.js';
+import { type MachineScope, type RunSnapshot, runMachine } from './run-machine.js';
 
 export interface Clock {
   now(): number;
@@ -24,12 +25,6 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 /** A command as a caller gives it: the actor's clock stamps the time. */
 export type CommandInput = DistributiveOmit<Command, 'atMs'>;
 
-/** Where the machine takes a run through some events: its status and its state after them. */
-interface Moved {
-  readonly value: RunStatus;
-  readonly state: RunState;
-}
-
 /**
  * A run's actor: the run machine's snapshot (its value, the run's status; its context, the run's
  * state) and the two-step protocol that keeps "record first, then act". `propose` runs the pure
@@ -39,16 +34,15 @@ interface Moved {
  * never committed leaves no trace.
  *
  * No XState actor per run: the snapshot is evaluated with XState's pure transition, so a live run
- * costs its state and its status (see run-machine.ts).
+ * costs its state, whose status is the machine's value (see fold-run.ts).
  */
 export class RunActor {
-  private value: RunStatus;
   private folded: RunState;
   /** The last proposal and where it takes the run, so a commit of it does not fold twice. */
   private proposed: {
     readonly records: readonly RecordedEvent[];
     readonly from: RunState;
-    readonly moved: Moved;
+    readonly to: RunState;
   } | null = null;
 
   constructor(
@@ -62,7 +56,6 @@ export class RunActor {
     private readonly scope?: MachineScope,
   ) {
     this.folded = from ?? initialState(runId);
-    this.value = this.folded.status;
     if (history.length > 0) this.commit(history);
   }
 
@@ -72,19 +65,21 @@ export class RunActor {
 
   /** The machine's state: RUNNING, WAITING or a terminal state (NEW before the start). */
   get status(): RunStatus {
-    return this.value;
+    return this.folded.status;
   }
 
   /** The run machine's snapshot: `value` the run's status, `context` the run's state. */
   getSnapshot(): RunSnapshot {
-    return runMachine.resolveState({ value: this.value, context: this.folded });
+    return runMachine.resolveState({ value: this.folded.status, context: this.folded });
   }
 
   propose(input: CommandInput): Result<RecordedEvent[]> {
     const atMs = this.clock.now();
     const state = this.folded;
-    const fold = foldMemo();
-    const decided = decide(state, { ...input, atMs } as Command, { ...this.deps, evolve: fold });
+    // The decider looks ahead through the machine and the actor then takes the same events through
+    // it: one memo for both, so each event is folded once.
+    const step = foldMemo(stepRun);
+    const decided = decide(state, { ...input, atMs } as Command, this.deps, keepingStatus(step));
     if (!decided.ok) return decided;
     const records = decided.value.map((event, i) => ({
       eventId: `${this.runId}/${state.seq + i + 1}`,
@@ -93,9 +88,9 @@ export class RunActor {
       atMs,
       event,
     }));
-    const moved = this.follow(this.value, state, records, fold);
+    const moved = this.follow(state, records, this.scope?.inspecting === true ? undefined : step);
     if (!moved.ok) return moved;
-    this.proposed = { records, from: state, moved: moved.value };
+    this.proposed = { records, from: state, to: moved.value };
     return ok(records);
   }
 
@@ -105,37 +100,37 @@ export class RunActor {
     this.proposed = null;
     const moved =
       p !== null && p.records === records && p.from === this.folded
-        ? ok(p.moved)
-        : this.follow(this.value, this.folded, records);
+        ? ok(p.to)
+        : this.follow(this.folded, records);
     // Durable records the machine does not take: a log this version did not write. Loading stops.
     if (!moved.ok) throw moved.error;
-    this.value = moved.value.value;
-    this.folded = moved.value.state;
+    this.folded = moved.value;
   }
 
-  /** The machine over `records`, from status `value` and state `s`: where they take the run, or the refusal. */
+  /**
+   * The machine over `records` from state `s`: where they take the run, or the refusal. `step`
+   * is a proposal's memo of the machine's step; without it, each event goes through the guard's
+   * scope (its inspection observer sees it).
+   */
   private follow(
-    value: RunStatus,
     s: RunState,
     records: readonly RecordedEvent[],
-    fold?: (s: RunState, rec: RecordedEvent) => RunState,
-  ): Result<Moved> {
-    let at = value;
+    step?: (s: RunState, rec: RecordedEvent) => RunState | null,
+  ): Result<RunState> {
     let state = s;
     for (const r of records) {
-      const next = step(at, state, r, this.scope, fold);
+      const next = step === undefined ? stepRun(state, r, this.scope) : step(state, r);
       if (next === null)
         return err(
           new IllegalStateError(
             'illegal_transition',
-            `run ${this.runId} is ${at}: its lifecycle does not take ${r.event.type} there`,
-            { details: { status: at, event: r.event.type } },
+            `run ${this.runId} is ${state.status}: its lifecycle does not take ${r.event.type} there`,
+            { details: { status: state.status, event: r.event.type } },
           ),
         );
-      at = next.value;
-      state = next.state;
+      state = next;
     }
-    return ok({ value: at, state });
+    return ok(state);
   }
 
   /** Kept for callers that end a run's actor; there is nothing to release. */

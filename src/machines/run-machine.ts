@@ -6,24 +6,27 @@ import {
   type Observer,
   type SnapshotFrom,
   setup,
-  transition,
 } from 'xstate';
 import {
-  copyState,
   type EventType,
   endsWait,
   evolve,
   initialState,
+  NO_WAIT,
+  patch,
   type RecordedEvent,
   type RunState,
   type RunStatus,
   type TerminalState,
+  waitBegun,
 } from '../domain/index.js';
 
 /**
  * A run's lifecycle as an XState v5 machine. Its events are the run's recorded domain events
  * (`{ type: 'RunStopped', record }`), its context is the run's state folded from them, and its
- * state value is the run's status: the machine says which events may move a run where. A run
+ * state value is the run's status: the machine says which events may move a run where, and it
+ * alone writes the status (each move assigns the state it leads to) and the wait (begun by
+ * RunWaiting, ended by leaving WAITING); `evolve` folds the rest of the data. A run
  * starts, waits and runs again, ends in one terminal state, and leaves it only by an approved
  * resume (never once COMPLETED). An event a state does not take is an illegal move: the actor
  * asks the machine before anything is appended, so such a move is refused, never recorded.
@@ -53,6 +56,21 @@ const ENDS: readonly TerminalState[] = [
   'PARTIAL',
 ];
 
+/**
+ * A move's one assignment (XState copies the whole context for each assignment, which costs a
+ * rebuild more than the fold): the event's data folded, the status the transition leads to, and
+ * the wait that a RunWaiting begins and that leaving WAITING ends.
+ */
+function moved(s: RunState, record: RecordedEvent, to: RunStatus): RunState {
+  const e = record.event;
+  const wait = e.type === 'RunWaiting' ? waitBegun(s, e) : to === 'WAITING' ? s : NO_WAIT;
+  return patch(evolve(s, record), {
+    status: to,
+    waitUntilMs: wait.waitUntilMs,
+    waitCallFingerprint: wait.waitCallFingerprint,
+  });
+}
+
 const machine = setup({
   types: {
     context: {} as RunState,
@@ -61,6 +79,7 @@ const machine = setup({
   },
   actions: {
     fold: assign(({ context, event }) => evolve(context, event.record)),
+    move: assign(({ context, event }, to: RunStatus) => moved(context, event.record, to)),
   },
   guards: {
     endsWait: ({ context, event }) => endsWait(context, event.record),
@@ -70,35 +89,33 @@ const machine = setup({
 });
 
 const stay = Object.fromEntries(STAYING.map((t) => [t, { actions: 'fold' as const }]));
+/** A transition to `target` that moves the run there. */
+const to = <T extends RunStatus>(target: T) => ({
+  target,
+  actions: { type: 'move' as const, params: target },
+});
 const stopTo = ENDS.map((terminal) => ({
-  target: terminal,
+  ...to(terminal),
   guard: { type: 'stopsAs' as const, params: terminal },
-  actions: 'fold' as const,
 }));
-const resume = { target: 'RUNNING' as const, actions: 'fold' as const };
-const ended = { on: { ...stay, RunResumed: resume } };
+const ended = { on: { ...stay, RunResumed: to('RUNNING') } };
 
 export const runMachine = machine.createMachine({
   id: 'loopguard-run',
   context: ({ input }) => initialState(input.runId),
   initial: 'NEW',
   states: {
-    NEW: { on: { RunStarted: { target: 'RUNNING', actions: 'fold' } } },
+    NEW: { on: { RunStarted: to('RUNNING') } },
     RUNNING: {
-      on: {
-        ...stay,
-        RunWaiting: { target: 'WAITING', actions: 'fold' },
-        RunStopped: stopTo,
-        RunResumed: resume,
-      },
+      on: { ...stay, RunWaiting: to('WAITING'), RunStopped: stopTo, RunResumed: to('RUNNING') },
     },
     WAITING: {
       on: {
         ...stay,
-        GuardDecided: [{ target: 'RUNNING', guard: 'endsWait', actions: 'fold' }, { actions: 'fold' }],
-        RunWaiting: { target: 'WAITING', actions: 'fold' },
+        GuardDecided: [{ ...to('RUNNING'), guard: 'endsWait' }, { actions: 'fold' }],
+        RunWaiting: to('WAITING'),
         RunStopped: stopTo,
-        RunResumed: resume,
+        RunResumed: to('RUNNING'),
       },
     },
     // Not final: a stopped run still records the calls it refuses and the operations settled on it.
@@ -114,22 +131,6 @@ export type RunSnapshot = SnapshotFrom<typeof runMachine>;
 
 /** The machine event of a recorded event. */
 export const machineEvent = (record: RecordedEvent): RunMachineEvent => ({ type: record.event.type, record });
-
-/**
- * Per state, the events it takes without moving and without a guard: the machine's own table,
- * read once from its definition. An actor folds those directly (XState's evaluation of a
- * transition costs some 40 times the fold), and takes every other event through the machine.
- */
-const STAYS: ReadonlyMap<string, ReadonlySet<string>> = new Map(
-  Object.entries(runMachine.root.states).map(([value, node]) => [
-    value,
-    new Set(
-      [...node.transitions.entries()]
-        .filter(([, ts]) => ts.length === 1 && ts[0]?.target === undefined && ts[0]?.guard === undefined)
-        .map(([type]) => type),
-    ),
-  ]),
-);
 
 /** Where the machine evaluates a guard's runs: an inspection observer sees each of their transitions. */
 export interface MachineScope {
@@ -158,33 +159,4 @@ export function machineScope(inspect?: RunInspector): MachineScope {
     actionExecutor: () => {},
   } as unknown as AnyActorScope;
   return { actorScope, inspecting: inspect !== undefined };
-}
-
-/**
- * One recorded event through the machine, from status `value` and state `s`: the status and state
- * it leads to, or null when the machine does not take it there (an illegal move, or a fold that
- * disagrees with the machine's target).
- */
-export function step(
-  value: RunStatus,
-  s: RunState,
-  record: RecordedEvent,
-  scope?: MachineScope,
-  fold: (s: RunState, rec: RecordedEvent) => RunState = evolve,
-): { readonly value: RunStatus; readonly state: RunState } | null {
-  if (scope?.inspecting !== true && STAYS.get(value)?.has(record.event.type) === true) {
-    const state = fold(s, record);
-    return state.status === value ? { value, state } : null;
-  }
-  const from = runMachine.resolveState({ value, context: s });
-  const event = machineEvent(record);
-  const next =
-    scope === undefined
-      ? transition(runMachine, from, event)[0]
-      : runMachine.transition(from, event, scope.actorScope);
-  if (next === from) return null;
-  const to = next.value as RunStatus;
-  // XState merges an assigned context into a new object key by key; the run keeps the compact
-  // literal its fold builds everywhere else (half the bytes per live run).
-  return next.context.status === to ? { value: to, state: copyState(next.context) } : null;
 }

@@ -1,4 +1,5 @@
-import { evolve, initialState, type RecordedEvent, type RunState } from '../domain/index.js';
+import { initialState, type RecordedEvent, type RunState } from '../domain/index.js';
+import { foldRun } from '../machines/index.js';
 import { type AuditEntry, AuditProjection } from './audit-projection.js';
 import { type LedgerEntry, LedgerProjection } from './ledger-projection.js';
 
@@ -40,7 +41,7 @@ export class RunTimelineFold {
     if (rec.runId !== this.runId || rec.seq <= this.state.seq) return;
     this.seen = true;
     const before = this.state;
-    this.state = evolve(before, rec);
+    this.state = foldRun(before, rec);
     this.audit.apply(rec);
     this.ledger.apply(rec);
     const s = this.state;

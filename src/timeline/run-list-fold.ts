@@ -1,5 +1,4 @@
 import {
-  evolve,
   IllegalStateError,
   initialState,
   isTerminal,
@@ -7,6 +6,7 @@ import {
   type RunState,
   type RunStatus,
 } from '../domain/index.js';
+import { foldRun } from '../machines/index.js';
 import { RunSummaryFold } from '../projections/index.js';
 import type { RunListRow } from './run-list-page.js';
 
@@ -40,7 +40,7 @@ export class RunListFold {
   /** Takes up an evicted run's state from its events before the next one to apply, in seq order. */
   restore(runId: string, earlier: readonly RecordedEvent[]): void {
     let s = initialState(runId);
-    for (const e of earlier) s = evolve(s, e);
+    for (const e of earlier) s = foldRun(s, e);
     this.dropped.delete(runId);
     this.keep(runId, s);
   }
@@ -64,7 +64,7 @@ export class RunListFold {
             tenant: row.tenant,
             taskType: row.taskType,
           });
-    const s = evolve(before, rec);
+    const s = foldRun(before, rec);
     if (isTerminal(s.status)) this.live.delete(id);
     else this.keep(id, s);
     const sum = this.summaries.summary(id);

@@ -8,7 +8,7 @@ import {
   diceSimilarity,
   type EventOf,
   type EventType,
-  evolve,
+  IllegalStateError,
   initialState,
   type LoopguardError,
   type NearDuplicatePolicy,
@@ -19,7 +19,7 @@ import {
   type StopReport,
   type ToolPolicy,
 } from '../../src/domain/index.js';
-import type { Clock, CommandInput } from '../../src/machines/index.js';
+import { type Clock, type CommandInput, foldRun, stepRun } from '../../src/machines/index.js';
 import { nodeHashing } from '../../src/runtime/node-hashing.js';
 
 /** Given/when/then for the decider: commands in, recorded events and decisions out, time injected. */
@@ -166,19 +166,31 @@ export class Scenario {
   private run(cmd: Cmd): Outcome {
     const atMs = cmd.atMs ?? this.clock.now();
     if (cmd.atMs !== undefined) this.clock.set(cmd.atMs);
-    const decided = decide(this.state, { ...cmd, atMs } as Command, deps);
+    const decided = decide(this.state, { ...cmd, atMs } as Command, deps, foldRun);
     if (!decided.ok) return new Outcome([], decided.error, this.state);
+    // Through the run machine, as an actor takes them: a move it does not take refuses the command.
+    const records: RecordedEvent[] = [];
+    let s = this.state;
     for (const event of decided.value) {
       const rec: RecordedEvent = {
-        eventId: `${this.runId}/${this.state.seq + 1}`,
+        eventId: `${this.runId}/${s.seq + 1}`,
         runId: this.runId,
-        seq: this.state.seq + 1,
+        seq: s.seq + 1,
         atMs,
         event,
       };
-      this.history.push(rec);
-      this.state = evolve(this.state, rec);
+      const next = stepRun(s, rec);
+      if (next === null)
+        return new Outcome(
+          [],
+          new IllegalStateError('illegal_transition', `${s.status} does not take ${event.type}`),
+          this.state,
+        );
+      records.push(rec);
+      s = next;
     }
+    this.history.push(...records);
+    this.state = s;
     return new Outcome(decided.value, null, this.state);
   }
 

@@ -1,7 +1,7 @@
 /** Events of one run for stream tests: one event of each type, cycling, with gapless seqs. */
 import type { RecordedEvent } from '../../src/domain/events.js';
-import { evolve } from '../../src/domain/evolve.js';
 import type { RunState } from '../../src/domain/run-state.js';
+import { foldRun } from '../../src/machines/fold-run.js';
 import { SAMPLE_EVENTS } from '../log-sample-events.js';
 
 /** Events seq from+1 .. from+n of `runId`, cycling through one event of each type. */
@@ -18,4 +18,6 @@ export function runEvents(runId: string, from: number, n: number): RecordedEvent
   });
 }
 
-export const foldRun = (from: RunState, es: readonly RecordedEvent[]): RunState => es.reduce(evolve, from);
+/** `es` folded onto `from` through the run machine. */
+export const foldEvents = (from: RunState, es: readonly RecordedEvent[]): RunState =>
+  es.reduce(foldRun, from);
