@@ -8,13 +8,16 @@ import avsc from 'avsc';
 import { afterEach, describe, expect, it } from 'vitest';
 import { initialState } from '../src/domain/run-state.js';
 import { RegistrySchemaStore } from '../src/events/registry-schema-store.js';
+import type { CompatibilityLevel } from '../src/events/subject-compatibility.js';
 import { frame } from '../src/events/wire.js';
 import { TOPICS } from '../src/log/event-log.js';
 import { EventStore } from '../src/log/event-store.js';
 import { KafkaLog } from '../src/log/kafka/kafka-log.js';
 import { KafkaRunStream } from '../src/log/kafka/kafka-run-stream.js';
 import { AFTER_HEADER, BATCH_HEADER } from '../src/log/kafka/run-batch-fold.js';
+import { RunSnapshotCodec } from '../src/snapshots/index.js';
 import { kafkaEnv } from './setup/kafka-env.js';
+import { PREVIOUS_RUN_SNAPSHOT_SCHEMA, previousRunSnapshotReader } from './support/previous-release.js';
 import { foldEvents, runEvents } from './support/run-events.js';
 
 const open: { close(): Promise<void> }[] = [];
@@ -22,11 +25,12 @@ afterEach(async () => {
   for (const o of open.splice(0).reverse()) await o.close();
 });
 
-async function setup() {
+async function setup(compatibility: CompatibilityLevel = 'BACKWARD') {
   const env = kafkaEnv();
   const log = await KafkaLog.connect({ brokers: env.brokers, topicSuffix: `-${randomUUID()}` });
   open.push(log);
-  const events = await EventStore.create(log, new RegistrySchemaStore({ url: env.registryUrl }), {
+  const schemas = new RegistrySchemaStore({ url: env.registryUrl, compatibility });
+  const events = await EventStore.create(log, schemas, {
     subjectFor: (t) => `${log.physicalName(t)}-value`,
   });
   const stream = (): KafkaRunStream => {
@@ -61,19 +65,7 @@ describe('KafkaRunStream on a real broker', () => {
   it('loads a run from a snapshot written before the snapshot format had a version (its bare state)', async () => {
     const { log, events, stream } = await setup();
     // A topic written by an older loopguard: its schema registered first, its record on the topic.
-    const old = avsc.Type.forSchema({
-      type: 'record',
-      name: 'RunSnapshot',
-      namespace: 'io.loopguard.snapshots',
-      fields: [
-        { name: 'runId', type: 'string' },
-        { name: 'seq', type: 'long' },
-        { name: 'runsPartition', type: 'int' },
-        { name: 'runsOffset', type: 'long' },
-        { name: 'batch', type: ['null', 'string'], default: null },
-        { name: 'stateJson', type: 'string' },
-      ],
-    });
+    const old = avsc.Type.forSchema(PREVIOUS_RUN_SNAPSHOT_SCHEMA);
     const oldId = await events.schemas.register(
       events.subjectFor(TOPICS.snapshots),
       JSON.stringify(old.schema()),
@@ -107,6 +99,29 @@ describe('KafkaRunStream on a real broker', () => {
       newer = await stream().load('old');
     }
     expect(newer).toEqual({ snapshot: foldEvents(initialState('old'), all), events: [] });
+  });
+
+  it('writes snapshots the release before the format had a version still reads (rolling upgrade)', async () => {
+    // FULL: the registry refuses this version's schema unless it reads the older one's records
+    // (BACKWARD) and the older one reads its records (FORWARD).
+    const { log, events, stream } = await setup('FULL');
+    const subject = events.subjectFor(TOPICS.snapshots);
+    const previous = await previousRunSnapshotReader(events.schemas, subject);
+    await expect(RunSnapshotCodec.create(events.schemas, subject)).resolves.toBeInstanceOf(RunSnapshotCodec);
+    const writer = stream();
+    const all = runEvents('up', 0, 6);
+    await writer.appendToStream('up', all, { expectedStreamVersion: 0 });
+    const state = foldEvents(initialState('up'), all);
+    writer.snapshot(state);
+    let written = await log.readKey(TOPICS.snapshots, 'up');
+    for (let i = 0; written.length === 0 && i < 50; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      written = await log.readKey(TOPICS.snapshots, 'up');
+    }
+    const value = written[0]?.value;
+    if (value === undefined || value === null) throw new Error('no snapshot record was written');
+    expect(await previous(Buffer.from(value))).toEqual({ runId: 'up', seq: 6, state });
+    expect(await stream().load('up')).toEqual({ snapshot: state, events: [] });
   });
 
   it('ignores a zombie append that lands after a newer writer took the seq', async () => {

@@ -8,7 +8,7 @@ import avsc from 'avsc';
 import { describe, expect, it } from 'vitest';
 import { initialState, type RunState } from '../src/domain/run-state.js';
 import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
-import { frame } from '../src/events/wire.js';
+import { frame, unframe } from '../src/events/wire.js';
 import { runMachine } from '../src/machines/index.js';
 import {
   isUnrestorable,
@@ -22,8 +22,14 @@ import {
   restoreRun,
   runSnapshotDue,
   type SnapshotPiece,
+  type StoredRunSnapshot,
   snapshotOf,
 } from '../src/snapshots/index.js';
+import {
+  PREVIOUS_RUN_SNAPSHOT_SCHEMA,
+  previousPartitionRuns,
+  previousRunSnapshotReader,
+} from './support/previous-release.js';
 import { foldEvents, runEvents } from './support/run-events.js';
 
 /** A run that started, waited and stopped (seq 8). */
@@ -82,19 +88,7 @@ describe('the per-run strategy', () => {
     const store = new MemorySchemaStore();
     const subject = 'loopguard.snapshots-value';
     // The record as writers before the version wrote it: its state as JSON in `stateJson`.
-    const old = avsc.Type.forSchema({
-      type: 'record',
-      name: 'RunSnapshot',
-      namespace: 'io.loopguard.snapshots',
-      fields: [
-        { name: 'runId', type: 'string' },
-        { name: 'seq', type: 'long' },
-        { name: 'runsPartition', type: 'int' },
-        { name: 'runsOffset', type: 'long' },
-        { name: 'batch', type: ['null', 'string'], default: null },
-        { name: 'stateJson', type: 'string' },
-      ],
-    });
+    const old = avsc.Type.forSchema(PREVIOUS_RUN_SNAPSHOT_SCHEMA);
     const oldId = await store.register(subject, JSON.stringify(old.schema()));
     const codec = await RunSnapshotCodec.create(store, subject);
     const at = { runId: 'r', seq: stopped.seq, runsPartition: 2, runsOffset: 41, batch: 'w/3' };
@@ -117,6 +111,33 @@ describe('the per-run strategy', () => {
       frame(oldId, old.toBuffer({ ...at, seq: 3, stateJson: JSON.stringify(stopped) })),
     );
     expect(wrong).toMatchObject({ missing: expect.stringContaining('holds r at 8') });
+  });
+});
+
+describe('the per-run strategy, read by the release before the format had a version', () => {
+  it('gets the run state it read from stateJson, the rest of the machine snapshot beside it', async () => {
+    const store = new MemorySchemaStore();
+    const subject = 'loopguard.snapshots-value';
+    // An older worker is up first, with its schema; this version's writer registers beside it.
+    const previous = await previousRunSnapshotReader(store, subject);
+    const codec = await RunSnapshotCodec.create(store, subject);
+    const at = { runId: 'r', seq: stopped.seq, runsPartition: 0, runsOffset: 7, batch: null };
+    const written = codec.encode({ ...at, snapshot: snapshotOf(stopped) });
+
+    expect(await previous(written)).toEqual({ runId: 'r', seq: stopped.seq, state: stopped });
+    // The context is stored once: the rest of the persisted snapshot is beside it, without it.
+    const { context, ...rest } = persistRun(snapshotOf(stopped)) as StoredRunSnapshot & { context: unknown };
+    const { schemaId, body } = unframe(written);
+    const wire = avsc.Type.forSchema(JSON.parse(await store.schemaById(schemaId)) as avsc.Schema);
+    expect(wire.fromBuffer(body)).toMatchObject({
+      stateJson: JSON.stringify(context),
+      snapshotJson: JSON.stringify(rest),
+    });
+    const read = await codec.decode(written);
+    if ('missing' in read) throw new Error(read.missing);
+    expect(runMachine.getPersistedSnapshot(read.snapshot)).toEqual(
+      runMachine.getPersistedSnapshot(snapshotOf(stopped)),
+    );
   });
 });
 
@@ -154,14 +175,30 @@ describe('the per-partition strategy', () => {
       pieces.map((_, piece) => ({ ...at, piece, pieces: pieces.length, data: undefined })),
     );
     const stored = JSON.parse(Buffer.concat(pieces.map((p) => p.data)).toString('utf8'));
-    expect(stored.runs[0]).toMatchObject({ snapshot: { v: 2, value: runs[0]?.state.status } });
-    expect(stored.runs[0].state).toBeUndefined();
+    // Each run's state where the release before the version reads it, the rest of its snapshot beside it.
+    expect(stored.runs[0]).toMatchObject({
+      state: runs[0]?.state,
+      snapshot: { v: 2, status: 'active', value: runs[0]?.state.status },
+    });
+    expect(stored.runs[0].snapshot.context).toBeUndefined();
     expect(joinBody(pieces.map((p) => p.data))).toEqual({ runs, ended });
+    expect(
+      previousPartitionRuns(Buffer.concat(pieces.map((p) => p.data)))?.map(({ runId, state }) => ({
+        runId,
+        state,
+      })),
+    ).toEqual(runs.map(({ runId, state }) => ({ runId, state })));
   });
 
   it('reads a body written before the version (each run its state) and refuses one it cannot restore', () => {
     const run = { runId: 'r', seq: stopped.seq, batch: null, state: stopped, answers: [] };
     expect(joinBody([Buffer.from(JSON.stringify({ runs: [run], ended: [] }))])).toEqual({
+      runs: [run],
+      ended: [],
+    });
+    // Written whole (its context inside), as this version did before storing it apart.
+    const whole = { ...run, state: undefined, snapshot: persistRun(snapshotOf(stopped)) };
+    expect(joinBody([Buffer.from(JSON.stringify({ runs: [whole], ended: [] }))])).toEqual({
       runs: [run],
       ended: [],
     });

@@ -5,7 +5,9 @@
  * and the per-partition snapshots alike.
  *
  * Format 1, written before the version, is the bare RunState: it is upcast, its status being the
- * machine's value. A format this version does not know, or a snapshot the machine does not accept,
+ * machine's value. Both strategies store a snapshot apart (persistApart): its context, the run's
+ * state, where format 1 had it, so the release before the version still reads a new record; and
+ * the rest of it (value, status, format) beside it, which restoreApart joins back. A format this version does not know, or a snapshot the machine does not accept,
  * is refused with the reason: a snapshot is a cache, so its reader falls back on the log.
  */
 import type { RunState } from '../domain/index.js';
@@ -30,6 +32,26 @@ export function snapshotOf(state: RunState): RunSnapshot {
 
 export function persistRun(snapshot: RunSnapshot): StoredRunSnapshot {
   return { v: SNAPSHOT_FORMAT, ...runMachine.getPersistedSnapshot(snapshot) };
+}
+
+/** The persisted snapshot apart: its context (the RunState format 1 stored) and the rest of it. */
+export function persistApart(snapshot: RunSnapshot): {
+  readonly state: RunState;
+  readonly rest: Omit<StoredRunSnapshot, 'context'>;
+} {
+  const { context: _, ...rest } = persistRun(snapshot) as StoredRunSnapshot & { readonly context?: unknown };
+  return { state: snapshot.context, rest };
+}
+
+/**
+ * The machine snapshot a stored state and the rest stored beside it restore to, or why none. No
+ * rest (null or absent) is format 1, the bare state; a rest that holds its own context (written
+ * whole, before the snapshot was stored apart) keeps it.
+ */
+export function restoreApart(state: unknown, rest: unknown): RunSnapshot | Unrestorable {
+  if (rest === null || rest === undefined) return restoreRun(state);
+  if (typeof rest !== 'object') return { problem: 'what is stored beside its state is not an object' };
+  return restoreRun({ context: state, ...rest });
 }
 
 /** The machine snapshot `stored` (any format this version reads) restores to, or why none. */

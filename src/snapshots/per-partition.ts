@@ -17,7 +17,7 @@ import type { RunState } from '../domain/index.js';
 import { defaultSchemasDir } from '../events/envelope-schema.js';
 import { RecordCodec } from '../events/record-codec.js';
 import type { SchemaStore } from '../ports/schema-store.js';
-import { isUnrestorable, persistRun, restoreRun, snapshotOf } from './machine-snapshot.js';
+import { isUnrestorable, persistApart, restoreApart, snapshotOf } from './machine-snapshot.js';
 import type { SnapshotPointer } from './snapshot-pointer.js';
 
 /** A run as its worker holds it: enough to go on deciding, and to answer a repeated request. */
@@ -93,7 +93,9 @@ export class PartitionSnapshotCodec {
    */
   pieces(at: Omit<SnapshotPiece, 'piece' | 'pieces' | 'data'>, body: PartitionBody): Buffer[] {
     const stored = {
-      runs: body.runs.map(({ state, ...run }) => ({ ...run, snapshot: persistRun(snapshotOf(state)) })),
+      // The state where the release before the format's version reads it (a run without one makes
+      // it refold the partition), the rest of the machine's persisted snapshot beside it.
+      runs: body.runs.map((run) => ({ ...run, snapshot: persistApart(snapshotOf(run.state)).rest })),
       ended: body.ended,
     };
     const data = Buffer.from(JSON.stringify(stored));
@@ -134,12 +136,12 @@ export function joinBody<A>(data: readonly Buffer[]): PartitionBody<A> | { reado
   return { runs, ended: b.ended };
 }
 
-/** A held run as stored: its machine snapshot (format 1: its state) restored. */
+/** A held run as stored: its state and the rest of its machine snapshot (format 1: none) restored. */
 function heldRun<A>(r: Record<string, unknown>): HeldRun<A> | { readonly missing: string } {
   if (typeof r !== 'object' || r === null || typeof r.runId !== 'string')
     return { missing: 'a run has no id' };
-  const { snapshot: stored, state: old, ...rest } = r;
-  const snapshot = restoreRun(stored ?? old);
+  const { snapshot: stored, state, ...rest } = r;
+  const snapshot = restoreApart(state, stored);
   if (isUnrestorable(snapshot)) return { missing: `run ${r.runId}: ${snapshot.problem}` };
   const ok =
     Number.isSafeInteger(r.seq) &&

@@ -10,7 +10,7 @@ import { isTerminal, type RunState } from '../domain/index.js';
 import { RecordCodec } from '../events/record-codec.js';
 import type { RunSnapshot } from '../machines/index.js';
 import type { SchemaStore } from '../ports/schema-store.js';
-import { isUnrestorable, persistRun, restoreRun } from './machine-snapshot.js';
+import { isUnrestorable, persistApart, restoreApart } from './machine-snapshot.js';
 
 /** At most this many events of a live run's tail to read after its newest snapshot. */
 export const RUN_SNAPSHOT_EVERY = 16;
@@ -42,12 +42,16 @@ const SCHEMA: Schema = {
     { name: 'runsPartition', type: 'int' },
     { name: 'runsOffset', type: 'long' },
     { name: 'batch', type: ['null', 'string'], default: null },
-    { name: 'stateJson', type: ['null', 'string'], default: null, doc: 'Format 1: the RunState as JSON.' },
+    {
+      name: 'stateJson',
+      type: 'string',
+      doc: "The RunState as JSON: the context of the run machine's persisted snapshot.",
+    },
     {
       name: 'snapshotJson',
       type: ['null', 'string'],
       default: null,
-      doc: "The run machine's persisted snapshot as JSON, with its format (v).",
+      doc: "The rest of the run machine's persisted snapshot as JSON (its value, status, format v); null before the format had a version.",
     },
   ],
 };
@@ -58,11 +62,15 @@ interface Wire {
   runsPartition: number;
   runsOffset: number;
   batch: string | null;
-  stateJson: string | null;
+  stateJson: string;
   snapshotJson: string | null;
 }
 
-/** Per-run snapshot records as bytes, and back (any format written so far). */
+/**
+ * Per-run snapshot records as bytes, and back (any format written so far). `stateJson` stays the
+ * plain string the release before the format's version reads (its schema has it so; a null there,
+ * or a union, makes its reader fail on the record), holding what it held: the RunState.
+ */
 export class RunSnapshotCodec {
   private constructor(private readonly codec: RecordCodec<Wire>) {}
 
@@ -72,7 +80,8 @@ export class RunSnapshotCodec {
 
   encode(r: RunSnapshotRecord): Buffer {
     const { snapshot, ...at } = r;
-    return this.codec.encode({ ...at, stateJson: null, snapshotJson: JSON.stringify(persistRun(snapshot)) });
+    const { state, rest } = persistApart(snapshot);
+    return this.codec.encode({ ...at, stateJson: JSON.stringify(state), snapshotJson: JSON.stringify(rest) });
   }
 
   /** Which run and seq a record is of, without restoring its snapshot. */
@@ -84,13 +93,13 @@ export class RunSnapshotCodec {
   /** The record, or why its snapshot cannot be restored (the caller reads the log instead). */
   async decode(buf: Buffer): Promise<RunSnapshotRecord | { readonly missing: string }> {
     const { stateJson, snapshotJson, ...at } = await this.codec.decode(buf);
-    let stored: unknown;
+    let stored: [unknown, unknown];
     try {
-      stored = JSON.parse(snapshotJson ?? stateJson ?? 'null');
+      stored = [JSON.parse(stateJson), JSON.parse(snapshotJson ?? 'null')];
     } catch {
       return { missing: `snapshot of ${at.runId} at seq ${at.seq} is not JSON` };
     }
-    const snapshot = restoreRun(stored);
+    const snapshot = restoreApart(...stored);
     if (isUnrestorable(snapshot))
       return { missing: `snapshot of ${at.runId} at seq ${at.seq}: ${snapshot.problem}` };
     if (snapshot.context.runId !== at.runId || snapshot.context.seq !== at.seq)
