@@ -57,6 +57,11 @@ export class PartitionFollower {
     this.loops = this.next.map((_, p) => this.loop(p));
   }
 
+  /** The next offset of `partition` to fold: every record below it has been folded. */
+  position(partition: number): number {
+    return this.next[partition] ?? 0;
+  }
+
   /**
    * Resolves once every record of `partition` below `offset` (exclusive) has been folded; rejects
    * with `log_closed` if the follower is closed first (the fold will never get there).
