@@ -60,6 +60,16 @@ describe('OwnRecords.predict', () => {
     expect(p?.counted).toBe(0);
   });
 
+  it('given a fold in the middle of the batch, then only the records from its position on are counted here', () => {
+    const own = new OwnRecords();
+    own.remember(0, span(10, 'r1', 'w/1', 0, 4));
+    const folded = (key: string): PlacedHead | undefined =>
+      key === 'r1' ? { seq: 1, batch: 'w/1', offset: 10 } : undefined;
+    const p = own.predict(0, 11, folded, 'w/1', 13);
+    expect(p?.counted).toBe(3);
+    expect(p?.heads.get('r1')).toEqual({ seq: 4, batch: 'w/1', offset: 13 });
+  });
+
   it('given a fold past the batch already, then there is no answer (the fold counted it itself)', () => {
     const own = new OwnRecords();
     own.remember(0, span(10, 'r1', 'w/1', 0, 2));

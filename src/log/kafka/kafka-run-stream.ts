@@ -189,7 +189,9 @@ export class KafkaRunStream implements RunStream {
       );
       if (predicted !== undefined) {
         const head = predicted.heads.get(runId) ?? this.heads.get(runId);
-        if (head === undefined || predicted.counted !== events.length)
+        // The fold may be in the middle of the batch: it counted the records below its position.
+        const counted = (this.mine.get(batch) ?? 0) + predicted.counted;
+        if (head === undefined || counted !== events.length)
           throw streamConflict(runId, expectedSeq, head?.seq ?? 0);
         this.ahead.set(runId, head);
         return { nextExpectedStreamVersion: expectedSeq + events.length };

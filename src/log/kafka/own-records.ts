@@ -26,7 +26,7 @@ export interface OwnSpan {
 export interface Prediction {
   /** The heads of the runs whose records were folded on, as the fold will have them at `last`. */
   readonly heads: ReadonlyMap<string, PlacedHead>;
-  /** How many of the batch's records count. */
+  /** How many of the batch's records at or after the fold's position count. */
   readonly counted: number;
 }
 
