@@ -21,6 +21,7 @@ import { memoryBench } from './memory.js';
 import { provenance, replaceReadmeBlock } from './readme-block.js';
 import { runLengthBench } from './run-length.js';
 import { runLoadBench } from './run-load.js';
+import { serveCurveBench } from './serve-curve.js';
 import { serveTakeoverBench } from './serve-takeover.js';
 import { serviceBench } from './service-benches.js';
 
@@ -35,6 +36,7 @@ const BENCHES: Bench[] = [
   kafkaGuardedCallBench,
   kafkaRunLoadBench,
   serviceBench,
+  serveCurveBench,
   serveTakeoverBench,
   memoryBench,
 ];

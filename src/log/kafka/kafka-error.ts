@@ -47,11 +47,13 @@ export function headersToStrings(
   if (!headers) return undefined;
   const out: Record<string, string> = {};
   let any = false;
-  for (const [k, v] of Object.entries(headers)) {
+  // for-in, not Object.entries: this runs for every record read (a rebuild reads them all).
+  for (const k in headers) {
+    const v = headers[k];
     if (v === undefined) continue;
     const last = Array.isArray(v) ? v[v.length - 1] : v;
     if (last === undefined) continue;
-    out[k] = last.toString();
+    out[k] = typeof last === 'string' ? last : last.toString();
     any = true;
   }
   return any ? out : undefined;

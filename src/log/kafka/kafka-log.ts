@@ -20,6 +20,7 @@ import {
   Kafka,
   logLevel,
   Partitioners,
+  type PartitionMetadata,
   type Producer,
 } from 'kafkajs';
 import { LoopguardError } from '../../domain/errors.js';
@@ -63,6 +64,7 @@ export class KafkaLog implements RunLog {
   private readonly batcher: AppendBatcher;
   private readonly topics: TopicRegistry;
   private readonly partitioner = Partitioners.DefaultPartitioner();
+  private readonly partitionMetadata = new Map<number, PartitionMetadata[]>();
   private readonly timeoutMs: number;
   private readonly retry: KafkaRetryPolicy;
   private readonly layout: TopicLayout;
@@ -339,13 +341,18 @@ export class KafkaLog implements RunLog {
 
   private partitionOf(info: TopicInfo, key: string): number {
     if (info.partitions === 1) return 0;
-    const partitionMetadata = Array.from({ length: info.partitions }, (_, partitionId) => ({
-      partitionId,
-      leader: 0,
-      replicas: [],
-      isr: [],
-      partitionErrorCode: 0,
-    }));
+    // Built once per partition count: this runs for every record appended.
+    let partitionMetadata = this.partitionMetadata.get(info.partitions);
+    if (partitionMetadata === undefined) {
+      partitionMetadata = Array.from({ length: info.partitions }, (_, partitionId) => ({
+        partitionId,
+        leader: 0,
+        replicas: [],
+        isr: [],
+        partitionErrorCode: 0,
+      }));
+      this.partitionMetadata.set(info.partitions, partitionMetadata);
+    }
     return this.partitioner({ topic: info.name, partitionMetadata, message: { key, value: null } });
   }
 

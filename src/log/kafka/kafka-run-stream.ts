@@ -10,6 +10,11 @@
  * `conflict`. An append that timed out and lands later, after a newer one, is ignored the same
  * way: a zombie writer cannot change a run.
  *
+ * The check usually needs no wait for the fold: the writer knows the records it appended itself
+ * (their offsets come back with the ack), and when everything from the fold's position to the end
+ * of the new batch is its own, it folds them itself (own-records.ts) and the append resolves at
+ * the ack. Anything else in between and the append waits for the fold as before.
+ *
  * The writer appends to the runs topic only; KafkaCopyProjector derives the stops and ledger copies.
  *
  * Loading a run for a resume reads its newest snapshot (the per-run strategy of src/snapshots, on
@@ -34,14 +39,10 @@ import type { EventStore } from '../event-store.js';
 import { closedError } from '../log-errors.js';
 import { withTimeout } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
+import { OwnRecords, type PlacedHead } from './own-records.js';
 import { type FollowedMessage, PartitionFollower } from './partition-follower.js';
 import { AFTER_HEADER, BATCH_HEADER, EMPTY_HEAD, foldRunRecord, type RunHead } from './run-batch-fold.js';
 import { RunSnapshots } from './run-snapshots.js';
-
-/** A run's head with where its last counted record is. */
-interface PlacedHead extends RunHead {
-  readonly offset: number;
-}
 
 export interface KafkaRunStreamOptions {
   /** How long an append waits for the fold to reach its batch. Default 30 s. */
@@ -53,6 +54,10 @@ export class KafkaRunStream implements RunStream {
   private readonly heads = new Map<string, PlacedHead>();
   /** This writer's batches in flight: how many of their records the fold has counted. */
   private readonly mine = new Map<string, number>();
+  /** This writer's acked records the fold has not passed yet. */
+  private readonly own = new OwnRecords();
+  /** Heads known from this writer's own records ahead of the fold (dropped once it passes them). */
+  private readonly ahead = new Map<string, PlacedHead>();
   /** The seq of the last snapshot this writer recorded, per run. */
   private readonly snapshotted = new Map<string, number>();
   /** Tells this writer's batches from any other's: randomness for identity only, never for a decision. */
@@ -120,7 +125,7 @@ export class KafkaRunStream implements RunStream {
   }
 
   snapshot(state: RunState): void {
-    const head = this.heads.get(state.runId);
+    const head = this.headOf(state.runId);
     // Only a state that is the run's counted head: anything else would be a snapshot of a stream
     // nobody reads.
     if (head === undefined || head.seq !== state.seq) return;
@@ -150,19 +155,42 @@ export class KafkaRunStream implements RunStream {
     checkStreamAppend(runId, expectedSeq, events);
     if (events.length === 0) return { nextExpectedStreamVersion: expectedSeq };
     const follower = await this.following();
-    const known = this.heads.get(runId)?.seq ?? 0;
+    const known = this.headOf(runId)?.seq ?? 0;
     // The fold may lag, but a head it has already passed is certainly taken.
     if (known > expectedSeq) throw streamConflict(runId, expectedSeq, known);
     const batch = `${this.writer}/${++this.appends}`;
     this.mine.set(batch, 0);
     try {
       const headers = { [AFTER_HEADER]: String(expectedSeq), [BATCH_HEADER]: batch };
-      const offsets = await this.log.append(
-        TOPICS.runs,
-        events.map((e) => this.events.runRecord(e, headers)),
-      );
-      const partition = await this.log.partitionOfKey(TOPICS.runs, runId);
+      const records = events.map((e) => this.events.runRecord(e, headers));
+      const [offsets, partition] = await Promise.all([
+        this.log.append(TOPICS.runs, records),
+        this.log.partitionOfKey(TOPICS.runs, runId),
+      ]);
       const last = offsets.at(-1) as number;
+      const headersOf = records.map((r) => r.headers ?? {});
+      this.own.remember(partition, {
+        from: offsets[0] as number,
+        to: last + 1,
+        key: runId,
+        headers: headersOf,
+      });
+      const predicted = this.own.predict(
+        partition,
+        follower.position(partition),
+        (key) => this.heads.get(key),
+        batch,
+        last,
+      );
+      if (predicted !== undefined) {
+        const head = predicted.heads.get(runId) ?? this.heads.get(runId);
+        // The fold may be in the middle of the batch: it counted the records below its position.
+        const counted = (this.mine.get(batch) ?? 0) + predicted.counted;
+        if (head === undefined || counted !== events.length)
+          throw streamConflict(runId, expectedSeq, head?.seq ?? 0);
+        this.ahead.set(runId, head);
+        return { nextExpectedStreamVersion: expectedSeq + events.length };
+      }
       await withTimeout(follower.foldedTo(partition, last + 1), this.timeoutMs, `run ${runId}: append check`);
       if (this.mine.get(batch) !== events.length)
         throw streamConflict(runId, expectedSeq, this.heads.get(runId)?.seq ?? 0);
@@ -182,6 +210,18 @@ export class KafkaRunStream implements RunStream {
     this.snapshots = undefined;
     await (await follower?.catch(() => undefined))?.close();
     await (await snapshots?.catch(() => undefined))?.close();
+  }
+
+  /** The run's head: the fold's, or this writer's own newer one that the fold has yet to reach. */
+  private headOf(runId: string): PlacedHead | undefined {
+    const folded = this.heads.get(runId);
+    const mine = this.ahead.get(runId);
+    if (mine === undefined) return folded;
+    if (folded !== undefined && folded.offset >= mine.offset) {
+      this.ahead.delete(runId);
+      return folded;
+    }
+    return mine;
   }
 
   /** The records that count for the run, from `head` on, decoded from `fromSeq`. */
@@ -230,6 +270,8 @@ export class KafkaRunStream implements RunStream {
     const next = foldRunRecord(this.heads.get(m.key) ?? EMPTY_HEAD, m.headers);
     if (next === null) return;
     this.heads.set(m.key, { ...next, offset: m.offset });
+    const mine = this.ahead.get(m.key);
+    if (mine !== undefined && mine.offset <= m.offset) this.ahead.delete(m.key);
     const counted = next.batch === null ? undefined : this.mine.get(next.batch);
     if (counted !== undefined && next.batch !== null) this.mine.set(next.batch, counted + 1);
   }

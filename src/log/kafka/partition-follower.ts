@@ -58,6 +58,14 @@ export class PartitionFollower {
   }
 
   /**
+   * The next offset of `partition` to fold: every record below it has been folded, and (with a
+   * synchronous handler) every record handed to the handler is below it.
+   */
+  position(partition: number): number {
+    return this.next[partition] ?? 0;
+  }
+
+  /**
    * Resolves once every record of `partition` below `offset` (exclusive) has been folded; rejects
    * with `log_closed` if the follower is closed first (the fold will never get there).
    */
@@ -157,13 +165,16 @@ export class PartitionFollower {
     message: Parameters<Parameters<typeof followPartition>[4]>[0]['message'],
   ): Promise<void> {
     if (offset < (this.next[partition] ?? 0)) return;
-    await this.onMessage({
+    const handled = this.onMessage({
       partition,
       offset,
       key: message.key?.toString() ?? '',
       value: message.value ?? Buffer.alloc(0),
       headers: headersToStrings(message.headers) ?? {},
     });
+    // A synchronous handler's record is passed before anything else runs: position() and what
+    // the handler folded never disagree, even by a microtask.
+    if (handled !== undefined) await handled;
     this.passed(partition, offset + 1);
   }
 
