@@ -4,7 +4,7 @@ import type { Io } from './io.js';
 import type { Env, KafkaFlags } from './kafka-config.js';
 
 /** A command's parsed flags, in the flags' own spelling (kebab-case keys), with the environment's defaults. */
-export type Flags = Record<string, unknown> & KafkaFlags & { json?: boolean; policy?: string };
+type Flags = Record<string, unknown> & KafkaFlags & { json?: boolean; policy?: string };
 
 /** What each command's action is given: the output, the environment, the shutdown signal. */
 export interface CommandContext {
