@@ -1,7 +1,14 @@
 import { type Command, Option } from 'commander';
 import { LoopguardError } from '../domain/index.js';
 import { auditHtmlCommand, auditOutput } from './audit-command.js';
-import { jsonOption, logOptions, policyOption, portOption, positiveOption } from './cli-options.js';
+import {
+  jsonOption,
+  logOptions,
+  policyOption,
+  portOption,
+  positiveOption,
+  repeatable,
+} from './cli-options.js';
 import type { CommandContext } from './command-context.js';
 import { fleetCommand } from './fleet-command.js';
 import { rebuildCommand } from './rebuild-command.js';
@@ -108,6 +115,11 @@ export function logCommands(p: Command, c: CommandContext): void {
       .addOption(portOption('--port <port>', `the port (default ${DEFAULT_UI_PORT})`))
       .addOption(
         portOption('--metrics-port <port>', 'serves GET /metrics on 127.0.0.1:port (0: any free port)'),
+      )
+      .option(
+        '--allow-host <name>',
+        'answers requests whose Host is NAME too (beside 127.0.0.1, localhost, [::1]); repeatable',
+        repeatable,
       ),
   ).action(run((f) => uiCommand(f as UiFlags, env, io, c.shutdown())));
 
