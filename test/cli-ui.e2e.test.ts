@@ -3,6 +3,7 @@
  * with an opt-in /metrics port.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -22,6 +23,17 @@ async function until<T>(what: string, get: () => T | undefined, ms = 10_000): Pr
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/** The status of GET url sent with this Host header (fetch cannot set one). */
+const statusWithHost = (url: string, host: string): Promise<number | undefined> =>
+  new Promise((resolve, reject) => {
+    const req = request(url, { headers: { host } }, (res) => {
+      res.resume();
+      resolve(res.statusCode);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 
 describe('loopguard ui', () => {
   it('serves the runs, a timeline, 404 for an unknown run, refuses writes, and /metrics when asked', async () => {
@@ -52,6 +64,35 @@ describe('loopguard ui', () => {
       const scraped = await (await fetch(metrics)).text();
       expect(scraped).toContain('# TYPE loopguard_decisions_total counter');
       expect(scraped).toContain('process_cpu_user_seconds_total');
+    } finally {
+      ctl.abort();
+    }
+    expect(await running).toBe(0);
+  });
+
+  it('answers a Host named by --allow-host (repeatable), and still no other', async () => {
+    const data = join(dir, 'allow-host');
+    const replay = ['replay', join(examples, 'runs.jsonl'), '--policy', join(examples, 'policy.json')];
+    expect(await main([...replay, '--data-dir', data], captureIo(), { env: {} })).toBe(0);
+    const io = captureIo();
+    const ctl = new AbortController();
+    const args = [
+      'ui',
+      '--port',
+      '0',
+      '--allow-host',
+      'box.local',
+      '--allow-host',
+      'Other.Lan',
+      '--data-dir',
+      data,
+    ];
+    const running = main(args, io, { env: {}, signal: ctl.signal });
+    const ui = await until('the url', () => /ui: (http:\S+) /.exec(io.stderr())?.[1]);
+    try {
+      expect(await statusWithHost(ui, 'box.local')).toBe(200);
+      expect(await statusWithHost(ui, 'other.lan')).toBe(200);
+      expect(await statusWithHost(ui, 'rebound.example')).toBe(421);
     } finally {
       ctl.abort();
     }

@@ -2,16 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { evalCommand } from '../src/cli/eval-command.js';
 import type { Io } from '../src/cli/io.js';
 import { parseSeedList } from '../src/cli/seed-list.js';
+import { NO_STOP, stopAt } from '../src/eval/detector.js';
 import {
   type Detector,
   type EvalFile,
   evaluateSeeds,
   familySpread,
   judgeFile,
-  NO_STOP,
   poolFiles,
   spread,
-  stopAt,
 } from '../src/eval/index.js';
 import type { TraceRun } from '../src/trace/trace-run.js';
 

@@ -16,15 +16,12 @@
  * against the SDK itself.
  */
 import { isTerminal } from '../domain/index.js';
-import {
-  type CallResult,
-  combinedSignal,
-  type GuardToolsOptions,
-  type Run,
-  ToolError,
-  toModelMessage,
-} from '../runtime/index.js';
+import { type GuardToolsOptions, type Run, ToolError, toModelMessage } from '../runtime/index.js';
+import { type ClaudeMcpTool, guardedMcpServer } from './claude-mcp-server.js';
+import { errorText, noteOf, type ToolReply, toolFailed } from './claude-tool-result.js';
 import { GuardedCalls } from './guarded-calls.js';
+
+export type { ClaudeMcpTool } from './claude-mcp-server.js';
 
 /** What a hook of the SDK gets: every event's input names its event; the rest is read per event. */
 export interface ClaudeHookInput {
@@ -69,12 +66,6 @@ type GuardEvent =
   | 'PermissionDenied'
   | 'PostToolBatch';
 
-/** A tool of an in-process MCP server, as `tool()` makes it (the SDK's `SdkMcpToolDefinition`). */
-export interface ClaudeMcpTool {
-  readonly name: string;
-  readonly handler: (args: never, extra: unknown) => Promise<unknown>;
-}
-
 export interface ClaudeAgentGuard {
   /**
    * For `query({ options: { hooks } })`. To add hooks of your own, put them beside these in the
@@ -101,36 +92,6 @@ interface ToolEvent {
   readonly tool_calls?: readonly { readonly tool_use_id?: string }[];
 }
 
-/** An MCP `CallToolResult`, as far as the guard reads and writes it. */
-interface ToolReply {
-  readonly content?: readonly unknown[];
-  readonly isError?: boolean;
-  readonly [k: string]: unknown;
-}
-const asToolReply = (v: unknown): ToolReply | null =>
-  typeof v === 'object' && v !== null && Array.isArray((v as ToolReply).content) ? (v as ToolReply) : null;
-const text = (t: string) => ({ type: 'text', text: t });
-
-/** What the guard adds to a result the tool gave, if anything: a warning, or the decision after it. */
-function noteOf(r: CallResult): string | null {
-  if (r.status !== 'executed') return toModelMessage(r);
-  const note = r.warning ?? (r.decision === 'continue' ? null : r.message);
-  return note === null ? null : `[loopguard] ${note}`;
-}
-
-/** An error text of a tool reply, for the failure the guard records. */
-const errorText = (r: ToolReply): string =>
-  (r.content ?? [])
-    .map((c) => (typeof (c as { text?: unknown }).text === 'string' ? (c as { text: string }).text : ''))
-    .join('\n') || 'tool error';
-
-/**
- * A tool that answered with an error (a command's exit code, a file not found, a tool reply with
- * `isError`): a precondition the call lacks, not a success and not a reason to retry it as it is.
- * The guard then refuses the same call until something new has come in (a call with a new result).
- */
-const toolFailed = (message: string): ToolError => new ToolError('PRECONDITION', 'tool_error', message);
-
 /** A built-in tool's response as the guard records it: an interrupted or failed response is no success. */
 function recorded(response: unknown): unknown {
   const r = response as { interrupted?: unknown; isError?: unknown } | null;
@@ -138,28 +99,6 @@ function recorded(response: unknown): unknown {
   if (r?.isError === true) throw toolFailed(errorText(r as ToolReply));
   return response;
 }
-
-/** The reply of a guarded in-process MCP tool: its own where it ran, else the guard's. */
-function mcpReply(r: CallResult, own: ToolReply | null): ToolReply {
-  const note = noteOf(r);
-  if (r.status === 'executed' && own !== null)
-    return note === null ? own : { ...own, content: [...(own.content ?? []), text(note)] };
-  if (r.status === 'cached') {
-    // The first call's reply, as recorded: the model reads what was done, and that it was not done again.
-    const first = asToolReply(r.value);
-    const said = text(`[loopguard] ${r.message}`);
-    return first === null
-      ? { content: [text(toModelMessage(r))] }
-      : { ...first, content: [...(first.content ?? []), said] };
-  }
-  return { content: [text(toModelMessage(r))], isError: true };
-}
-
-/** The tool use an in-process MCP call belongs to: Claude Code sends its id in the request's `_meta`. */
-const toolUseIdOf = (extra: unknown): string | undefined => {
-  const id = (extra as { _meta?: Record<string, unknown> } | null)?._meta?.['claudecode/toolUseId'];
-  return typeof id === 'string' ? id : undefined;
-};
 
 /**
  * Tools that start a sub-agent. Their calls are not held: the sub-agent's own tool calls come
@@ -303,33 +242,10 @@ export function claudeAgentGuard(run: Run, opts: GuardToolsOptions = {}): Claude
         },
       ],
     },
-    mcpServer: (server) => {
-      if (server.tools === undefined) return server;
-      const tools = server.tools.map((t) => {
-        const name = `mcp__${server.name}__${t.name}`;
-        inProcess.add(name);
-        const handler = t.handler as (args: unknown, extra: unknown) => Promise<unknown>;
-        return {
-          ...t,
-          handler: async (args: unknown, extra: unknown) => {
-            const id = toolUseIdOf(extra);
-            if (id !== undefined) allowed.delete(id);
-            let own: ToolReply | null = null;
-            const r = await calls.execute(id, name, args, async (signal) => {
-              const callerSignal = (extra as { signal?: AbortSignal } | null)?.signal;
-              const reply = await handler(args, {
-                ...(extra as object),
-                signal: combinedSignal(signal, callerSignal),
-              });
-              own = asToolReply(reply);
-              if (own?.isError === true) throw toolFailed(errorText(own));
-              return reply;
-            });
-            return mcpReply(r, own);
-          },
-        };
-      });
-      return { ...server, tools } as typeof server;
-    },
+    mcpServer: (server) =>
+      guardedMcpServer(server, calls, {
+        inProcess: (name) => inProcess.add(name),
+        running: (id) => allowed.delete(id),
+      }),
   };
 }

@@ -24,7 +24,7 @@ export interface WebhookOptions {
 }
 
 /** The URL as logs and errors show it: no user info, no query (either may carry a secret). */
-export function shownUrl(u: URL): string {
+function shownUrl(u: URL): string {
   return `${u.origin}${u.pathname}`;
 }
 

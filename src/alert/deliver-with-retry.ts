@@ -17,7 +17,7 @@ export const DEFAULT_RETRY: RetryPolicy = { baseMs: 250, maxMs: 30_000 };
 /** Sleeps ms, or rejects as soon as the signal aborts. */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
-export const realSleep: Sleep = (ms, signal) =>
+const realSleep: Sleep = (ms, signal) =>
   new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(aborted());
     const onAbort = () => {

@@ -9,11 +9,9 @@ export {
 export {
   backoffMs,
   DEFAULT_RETRY,
-  type DeliverOptions,
   deliverWithRetry,
   type RetryPolicy,
-  realSleep,
   type Sleep,
 } from './deliver-with-retry.js';
-export { type Alert, type FleetLoopAlert, toFleetLoopAlert } from './fleet-loop-alert.js';
-export { type SnakeKeys, type StopAlert, toStopAlert } from './stop-alert.js';
+export { toFleetLoopAlert } from './fleet-loop-alert.js';
+export { type StopAlert, toStopAlert } from './stop-alert.js';

@@ -17,7 +17,7 @@ const fmtEvidence = (e: {
 };
 
 /** A run's timeline, one line per call or note: which rule decided which call, on what evidence. */
-export function formatAudit(runId: string, timeline: readonly AuditEntry[]): string {
+function formatAudit(runId: string, timeline: readonly AuditEntry[]): string {
   const lines = [`audit of ${runId}`];
   for (const t of timeline) {
     if (t.kind === 'note') {
@@ -47,7 +47,7 @@ export function formatAudit(runId: string, timeline: readonly AuditEntry[]): str
 }
 
 /** The supervisor tree a run belongs to, one line per run, indented by depth; the audited run marked. */
-export function formatTree(runId: string, tree: RunTreeNode): string {
+function formatTree(runId: string, tree: RunTreeNode): string {
   const lines = ['tree'];
   const walk = (n: RunTreeNode, depth: number) => {
     lines.push(`  ${'  '.repeat(depth)}${n.runId}  ${n.state}${n.runId === runId ? '  <- this run' : ''}`);

@@ -69,6 +69,9 @@ export const jsonOption = (cmd: Command): Command =>
 export const policyOption = (cmd: Command, what = 'the policy'): Command =>
   cmd.option('--policy <file.json>', `${what} (default: LOOPGUARD_POLICY)`);
 
+/** Collects a repeatable option's values. */
+export const repeatable = (v: string, prev: string[] = []): string[] => [...prev, v];
+
 /** Commander's camelCase option names back to the flags' own spelling, as the commands read them. */
 export function flagsOf(opts: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};

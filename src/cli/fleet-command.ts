@@ -24,7 +24,7 @@ export function formatFleetLoop(rec: RecordedEvent): string {
 const FOLDED = new Set(['RunStarted', 'ToolCallRequested', 'GuardDecided', 'RunStopped']);
 
 /** The consumer group `fleet --follow --kafka` reads the runs topic as, unless `--group` names another. */
-export const DEFAULT_FLEET_GROUP = 'loopguard-fleet';
+const DEFAULT_FLEET_GROUP = 'loopguard-fleet';
 
 /**
  * `loopguard fleet [--threshold N] [--window-ms W] [--follow]`: folds the runs topic through the

@@ -34,7 +34,7 @@ function installed(pkg: OptionalPackage): boolean {
 }
 
 /** The optional package whose absence made an import fail, or null for any other failure. */
-export function missingPackage(e: unknown): OptionalPackage | null {
+function missingPackage(e: unknown): OptionalPackage | null {
   if ((e as { code?: unknown })?.code !== 'ERR_MODULE_NOT_FOUND') return null;
   const named = /Cannot find (?:package|module) '([^']+)'/.exec(String((e as Error).message))?.[1];
   return OPTIONAL.find((p) => named === p || named?.startsWith(`${p}/`)) ?? null;

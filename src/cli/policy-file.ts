@@ -27,7 +27,7 @@ export function readPolicyFile(path: string | undefined): { policy: Policy; json
 }
 
 /** A policy is a few KiB; one over this is not a policy (`--policy /dev/zero`), refused before it fills memory. */
-export const MAX_POLICY_BYTES = 1024 * 1024;
+const MAX_POLICY_BYTES = 1024 * 1024;
 
 function readBounded(path: string): Uint8Array {
   let fd: number;

@@ -6,16 +6,16 @@ import {
   type Policy,
   type RecordedEvent,
 } from '../domain/index.js';
+import { table } from '../eval/table.js';
 import type { RunSummary } from '../projections/index.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import { replayRun } from '../trace/replay.js';
 import type { Io } from './io.js';
 import { loadPolicy } from './policy-file.js';
 import { progressBar } from './progress-bar.js';
-import { table } from './table.js';
 import { readTraceFiles, type TraceFile } from './trace-files.js';
 
-export interface ReplaySink {
+interface ReplaySink {
   /** Run ids already in the log: a second recording of one run would corrupt its history. */
   readonly knownRunIds: ReadonlySet<string>;
   /** Where the log is, for the rejection message. */

@@ -4,7 +4,7 @@ import { formatFleetLoop } from './fleet-command.js';
 import type { Io } from './io.js';
 import { jsonLine } from './json-output.js';
 
-export function formatStop(runId: string, atMs: number, r: StopReport): string {
+function formatStop(runId: string, atMs: number, r: StopReport): string {
   const lines = [
     `${new Date(atMs).toISOString()}  ${runId}  ${r.terminalState}  ${r.guardReason}`,
     `  ${r.message}`,

@@ -21,7 +21,7 @@ export interface InputLimits {
  * file is under 2 MB. Far past either is not a trace (`/dev/zero`, a log piped in by mistake) and
  * would cost many times its size in memory: it is refused where it goes past, naming the line.
  */
-export const TRACE_LIMITS: InputLimits = { lineBytes: 16 * 1024 * 1024, fileBytes: 256 * 1024 * 1024 };
+const TRACE_LIMITS: InputLimits = { lineBytes: 16 * 1024 * 1024, fileBytes: 256 * 1024 * 1024 };
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 const NEWLINE = 0x0a;

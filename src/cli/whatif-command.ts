@@ -1,10 +1,10 @@
 import { cachedDiceSimilarity, type RecordedEvent } from '../domain/index.js';
+import { table } from '../eval/table.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import { RecordedRunFold, type WhatIfRow, whatIf, whatIfTotals } from '../whatif/index.js';
 import type { Io } from './io.js';
 import { loadPolicy } from './policy-file.js';
 import { progressBar } from './progress-bar.js';
-import { table } from './table.js';
 
 /**
  * whatif records nothing, and the arguments it reads were redacted when they were recorded: like
@@ -15,7 +15,7 @@ const WHATIF_KEY = 'loopguard-whatif-records-nothing';
 const at = (stop: number | null, rule: string | null) =>
   stop === null ? '-' : `${stop} ${rule ?? ''}`.trim();
 
-export function formatWhatIf(rows: readonly WhatIfRow[]): string {
+function formatWhatIf(rows: readonly WhatIfRow[]): string {
   const t = whatIfTotals(rows);
   const body = table(
     ['run_id', 'change', 'recorded stop', 'what-if stop', 'saved', 'lost', 'note'],

@@ -27,8 +27,3 @@ export function canonicalJson(value: unknown): string {
 export function callIdentity(call: Pick<TraceCall, 'tool' | 'args'>): string {
   return `${JSON.stringify(call.tool)}:${canonicalJson(call.args)}`;
 }
-
-/** A call's identity together with its result hash: equal exactly when call and result repeat. */
-export function callResultKey(call: Pick<TraceCall, 'tool' | 'args' | 'result_sha256'>): string {
-  return `${callIdentity(call)}=>${call.result_sha256}`;
-}

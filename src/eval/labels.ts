@@ -15,7 +15,7 @@
 import type { TraceRun } from '../trace/trace-run.js';
 import { callIdentity } from './identity.js';
 
-export const STUCK_MIN_STREAK = 3;
+const STUCK_MIN_STREAK = 3;
 
 export interface Streak {
   /** Index of the first call of the pattern. */

@@ -9,6 +9,7 @@ import type { TraceRun } from '../trace/trace-run.js';
 import type { Detector, Verdict } from './detector.js';
 import { countLabels, type LabelCounts, labelRun, type RunLabels } from './labels.js';
 import { computeMetrics, type DetectorMetrics, type JudgedRun, judgeRun } from './metrics.js';
+import { table } from './table.js';
 import { twinStops } from './twins.js';
 
 export interface EvalFile {
@@ -199,22 +200,12 @@ function rowCells(row: DetectorMetrics): string[] {
   ];
 }
 
-function alignTable(header: readonly string[], rows: readonly string[][]): string[] {
-  const widths = header.map((cell, c) => Math.max(cell.length, ...rows.map((row) => (row[c] ?? '').length)));
-  const line = (cells: readonly string[]): string =>
-    cells
-      .map((cell, c) => (c === cells.length - 1 ? cell : cell.padEnd(widths[c] ?? 0)))
-      .join('  ')
-      .trimEnd();
-  return [line(header), line(header.map((_, c) => '-'.repeat(widths[c] ?? 0))), ...rows.map(line)];
-}
-
 function section(report: FileReport): string[] {
   const l = report.labels;
   return [
     `== ${report.name}: ${l.runs} runs, ${l.calls} calls; outcome true/false/unknown ${l.successful}/${l.unsuccessful}/${l.unknownOutcome}; ` +
       `stuck ${l.stuck} (of them successful ${l.successfulStuck}), ping-pong ${l.pingPong}`,
-    ...alignTable(COLUMNS, report.rows.map(rowCells)),
+    table(COLUMNS, report.rows.map(rowCells)),
   ];
 }
 

@@ -9,6 +9,7 @@
  */
 import type { DetectorMetrics } from './metrics.js';
 import type { EvalReport, FileReport } from './report.js';
+import { table } from './table.js';
 
 export const THREE = '3 identical in a row';
 const FIVE = '5 identical in a row';
@@ -103,12 +104,6 @@ export function formatSummary(report: EvalReport, synthetic: boolean, ours = 'lo
   const keep = (cells: readonly string[]) => cells.filter((_, c) => honest || c !== HONEST_COLUMN);
   const header = keep(HEADER);
   const rows = all.map(keep);
-  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)));
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, c) => cell.padEnd(widths[c] ?? 0))
-      .join('  ')
-      .trimEnd();
   const caps = report.detectors.filter((d) => CAPS.some((c) => c.test(d))).join(', ');
-  return `${[line(header), line(header.map((_, c) => '-'.repeat(widths[c] ?? 0))), ...rows.map(line)].join('\n')}\ncaps: ${caps}\n${TWIN_NOTE}${honest ? HONEST_NOTE : ''}`;
+  return `${table(header, rows)}\ncaps: ${caps}\n${TWIN_NOTE}${honest ? HONEST_NOTE : ''}`;
 }

@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
+  type ClientRequest,
   CompleteRequestSchema,
   CompleteResultSchema,
   EmptyResultSchema,
@@ -37,6 +38,30 @@ export function proxiedCapabilities(upstream: ServerCapabilities | undefined): S
   };
 }
 
+type PassedRequest =
+  | typeof ListResourcesRequestSchema
+  | typeof ListResourceTemplatesRequestSchema
+  | typeof ReadResourceRequestSchema
+  | typeof SubscribeRequestSchema
+  | typeof UnsubscribeRequestSchema
+  | typeof ListPromptsRequestSchema
+  | typeof GetPromptRequestSchema
+  | typeof CompleteRequestSchema
+  | typeof SetLevelRequestSchema;
+type PassedResult =
+  | typeof ListResourcesResultSchema
+  | typeof ListResourceTemplatesResultSchema
+  | typeof ReadResourceResultSchema
+  | typeof EmptyResultSchema
+  | typeof ListPromptsResultSchema
+  | typeof GetPromptResultSchema
+  | typeof CompleteResultSchema;
+type PassedNotification =
+  | typeof ResourceListChangedNotificationSchema
+  | typeof ResourceUpdatedNotificationSchema
+  | typeof PromptListChangedNotificationSchema
+  | typeof LoggingMessageNotificationSchema;
+
 /**
  * Everything but tools passes through as the upstream serves it: resources, resource templates,
  * subscriptions, prompts, completions and logging; and the upstream's list-changed, resource
@@ -49,88 +74,38 @@ export function passThrough(
   caps: ServerCapabilities,
   progress: UpstreamProgress,
 ): void {
+  /** A request the upstream serves: forwarded as the client sent it, its progress routed back. */
+  const forward = (requestSchema: PassedRequest, resultSchema: PassedResult): void =>
+    server.setRequestHandler(requestSchema, (req, extra) =>
+      progress.forward(extra, (meta) =>
+        upstream.request(
+          { method: req.method, params: withMeta(req.params ?? {}, meta) } as ClientRequest,
+          resultSchema,
+          { signal: extra.signal },
+        ),
+      ),
+    );
+  const notify = (schema: PassedNotification): void =>
+    upstream.setNotificationHandler(schema, (n) => server.notification(n));
   if (caps.resources) {
-    server.setRequestHandler(ListResourcesRequestSchema, (req, extra) =>
-      progress.forward(extra, (meta) =>
-        upstream.request(
-          { method: req.method, params: withMeta(req.params ?? {}, meta) },
-          ListResourcesResultSchema,
-          { signal: extra.signal },
-        ),
-      ),
-    );
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, (req, extra) =>
-      progress.forward(extra, (meta) =>
-        upstream.request(
-          { method: req.method, params: withMeta(req.params ?? {}, meta) },
-          ListResourceTemplatesResultSchema,
-          { signal: extra.signal },
-        ),
-      ),
-    );
-    server.setRequestHandler(ReadResourceRequestSchema, (req, extra) =>
-      progress.forward(extra, (meta) =>
-        upstream.request(
-          { method: req.method, params: withMeta(req.params, meta) },
-          ReadResourceResultSchema,
-          { signal: extra.signal },
-        ),
-      ),
-    );
+    forward(ListResourcesRequestSchema, ListResourcesResultSchema);
+    forward(ListResourceTemplatesRequestSchema, ListResourceTemplatesResultSchema);
+    forward(ReadResourceRequestSchema, ReadResourceResultSchema);
     if (caps.resources.subscribe) {
-      server.setRequestHandler(SubscribeRequestSchema, (req, extra) =>
-        progress.forward(extra, (meta) =>
-          upstream.request({ method: req.method, params: withMeta(req.params, meta) }, EmptyResultSchema, {
-            signal: extra.signal,
-          }),
-        ),
-      );
-      server.setRequestHandler(UnsubscribeRequestSchema, (req, extra) =>
-        progress.forward(extra, (meta) =>
-          upstream.request({ method: req.method, params: withMeta(req.params, meta) }, EmptyResultSchema, {
-            signal: extra.signal,
-          }),
-        ),
-      );
+      forward(SubscribeRequestSchema, EmptyResultSchema);
+      forward(UnsubscribeRequestSchema, EmptyResultSchema);
     }
-    upstream.setNotificationHandler(ResourceListChangedNotificationSchema, (n) => server.notification(n));
-    upstream.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => server.notification(n));
+    notify(ResourceListChangedNotificationSchema);
+    notify(ResourceUpdatedNotificationSchema);
   }
   if (caps.prompts) {
-    server.setRequestHandler(ListPromptsRequestSchema, (req, extra) =>
-      progress.forward(extra, (meta) =>
-        upstream.request(
-          { method: req.method, params: withMeta(req.params ?? {}, meta) },
-          ListPromptsResultSchema,
-          { signal: extra.signal },
-        ),
-      ),
-    );
-    server.setRequestHandler(GetPromptRequestSchema, (req, extra) =>
-      progress.forward(extra, (meta) =>
-        upstream.request({ method: req.method, params: withMeta(req.params, meta) }, GetPromptResultSchema, {
-          signal: extra.signal,
-        }),
-      ),
-    );
-    upstream.setNotificationHandler(PromptListChangedNotificationSchema, (n) => server.notification(n));
+    forward(ListPromptsRequestSchema, ListPromptsResultSchema);
+    forward(GetPromptRequestSchema, GetPromptResultSchema);
+    notify(PromptListChangedNotificationSchema);
   }
-  if (caps.completions)
-    server.setRequestHandler(CompleteRequestSchema, (req, extra) =>
-      progress.forward(extra, (meta) =>
-        upstream.request({ method: req.method, params: withMeta(req.params, meta) }, CompleteResultSchema, {
-          signal: extra.signal,
-        }),
-      ),
-    );
+  if (caps.completions) forward(CompleteRequestSchema, CompleteResultSchema);
   if (caps.logging) {
-    server.setRequestHandler(SetLevelRequestSchema, (req, extra) =>
-      progress.forward(extra, (meta) =>
-        upstream.request({ method: req.method, params: withMeta(req.params, meta) }, EmptyResultSchema, {
-          signal: extra.signal,
-        }),
-      ),
-    );
-    upstream.setNotificationHandler(LoggingMessageNotificationSchema, (n) => server.notification(n));
+    forward(SetLevelRequestSchema, EmptyResultSchema);
+    notify(LoggingMessageNotificationSchema);
   }
 }

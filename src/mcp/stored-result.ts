@@ -7,7 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
  * is at most 1 MiB, a result at most 256 KiB of JSON), so reading a 300 KB file must not end the
  * session.
  */
-export const STORED_RESULT_CHARS = 64 * 1024;
+const STORED_RESULT_CHARS = 64 * 1024;
 
 /** What stands in the log for a result too large to store whole. */
 export interface TruncatedResult {

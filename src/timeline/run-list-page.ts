@@ -38,7 +38,7 @@ export function runListRows(p: { readonly runs: RunsProjection }): RunListRow[] 
   });
 }
 
-export function filterRuns(rows: readonly RunListRow[], f: RunFilters): RunListRow[] {
+function filterRuns(rows: readonly RunListRow[], f: RunFilters): RunListRow[] {
   return rows.filter(
     (r) =>
       (f.state === undefined || r.state === f.state) &&

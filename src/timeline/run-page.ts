@@ -9,7 +9,7 @@ const H = 90;
  * One spend measure over the run's time as an inline SVG line, with its limit as a dashed line when
  * the policy has one: how close the run came to each budget, and when.
  */
-export function budgetChart(
+function budgetChart(
   label: string,
   points: readonly BudgetPoint[],
   value: (p: BudgetPoint) => number,

@@ -2,7 +2,7 @@
  * One recorded agent run, in the JSONL format of ../shared/traces/README.md, plus the optional
  * per-call fields loopguard understands (result class, progress version, side effects, spend).
  */
-export type TraceResultKind = 'SUCCESS' | 'RETRYABLE' | 'PRECONDITION' | 'FATAL' | 'PENDING';
+type TraceResultKind = 'SUCCESS' | 'RETRYABLE' | 'PRECONDITION' | 'FATAL' | 'PENDING';
 
 export interface TraceCall {
   readonly step: number;
@@ -33,7 +33,7 @@ export interface TraceCall {
   };
 }
 
-export interface TraceOutcome {
+interface TraceOutcome {
   readonly success: boolean | null;
   readonly detail?: string;
 }

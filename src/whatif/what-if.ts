@@ -10,7 +10,7 @@ import type { RecordedRun } from './recorded-run-fold.js';
  * - later: it lets the recorded stopping call run and stops a later recorded call;
  * - not_at_all: it lets the recorded stopping call run and stops none of the recorded calls after it.
  */
-export type WhatIfChange = 'earlier' | 'same' | 'later' | 'not_at_all';
+type WhatIfChange = 'earlier' | 'same' | 'later' | 'not_at_all';
 
 export interface WhatIfRow {
   readonly run_id: string;

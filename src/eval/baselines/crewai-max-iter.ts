@@ -12,7 +12,7 @@ import { stepCap } from './step-cap.js';
  * (crewai/utilities/agent_utils.py) and then forces a final answer, so with one tool call per
  * iteration 25 calls run and call index 25 is never made.
  */
-export const CREWAI_DEFAULT_MAX_ITER = 25;
+const CREWAI_DEFAULT_MAX_ITER = 25;
 
 export function crewaiMaxIter(maxIter: number = CREWAI_DEFAULT_MAX_ITER): Detector {
   return stepCap(`crewai max_iter=${maxIter}`, 'max_iter', maxIter);

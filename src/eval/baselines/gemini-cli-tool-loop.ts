@@ -15,7 +15,7 @@ import { type Detector, NO_STOP, startsNewUserTurn, type Verdict } from '../dete
  * - the service is `reset()` for each new user prompt (new prompt_id), so a user turn restarts the
  *   count. (Its content-chanting and LLM-based checks need model text, which the traces lack.)
  */
-export const GEMINI_CLI_TOOL_CALL_LOOP_THRESHOLD = 5;
+const GEMINI_CLI_TOOL_CALL_LOOP_THRESHOLD = 5;
 
 function geminiKey(call: TraceCall): string {
   return `${call.tool}:${JSON.stringify(call.args)}`;

@@ -10,7 +10,7 @@ import { stepCap } from './step-cap.js';
  * ("max_turns ... MaxTurnsExceeded"). A turn is one model invocation; with one tool call per turn,
  * 10 calls run and call index 10 is never requested.
  */
-export const OPENAI_AGENTS_DEFAULT_MAX_TURNS = 10;
+const OPENAI_AGENTS_DEFAULT_MAX_TURNS = 10;
 
 export function openaiAgentsMaxTurns(maxTurns: number = OPENAI_AGENTS_DEFAULT_MAX_TURNS): Detector {
   return stepCap(`openai-agents max_turns=${maxTurns}`, 'max_turns', maxTurns);

@@ -19,7 +19,7 @@ import { type Detector, NO_STOP, startsNewUserTurn, type Verdict } from '../dete
  * - a user turn between calls breaks consecutiveness (in Roo the agent's question to the user is
  *   itself a different tool call, ask_followup_question).
  */
-export const ROO_CODE_DEFAULT_LIMIT = 3;
+const ROO_CODE_DEFAULT_LIMIT = 3;
 
 function rooSerialize(call: TraceCall): string {
   const sorted: Record<string, unknown> = {};

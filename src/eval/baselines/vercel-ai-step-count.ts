@@ -11,7 +11,7 @@ import { stepCap } from './step-cap.js';
  * streamText default to stepCountIs(1).) A step is one model generation plus its tool executions, so
  * 20 calls run and the model is not asked for call index 20.
  */
-export const VERCEL_AI_DEFAULT_STEP_COUNT = 20;
+const VERCEL_AI_DEFAULT_STEP_COUNT = 20;
 
 export function vercelAiStepCount(steps: number = VERCEL_AI_DEFAULT_STEP_COUNT): Detector {
   return stepCap(`vercel-ai stepCountIs(${steps})`, 'step_count', steps);

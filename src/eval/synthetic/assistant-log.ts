@@ -43,7 +43,7 @@ export function volatilePart(kind: Volatile, rng: Prng, i: number, base: number)
   }
 }
 
-export function failure(style: ErrorStyle, message: string, volatile: string): string {
+function failure(style: ErrorStyle, message: string, volatile: string): string {
   switch (style) {
     case 'text':
       return `Error: ${message} ${volatile}`.trim();

@@ -17,7 +17,7 @@ const ACKS = ['', 'ok', '{"ok":true}', '{"status":"ok"}', 'null'];
 const ack = (rng: Prng): string => rng.pick(ACKS);
 
 /** A few look-ups that each answer something new. */
-export function lookAround(log: AssistantLog, rng: Prng): void {
+function lookAround(log: AssistantLog, rng: Prng): void {
   const who = rng.pick(PEOPLE);
   log.add('contacts_search', { name: who }, JSON.stringify([{ name: who, email: `${who}@example.com` }]));
   const day = `2026-03-${String(rng.int(10, 28))}`;
@@ -25,7 +25,7 @@ export function lookAround(log: AssistantLog, rng: Prng): void {
 }
 
 /** Writes a document piece by piece: distinct appends, each answered with nothing; then reads it back. */
-export function piecewiseWrite(log: AssistantLog, rng: Prng): void {
+function piecewiseWrite(log: AssistantLog, rng: Prng): void {
   lookAround(log, rng);
   const path = `notes/${rng.pick(TOPICS)}-${rng.int(1, 99)}.md`;
   const pieces = rng.int(4, 12);
@@ -53,7 +53,7 @@ export function piecewiseWrite(log: AssistantLog, rng: Prng): void {
 }
 
 /** Pages through a mailbox: "next page" takes no arguments and answers other messages each time. */
-export function argumentlessPaging(log: AssistantLog, rng: Prng): void {
+function argumentlessPaging(log: AssistantLog, rng: Prng): void {
   const topic = rng.pick(TOPICS);
   const pages = rng.int(3, 10);
   const page = (n: number): string =>
@@ -73,7 +73,7 @@ export function argumentlessPaging(log: AssistantLog, rng: Prng): void {
 }
 
 /** Starts an export and polls it: the same call, answering how far it got, until it is done. */
-export function pollExport(log: AssistantLog, rng: Prng): void {
+function pollExport(log: AssistantLog, rng: Prng): void {
   lookAround(log, rng);
   const job = `exp-${rng.int(100, 999)}`;
   log.add('export_report', { report: rng.pick(TOPICS) }, `Started job ${job}`);
@@ -87,7 +87,7 @@ export function pollExport(log: AssistantLog, rng: Prng): void {
 }
 
 /** Looks one thing up a few times in a row (the user asked again; nothing changed), then acts. */
-export function repeatFewTimes(log: AssistantLog, rng: Prng): void {
+function repeatFewTimes(log: AssistantLog, rng: Prng): void {
   lookAround(log, rng);
   const day = `2026-04-${String(rng.int(10, 28))}`;
   const agenda = `${day}: 11:00 ${rng.pick(TOPICS)} sync with ${rng.pick(PEOPLE)}`;
@@ -100,7 +100,7 @@ export function repeatFewTimes(log: AssistantLog, rng: Prng): void {
 }
 
 /** The same call again and again, its error differing each time only in a volatile part. */
-export function volatileFailure(log: AssistantLog, rng: Prng): void {
+function volatileFailure(log: AssistantLog, rng: Prng): void {
   const kind = rng.pick(VOLATILES);
   const to = `${rng.pick(PEOPLE)}@example.com`;
   const n = rng.int(6, 30);
@@ -116,7 +116,7 @@ export function volatileFailure(log: AssistantLog, rng: Prng): void {
 }
 
 /** A call varied each time (another subject, another address) that fails the same way every time. */
-export function variedFailure(log: AssistantLog, rng: Prng): void {
+function variedFailure(log: AssistantLog, rng: Prng): void {
   const kind = rng.pick(VOLATILES);
   const n = rng.int(4, 10);
   const base = rng.int(10, 400);
@@ -130,7 +130,7 @@ export function variedFailure(log: AssistantLog, rng: Prng): void {
 }
 
 /** Asks for the next page past the last one, again and again: the same last page each time. */
-export function lastPageAgain(log: AssistantLog, rng: Prng): void {
+function lastPageAgain(log: AssistantLog, rng: Prng): void {
   const topic = rng.pick(TOPICS);
   log.add('mail_search', { query: topic }, `Page 1 of 1 (fetched {v})\n- from ana: ${topic}`, '09:00:01');
   const n = rng.int(3, 12);
@@ -139,7 +139,7 @@ export function lastPageAgain(log: AssistantLog, rng: Prng): void {
 }
 
 /** Two calls in turn, each answering what it answered last time but for a volatile part. */
-export function statusRetryCycle(log: AssistantLog, rng: Prng): void {
+function statusRetryCycle(log: AssistantLog, rng: Prng): void {
   const job = `sync-${rng.int(100, 999)}`;
   const rounds = rng.int(3, 8);
   const kind = rng.pick(VOLATILES);

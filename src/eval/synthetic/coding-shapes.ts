@@ -25,7 +25,7 @@ const testPath = (p: Project) => `tests/test_${p.module}.py::${p.test}`;
 export const pytest = (p: Project) => `cd /repo && python -m pytest ${testPath(p)} -q 2>&1 | tail -5`;
 
 /** The outcomes a test flips between while an agent works: fails, passes, fails another way. */
-export function outcomes(p: Project): readonly string[] {
+function outcomes(p: Project): readonly string[] {
   return [
     `F\n${p.test}: AssertionError: assert {'a': 1} == {'a': '1'}\n1 failed`,
     `.\n1 passed`,
@@ -33,7 +33,7 @@ export function outcomes(p: Project): readonly string[] {
   ];
 }
 
-export function explore(log: CallLog, rng: Prng, p: Project): void {
+function explore(log: CallLog, rng: Prng, p: Project): void {
   log.shell('ls -la /repo', 'README.md\nsetup.py\nsrc\ntests\n');
   log.shell(`grep -rn "def ${p.symbol}" /repo/src`, `${src(p)}:${rng.int(10, 90)}:def ${p.symbol}(value):\n`);
   const pages = rng.int(1, 3);
@@ -47,7 +47,7 @@ export function explore(log: CallLog, rng: Prng, p: Project): void {
 }
 
 /** A run of in-place edits to one file, each printing nothing: similar commands, same wrapped empty answer. */
-export function quietEdits(log: CallLog, rng: Prng, p: Project, n: number, tag: string): void {
+function quietEdits(log: CallLog, rng: Prng, p: Project, n: number, tag: string): void {
   for (let i = 0; i < n; i++) {
     const line = rng.int(10, 140);
     log.quiet(`sed -i '${line}s/value\\.${tag}${i}/value.get("${tag}${i}")/' /repo/${src(p)}`);

@@ -1,4 +1,4 @@
-/** A plain aligned text table: what a person reads in a terminal or a README. */
+/** A plain aligned text table: what a person reads in a terminal or a README (eval's reports, the CLI's). */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]) =>
