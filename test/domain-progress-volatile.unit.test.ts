@@ -38,6 +38,8 @@ describe('volatile parts of a result are masked', () => {
     ['a version', 'installed pkg 1.2.3', 'installed pkg 1.2.4'],
     ['digits inside a name', 'test_case_3 passed', 'test_case_4 passed'],
     ['an item number', 'ticket #1041: open', 'ticket #1042: open'],
+    ['a value printed in a mapping', "DEBUG {'a': 0}\n1 failed", "DEBUG {'a': 2}\n1 failed"],
+    ['a member of JSON after a prefix', 'stats {"rows": 3, "ok": true}', 'stats {"rows": 5, "ok": true}'],
     ['different words', 'Page 2: from ana about budget', 'Page 3: from bo about travel'],
   ])('%s is what the answer says: kept', (_, a, b) => {
     expect(maskedText(a)).not.toBe(maskedText(b));
@@ -97,6 +99,48 @@ describe('a repeated call whose error differs only in a volatile part', () => {
       expect(o.before.decision, `poll ${i}`).toBe('execute');
       expect(s.when(result(`p${i}`, raw(out), json(out))).after.decision).toBe('continue');
     }
+  });
+});
+
+describe('a printed value that changes is what the answer says, however alike the rest', () => {
+  const test = { command: 'pytest tests/test_router.py' };
+  const failure = "F test_parse: AssertionError: assert {'a': 1} == {'a': '1'}\n1 failed";
+  const print = (line: number) => ({ command: `sed -i '${line}a print("DEBUG", value)' src/router.py` });
+  const unprint = { command: `sed -i '/print("DEBUG", value)/d' src/router.py` };
+  /** How the harness of the recorded run answers a quiet command (synthetic editor-tools). */
+  const quiet = '(no output)';
+
+  it('given debug prints added at line 43, then 64, each run and removed, when the line-43 round is done again and prints another value, then the test after it still runs', () => {
+    const s = given(start(), step('t0', 'bash', test, raw(failure), json(failure)));
+    const lines = [43, 64, 43];
+    for (const [i, line] of lines.entries()) {
+      const printed = `DEBUG {'a': ${i}}\n${failure}`;
+      s.given(step(`p${i}`, 'bash', print(line), raw(quiet), json(quiet)));
+      s.given(step(`tp${i}`, 'bash', test, raw(printed), json(printed)));
+      s.given(step(`u${i}`, 'bash', unprint, raw(quiet), json(quiet)));
+      const o = s.when(call(`t${i}`, 'bash', test));
+      expect(o.before.decision, `test after round ${i}`).toBe('execute');
+      s.given(result(`t${i}`, raw(failure), json(failure)));
+    }
+  });
+
+  it('and so a value in a printed mapping that keeps moving is news, as a JSON number value always was: an identical call answering it goes on (the cost of the rule: a counter printed that way is not masked)', () => {
+    const s = given(start());
+    for (let i = 1; i <= 6; i++) {
+      const out = `queued {'position': ${7 - i}}`;
+      const o = s.when(call(`q${i}`, 'job_status', { job: 'exp-1' }));
+      expect(o.before.decision, `ask ${i}`).toBe('execute');
+      s.given(result(`q${i}`, raw(out), json(out)));
+    }
+  });
+
+  it('while a counter outside any printed mapping is still masked: the repeated error with a moving attempt number is stopped', () => {
+    const s = given(start());
+    for (let i = 1; i <= 2; i++) {
+      const error = `Error: quota exceeded {"scope": "mail"} (attempt ${i})`;
+      s.given(step(`c${i}`, 'send_email', { to: 'ana@example.com' }, raw(error), json(error)));
+    }
+    expect(s.when(call('c3', 'send_email', { to: 'ana@example.com' })).before.rule).toBe('exact_repeat');
   });
 });
 

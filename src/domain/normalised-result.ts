@@ -10,7 +10,9 @@ import type { Hashing } from './redact.js';
  * What is kept, because it is what the answer says: numbers that are the whole content (a
  * calculator's `1023.0`), JSON number values (`{"balance": 120.5}`), numbers in a status element
  * (`<returncode>1</returncode>`), progress measures (`42%`, `12/40`), version strings (`1.2.3`),
- * item numbers (`#1041`) and digits inside names (`test_case_3`, `utf8`).
+ * item numbers (`#1041`), digits inside names (`test_case_3`, `utf8`), and number values of a
+ * mapping printed in text (`DEBUG {'a': 2}`, `{"rows": 3}` after a prefix): printed data, as a
+ * JSON number value is, whatever else in the line is the same.
  */
 
 const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
@@ -31,19 +33,37 @@ const TEMP_PATH = /(?:\/private)?(?:\/var)?\/(?:tmp|folders)\/[^\s'"`,;)\]}]*/g;
  */
 const NUMBER = /(?<![\w.%/>#-])-?\d+(?:\.\d+)?(?![\w.%/])/g;
 const LETTERS = /\p{L}{2}/u;
+/** What precedes a mapping member's value: an open brace, then a quoted or bare key and a colon. */
+const MEMBER_KEY = /\{(?:[^{}]*,)?\s*(?:'[^'{}]*'|"[^"{}]*"|[A-Za-z_][\w-]*)\s*:\s*$/;
+/** What follows it: the next member or the closing brace. */
+const MEMBER_END = /^\s*[,}]/;
+/** How far back a member's key and its open brace are looked for. */
+const MEMBER_REACH = 200;
+
+/** The number at `at` is the value of a member of a mapping printed in the text. */
+function memberValue(text: string, at: number, length: number): boolean {
+  return (
+    MEMBER_END.test(text.slice(at + length, at + length + 8)) &&
+    MEMBER_KEY.test(text.slice(Math.max(0, at - MEMBER_REACH), at))
+  );
+}
+
+/** NUMBER has no capture group, so a match's offset and text follow it directly. */
+const maskNumber = (n: string, at: number, text: string): string =>
+  memberValue(text, at, n.length) ? n : '<n>';
 
 /** Masks the volatile parts of free text; text without letters is all content and is kept. */
 export function maskedText(text: string): string {
   if (!LETTERS.test(text)) return text;
-  return text
+  const rest = text
     .replace(UUID, '<uuid>')
     .replace(DATE_TIME, '<time>')
     .replace(CLOCK, '<time>')
     .replace(TEMP_PATH, '<tmp>')
     .replace(HEX, '<hex>')
     .replace(TOKEN_ID, '<id>')
-    .replace(DURATION, '<duration>')
-    .replace(NUMBER, '<n>');
+    .replace(DURATION, '<duration>');
+  return text.includes('{') ? rest.replace(NUMBER, maskNumber) : rest.replace(NUMBER, '<n>');
 }
 
 function parsed(text: string): unknown {
