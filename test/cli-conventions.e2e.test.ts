@@ -47,6 +47,8 @@ describe('loopguard CLI conventions', () => {
     expect(r.out).toContain('-h, --help');
     const help = await run(['help', command]);
     expect(help.out).toBe(r.out);
+    // Asked for, help is a success: no usage error after it.
+    expect([help.code, help.err]).toEqual([0, '']);
   });
 
   it('the global help lists every command; --version prints the version', async () => {

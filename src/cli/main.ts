@@ -105,6 +105,8 @@ export async function main(
   } catch (e) {
     if (!(e instanceof CommanderError)) throw e;
     if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return EXIT.ok;
+    // `loopguard help COMMAND` asked for help (exit code 0); a missing command is help shown as an error.
+    if (e.code === 'commander.help' && e.exitCode === 0) return EXIT.ok;
     if (e.code === 'commander.help' || e.code === 'commander.executeSubCommandAsync')
       throw new LoopguardError('usage', 'give a command');
     throw new LoopguardError('usage', `${e.message.replace(/^error: /, '')}\n${usageOf(p, argv)}`, {
