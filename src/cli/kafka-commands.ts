@@ -75,7 +75,9 @@ export function kafkaCommands(p: Command, c: CommandContext): void {
         .command('serve')
         .summary('a guard worker for clients in any language, on Kafka')
         .option('--group <group>', 'the consumer group (default loopguard-serve)')
-        .addOption(portOption('--metrics-port <port>', 'serves GET /metrics on all interfaces (0.0.0.0:port)'))
+        .addOption(
+          portOption('--metrics-port <port>', 'serves GET /metrics on all interfaces (0.0.0.0:port)'),
+        )
         .addOption(positiveOption('--partitions <n>', 'partitions of the topics it creates'))
         .addOption(positiveOption('--session-timeout-ms <ms>', 'Kafka consumer session timeout'))
         .addOption(
