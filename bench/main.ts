@@ -54,8 +54,11 @@ if (!Number.isInteger(trials) || trials < 1) {
   process.stderr.write(`bench: --trials must be a positive integer, got ${values.trials}\n`);
   process.exit(2);
 }
+// A bench's own name selects it alone (`serve`, not also `serve-takeover`); else a prefix selects a family.
+const exact = BENCHES.some((b) => b.name === values.only);
 const selected = BENCHES.filter(
-  (b) => values.only === undefined || b.name === values.only || b.name.startsWith(`${values.only}`),
+  (b) =>
+    values.only === undefined || b.name === values.only || (!exact && b.name.startsWith(`${values.only}`)),
 );
 if (selected.length === 0) {
   process.stderr.write(

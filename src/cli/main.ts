@@ -40,7 +40,14 @@ const DEFAULT_UI_PORT = 4280;
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const examples = join(root, 'examples');
-const VERSION = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+/** The package's version; a build outside the package (the bench's .bench-dist) has no package.json beside it. */
+const VERSION = ((): string => {
+  try {
+    return (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+})();
 
 /**
  * Exit codes: 0 done; 1 bad input (a malformed trace line, an unknown run) or a runtime failure
