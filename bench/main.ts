@@ -21,7 +21,6 @@ import { memoryBench } from './memory.js';
 import { provenance, replaceReadmeBlock } from './readme-block.js';
 import { runLengthBench } from './run-length.js';
 import { runLoadBench } from './run-load.js';
-import { serveCurveBench } from './serve-curve.js';
 import { serveTakeoverBench } from './serve-takeover.js';
 import { serviceBench } from './service-benches.js';
 
@@ -36,7 +35,6 @@ const BENCHES: Bench[] = [
   kafkaGuardedCallBench,
   kafkaRunLoadBench,
   serviceBench,
-  serveCurveBench,
   serveTakeoverBench,
   memoryBench,
 ];
@@ -56,8 +54,11 @@ if (!Number.isInteger(trials) || trials < 1) {
   process.stderr.write(`bench: --trials must be a positive integer, got ${values.trials}\n`);
   process.exit(2);
 }
+// A bench's own name selects it alone (`serve`, not also `serve-takeover`); else a prefix selects a family.
+const exact = BENCHES.some((b) => b.name === values.only);
 const selected = BENCHES.filter(
-  (b) => values.only === undefined || b.name === values.only || b.name.startsWith(`${values.only}`),
+  (b) =>
+    values.only === undefined || b.name === values.only || (!exact && b.name.startsWith(`${values.only}`)),
 );
 if (selected.length === 0) {
   process.stderr.write(

@@ -7,6 +7,9 @@
  *   against the echo's round trips/s at the same concurrency; each the median of three trials (min and max beside it).
  * - serve-latency p50/p99: one run's request-to-decision time, one request at a time, against
  *   the echo's single round trip.
+ * - the load curve, 1 worker, 25 / 50 / 100 / 200 runs at once (about the same number of requests
+ *   at each): decisions/s against the echo at the same concurrency, and p50 / p99 against the
+ *   one-at-a-time figures (latency under load should stay near them until the worker saturates).
  * - serve-failover: SIGKILL of the worker owning the most partitions -> the first decision for a
  *   run it owned, against the session timeout (the group notices a dead member only after it).
  */
@@ -16,11 +19,14 @@ import { type Bench, type BenchResult, result, resultOfTrials } from './bench-re
 import { guardTrip } from './guard-trip.js';
 import { startEcho } from './kafka-echo.js';
 import { BENCH_SECRET_KEY, SESSION_TIMEOUT_MS, startWorkers, stopWorkers } from './serve-workers.js';
-import { drive, type RoundTrip, trialsOf } from './service-load.js';
+import { drive, type LoadFigures, type RoundTrip, trialsOf } from './service-load.js';
 
 const PARTITIONS = 6;
 const RUNS = 100;
 const STEPS = 21;
+const CURVE = [25, 50, 100, 200];
+/** An odd number of steps (start, then call/result pairs) for about RUNS * STEPS requests at each load. */
+const stepsAt = (runs: number): number => 2 * Math.round((RUNS * STEPS) / runs / 2) + 1;
 const SEQUENTIAL = 200;
 const TRIALS = 3;
 
@@ -30,13 +36,21 @@ export const serviceBench: Bench = {
   async run(ctx): Promise<BenchResult[]> {
     const target = await ctx.kafka();
     const echo = await startEcho(target, PARTITIONS);
-    const echoLoad = await trialsOf(TRIALS, (t) => drive(echo.roundTrip, RUNS, STEPS, `echo-${t}`));
+    const echoCurve = new Map<number, LoadFigures[]>();
+    for (const runs of CURVE)
+      echoCurve.set(
+        runs,
+        await trialsOf(TRIALS, (t) => drive(echo.roundTrip, runs, stepsAt(runs), `echo-${runs}-${t}`)),
+      );
     const echoSeq = await drive(echo.roundTrip, 1, SEQUENTIAL, 'echo-seq');
     await echo.close();
-    ctx.log(
-      `bench: echo ${echoLoad.map((l) => Math.round(l.perSecond)).join(' / ')} round trips/s at ${RUNS} at once; single p50 ${echoSeq.p50Ms.toFixed(1)} ms`,
-    );
+    for (const [runs, l] of echoCurve)
+      ctx.log(
+        `bench: echo ${l.map((x) => Math.round(x.perSecond)).join(' / ')} round trips/s at ${runs} at once`,
+      );
+    ctx.log(`bench: echo single p50 ${echoSeq.p50Ms.toFixed(1)} ms`);
     const out: BenchResult[] = [];
+    const curve: { runs: number; load: LoadFigures[] }[] = [];
     for (const n of [1, 2, 3]) {
       const prefix = `bench-serve-${randomUUID().slice(0, 8)}.`;
       const workers = await startWorkers(target, prefix, n, PARTITIONS);
@@ -50,22 +64,27 @@ export const serviceBench: Bench = {
       try {
         const lastWorker = new Map<string, string>();
         const trip = guardTrip(guard, lastWorker);
-        const load = await trialsOf(TRIALS, (t) => drive(trip, RUNS, STEPS, `load-${n}-${t}`));
-        for (const l of load)
-          ctx.log(
-            `bench: serve ${n} worker(s): ${Math.round(l.perSecond)} decisions/s, p50 ${l.p50Ms.toFixed(1)} ms, p99 ${l.p99Ms.toFixed(1)} ms under load`,
+        for (const runs of n === 1 ? CURVE : [RUNS]) {
+          const load = await trialsOf(TRIALS, (t) =>
+            drive(trip, runs, stepsAt(runs), `load-${n}-${runs}-${t}`),
           );
-        out.push(
-          resultOfTrials(
-            `serve-decisions-${n}w (${RUNS} runs at once)`,
-            'decisions/s',
-            load.map((l, i) => ({
-              value: l.perSecond,
-              baseline_value: echoLoad[i]?.perSecond ?? Number.NaN,
-            })),
-            `echo round trips/s, ${RUNS} at once`,
-          ),
-        );
+          for (const l of load)
+            ctx.log(
+              `bench: serve ${n} worker(s), ${runs} runs at once: ${Math.round(l.perSecond)} decisions/s, p50 ${l.p50Ms.toFixed(1)} ms, p99 ${l.p99Ms.toFixed(1)} ms`,
+            );
+          out.push(
+            resultOfTrials(
+              `serve-decisions-${n}w (${runs} runs at once)`,
+              'decisions/s',
+              load.map((l, i) => ({
+                value: l.perSecond,
+                baseline_value: echoCurve.get(runs)?.[i]?.perSecond ?? Number.NaN,
+              })),
+              `echo round trips/s, ${runs} at once`,
+            ),
+          );
+          if (n === 1) curve.push({ runs, load });
+        }
         if (n === 1) {
           const seq = await drive(trip, 1, SEQUENTIAL, 'seq');
           out.push(
@@ -78,6 +97,19 @@ export const serviceBench: Bench = {
             ),
           );
           out.push(result('serve-latency p99', 'ms', seq.p99Ms, 'echo round trip p99', echoSeq.p99Ms));
+          for (const { runs, load } of curve)
+            for (const [p, of] of [
+              ['p50', (l: LoadFigures) => l.p50Ms],
+              ['p99', (l: LoadFigures) => l.p99Ms],
+            ] as const)
+              out.push(
+                resultOfTrials(
+                  `serve-latency ${p}, 1 worker, ${runs} runs at once`,
+                  'ms',
+                  load.map((l) => ({ value: of(l), baseline_value: p === 'p50' ? seq.p50Ms : seq.p99Ms })),
+                  `${p} one request at a time`,
+                ),
+              );
         }
         if (n === 3) out.push(await failover(workers, lastWorker, trip));
       } finally {

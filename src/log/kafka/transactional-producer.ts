@@ -1,6 +1,7 @@
 import { Partitioners, type Producer } from 'kafkajs';
 import { kafkaError } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
+import { cacheKafkajsCoordinators } from './kafkajs-coordinator-cache.js';
 
 /**
  * A connected transactional producer whose transactional id is registered with the coordinator,
@@ -9,6 +10,8 @@ import type { KafkaLog } from './kafka-log.js';
  * (murmur2 on the key), so a run's records land where its stream readers look.
  */
 export async function transactionalProducer(log: KafkaLog, transactionalId: string): Promise<Producer> {
+  // Each transaction would otherwise look its coordinators up four times (kafkajs-coordinator-cache.ts).
+  cacheKafkajsCoordinators();
   const producer = log.kafka.producer({
     transactionalId,
     idempotent: true,

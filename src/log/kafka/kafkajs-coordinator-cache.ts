@@ -1,0 +1,67 @@
+/**
+ * A contained fix of kafkajs 2.2.4's coordinator lookups, applied to the one method at fault, on
+ * the class kafkajs itself loads (never by editing node_modules).
+ *
+ * kafkajs asks a broker for the coordinator (a FindCoordinator request) every time it needs one:
+ * a transaction's first send to a partition, its `sendOffsets` (twice: the transaction's and the
+ * group's coordinator) and its commit each look it up again. A `serve` worker commits one
+ * transaction per batch, so of its nine broker requests four were these lookups, each a round trip
+ * the decision waited for and a request the (shared, loaded) broker served. The Java client keeps
+ * the coordinator until a request to it fails; here a lookup is kept for COORDINATOR_TTL_MS, and
+ * dropped whenever kafkajs refreshes the cluster's metadata (what it does on a broker or
+ * coordinator error), so a coordinator that moved is found again within a second at most, while
+ * kafkajs's own retries (100 ms and up) run.
+ */
+import { createRequire } from 'node:module';
+
+/** How long a coordinator found is reused: short, so a moved coordinator costs retries briefly. */
+export const COORDINATOR_TTL_MS = 1_000;
+
+interface CoordinatorMetadata {
+  readonly coordinator: { readonly nodeId: number };
+}
+
+interface ClusterInternals {
+  findGroupCoordinatorMetadata(q: {
+    groupId: string;
+    coordinatorType?: number;
+  }): Promise<CoordinatorMetadata>;
+  refreshMetadata(): Promise<void>;
+  /** The cache, per cluster (kafkajs makes one per client). */
+  loopguardCoordinators?: Map<string, { readonly at: number; readonly found: CoordinatorMetadata }>;
+}
+
+export type CoordinatorCache = 'applied' | 'already' | 'not-needed';
+
+let outcome: CoordinatorCache | undefined;
+
+/**
+ * Wraps the lookup once per process (idempotent). A kafkajs without these methods (a later
+ * release) is left alone.
+ */
+export function cacheKafkajsCoordinators(): CoordinatorCache {
+  if (outcome !== undefined) return outcome === 'applied' ? 'already' : outcome;
+  const require = createRequire(import.meta.url);
+  const Cluster = require('kafkajs/src/cluster/index.js') as { prototype: ClusterInternals };
+  const find = Cluster.prototype.findGroupCoordinatorMetadata;
+  const refresh = Cluster.prototype.refreshMetadata;
+  if (typeof find !== 'function' || typeof refresh !== 'function') {
+    outcome = 'not-needed';
+    return outcome;
+  }
+  Cluster.prototype.findGroupCoordinatorMetadata = async function (this: ClusterInternals, q) {
+    this.loopguardCoordinators ??= new Map();
+    const key = `${q.coordinatorType ?? 0}/${q.groupId}`;
+    const kept = this.loopguardCoordinators.get(key);
+    if (kept !== undefined && Date.now() - kept.at < COORDINATOR_TTL_MS) return kept.found;
+    const found = await find.call(this, q);
+    this.loopguardCoordinators.set(key, { at: Date.now(), found });
+    return found;
+  };
+  Cluster.prototype.refreshMetadata = async function (this: ClusterInternals) {
+    this.loopguardCoordinators?.clear();
+    return refresh.call(this);
+  };
+  outcome = 'applied';
+  return outcome;
+}
