@@ -211,3 +211,101 @@ describe('intentOf without parsing', () => {
     expect(intentOf('{"page": 1, "q": "x"}')).toBe('{"q":"x"}');
   });
 });
+
+describe('canonical JSON written as it is walked', () => {
+  it('is JSON.stringify of the canonical value built in sorted key order (index keys first, holes null)', async () => {
+    const fc = await import('fast-check');
+    const { isSecretKey, normalisedKey, redactedMark, redactText } = await import('../src/domain/redact.js');
+    const VOLATILE = [
+      'timestamp',
+      'ts',
+      'requestid',
+      'traceid',
+      'spanid',
+      'nonce',
+      'correlationid',
+      'requesttime',
+      'sentat',
+      'clientrequestid',
+    ];
+    // The definition: the canonical value as an object built key by key in sorted order, then stringified.
+    const canonical = (v: unknown): unknown => {
+      if (typeof v === 'string') return redactText(v.trim(), hashing);
+      if (typeof v !== 'object' || v === null) return Object.is(v, -0) ? 0 : v;
+      if (Array.isArray(v)) return v.map(canonical);
+      const out: Record<string, unknown> = {};
+      for (const k of Object.keys(v).sort()) {
+        if (VOLATILE.includes(normalisedKey(k))) continue;
+        const c = canonical((v as Record<string, unknown>)[k]);
+        Object.defineProperty(out, k, {
+          value: isSecretKey(k) ? redactedMark(JSON.stringify(c), hashing) : c,
+          enumerable: true,
+        });
+      }
+      return out;
+    };
+    const key = fc.oneof(
+      fc.constantFrom('10', '9', '0', '01', '4294967295', '4294967294', '__proto__', 'token'),
+      fc.string(),
+    );
+    fc.assert(
+      fc.property(fc.dictionary(key, fc.jsonValue({ maxDepth: 3 })), (args) => {
+        expect(canon(args).argsJson).toBe(JSON.stringify(canonical(args)));
+      }),
+      { numRuns: 2000 },
+    );
+    // biome-ignore lint/suspicious/noSparseArray: a hole, which JSON writes as null
+    expect(canon({ a: [1, , 2] }).argsJson).toBe('{"a":[1,null,2]}');
+  });
+});
+
+describe('isPagingKey', () => {
+  it('is its definition: a paging name, or a name ending in Id, or in id after the start or an underscore (any case)', async () => {
+    const fc = await import('fast-check');
+    const { isPagingKey } = await import('../src/domain/intent.js');
+    const { normalisedKey } = await import('../src/domain/redact.js');
+    const PAGING = [
+      'page',
+      'pagenumber',
+      'pagetoken',
+      'nextpagetoken',
+      'cursor',
+      'offset',
+      'start',
+      'skip',
+      'after',
+      'before',
+      'version',
+      'id',
+    ];
+    const definition = (k: string) =>
+      PAGING.includes(normalisedKey(k)) || /(^|_)id$/i.test(k) || /Id$/.test(k);
+    const key = fc.oneof(
+      fc.constantFrom(
+        'id',
+        'ID',
+        'iD',
+        'Id',
+        'userId',
+        'user_id',
+        'user_ID',
+        'userid',
+        'paid',
+        'xId',
+        'ıd',
+        'İd',
+        '_id',
+        'd',
+        '',
+      ),
+      fc.string(),
+      fc.stringMatching(/^[a-zA-Z_]{0,4}[iI][dD]$/),
+    );
+    fc.assert(
+      fc.property(key, (k) => {
+        expect(isPagingKey(k)).toBe(definition(k));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});

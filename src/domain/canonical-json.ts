@@ -1,6 +1,6 @@
 import type { CodeOf } from './error-codes.js';
 import { err, InvalidInputError, LoopguardError, ok, type Result } from './errors.js';
-import { MAX_DEPTH, MAX_JSON_CHARS, put } from './input-check.js';
+import { MAX_DEPTH, MAX_JSON_CHARS } from './input-check.js';
 import { type Hashing, isSecretKey, redactedMark, redactText } from './redact.js';
 
 /** How a value is made canonical: arguments are trimmed and lose volatile fields, results are kept as given. */
@@ -32,18 +32,37 @@ interface Walk {
   readonly ancestors: Set<object>;
 }
 
-function walk(value: unknown, at: string, key: string | number | null, depth: number, w: Walk): unknown {
+/** An array index: a key every object lists first, in numeric order. */
+const isIndex = (k: string): boolean => /^(?:0|[1-9][0-9]*)$/.test(k) && Number(k) < 4294967295;
+
+/**
+ * The order the canonical JSON writes an object's keys in: sorted, except that array-index keys
+ * come first in numeric order, as an object built in sorted order lists them (and as
+ * `Object.keys` already gives them).
+ */
+function keyOrder(keys: string[]): readonly string[] {
+  let n = 0;
+  while (n < keys.length && isIndex(keys[n] as string)) n++;
+  return n === 0 ? keys.sort() : [...keys.slice(0, n), ...keys.slice(n).sort()];
+}
+
+/**
+ * The canonical JSON text of `value`, written as it is walked: what `JSON.stringify` gives for the
+ * canonical value (sorted keys, trimmed and redacted strings, volatile fields dropped), without
+ * building that value first (this runs for every argument of every call).
+ */
+function walk(value: unknown, at: string, key: string | number | null, depth: number, w: Walk): string {
   switch (typeof value) {
     case 'string': {
       const s = w.rules.trim ? value.trim() : value;
-      return redactText(s, w.rules.hashing);
+      return JSON.stringify(redactText(s, w.rules.hashing));
     }
     case 'boolean':
-      return value;
+      return value ? 'true' : 'false';
     case 'number':
       if (!Number.isFinite(value))
         throw new Bad(w.rules.invalid, pathOf(at, key), `${value} is not a JSON number`);
-      return Object.is(value, -0) ? 0 : value;
+      return JSON.stringify(Object.is(value, -0) ? 0 : value);
     case 'bigint':
       throw new Bad(w.rules.invalid, pathOf(at, key), 'BigInt is not JSON (pass it as a string)');
     case 'function':
@@ -51,7 +70,7 @@ function walk(value: unknown, at: string, key: string | number | null, depth: nu
     case 'undefined':
       throw new Bad(w.rules.invalid, pathOf(at, key), `${typeof value} is not JSON`);
   }
-  if (value === null) return null;
+  if (value === null) return 'null';
   const obj = value as object;
   const path = pathOf(at, key);
   if (depth >= MAX_DEPTH) throw new Bad('too_deep', path, `nested deeper than ${MAX_DEPTH} levels`);
@@ -62,27 +81,32 @@ function walk(value: unknown, at: string, key: string | number | null, depth: nu
   }
   w.ancestors.add(obj);
   try {
-    if (Array.isArray(obj)) return obj.map((v, i) => walk(v, path, i, depth + 1, w));
+    if (Array.isArray(obj)) {
+      let out = '[';
+      // A hole in a sparse array is written null, as JSON.stringify writes it.
+      for (let i = 0; i < obj.length; i++)
+        out += `${i === 0 ? '' : ','}${i in obj ? walk(obj[i], path, i, depth + 1, w) : 'null'}`;
+      return `${out}]`;
+    }
     const proto = Object.getPrototypeOf(obj);
     if (proto !== Object.prototype && proto !== null)
       throw new Bad(w.rules.invalid, path, `a ${proto?.constructor?.name ?? 'class'} instance is not JSON`);
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(obj).sort()) {
+    let out = '{';
+    for (const k of keyOrder(Object.keys(obj))) {
       const v = (obj as Record<string, unknown>)[k];
       // JSON drops undefined members; so do we, instead of failing on an optional field left unset.
       if (v === undefined || w.rules.drop(k)) continue;
       const c = walk(v, path, k, depth + 1, w);
-      // A key "__proto__" is kept as data, not taken as the object's prototype.
-      put(out, k, isSecretKey(k) ? redactedMark(JSON.stringify(c), w.rules.hashing) : c);
+      // A key "__proto__" is written as data like any other.
+      out += `${out.length === 1 ? '' : ','}${JSON.stringify(k)}:${isSecretKey(k) ? JSON.stringify(redactedMark(c, w.rules.hashing)) : c}`;
     }
-    return out;
+    return `${out}}`;
   } finally {
     w.ancestors.delete(obj);
   }
 }
 
 export interface Canonical {
-  readonly value: unknown;
   readonly json: string;
 }
 
@@ -93,8 +117,7 @@ export interface Canonical {
  */
 export function canonicalJson(value: unknown, root: string, rules: CanonicalRules): Result<Canonical> {
   try {
-    const v = walk(value, root, null, 0, { rules, ancestors: new Set() });
-    const json = JSON.stringify(v);
+    const json = walk(value, root, null, 0, { rules, ancestors: new Set() });
     if (json.length > MAX_JSON_CHARS)
       return err(
         new LoopguardError(
@@ -105,7 +128,7 @@ export function canonicalJson(value: unknown, root: string, rules: CanonicalRule
           },
         ),
       );
-    return ok({ value: v, json });
+    return ok({ json });
   } catch (e) {
     if (e instanceof Bad) return err(new InvalidInputError(e.code, e.path, e.message));
     throw e;

@@ -26,7 +26,16 @@ const PAGING: ReadonlySet<string> = new Set([
 
 /** Whether an argument name is a paging or id field (`off-set`, `pageToken`, `user_id`, `userId`). */
 export function isPagingKey(k: string): boolean {
-  return PAGING.has(normalisedKey(k)) || /(^|_)id$/i.test(k) || /Id$/.test(k);
+  if (PAGING.has(normalisedKey(k))) return true;
+  // `/Id$/` or `/(^|_)id$/i`, read off the last characters (this runs for every key of every call).
+  const n = k.length;
+  if (n < 2) return false;
+  const i = k.charCodeAt(n - 2);
+  const d = k.charCodeAt(n - 1);
+  if (i === 73 /* I */ && d === 100 /* d */) return true;
+  return (
+    (i === 73 || i === 105) && (d === 68 || d === 100) && (n === 2 || k.charCodeAt(n - 3) === 95) /* _ */
+  );
 }
 
 /**

@@ -15,8 +15,14 @@ export interface Hashing {
   keyed(text: string): string;
 }
 
-/** A key name as the name lists spell it: lower case, letters and digits only (`api_key` -> `apikey`). */
-export const normalisedKey = (key: string): string => key.toLowerCase().replace(/[^a-z0-9]/g, '');
+const PLAIN_KEY = /^[a-z0-9]*$/;
+const NOT_KEY_CHAR = /[^a-z0-9]/g;
+/**
+ * A key name as the name lists spell it: lower case, letters and digits only (`api_key` -> `apikey`).
+ * Most keys already are (`query`, `page`): those are returned as they are, with no new string.
+ */
+export const normalisedKey = (key: string): string =>
+  PLAIN_KEY.test(key) ? key : key.toLowerCase().replace(NOT_KEY_CHAR, '');
 
 /** Key names, normalised (lower case, letters and digits only), whose whole value is a secret. */
 const SECRET_NAME =

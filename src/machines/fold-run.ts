@@ -1,54 +1,17 @@
-import type { AnyActorScope } from 'xstate';
 import { copyState, evolve, type RecordedEvent, type RunState } from '../domain/index.js';
+import { machineStep } from './machine-step.js';
 import { type MachineScope, machineEvent, runMachine } from './run-machine.js';
 
 /**
- * Per state, the events it takes without moving and without a guard: the machine's own table,
- * read once from its definition. Those are folded directly (XState's evaluation of a transition
- * costs some 40 times the fold, and such a transition runs the fold alone); every other event
- * goes through the machine.
- */
-const STAYS: ReadonlyMap<string, ReadonlySet<string>> = new Map(
-  Object.entries(runMachine.root.states).map(([value, node]) => [
-    value,
-    new Set(
-      [...node.transitions.entries()]
-        .filter(([, ts]) => ts.length === 1 && ts[0]?.target === undefined && ts[0]?.guard === undefined)
-        .map(([type]) => type),
-    ),
-  ]),
-);
-
-/**
- * The scope of a step nobody inspects. XState's `transition()` makes an inert actor of the machine
- * for each call (building and evaluating its initial state), which cost a rebuild more than all
- * of its folds; this machine has only `assign` actions and no children, so what a transition needs
- * of its scope is a place to report microsteps to, and a pure step discards them. Made per step:
- * XState swaps the scope's executor while it runs.
- */
-const pureScope = (): AnyActorScope =>
-  ({
-    self: undefined,
-    system: { _sendInspectionEvent: () => {} },
-    id: '',
-    sessionId: '',
-    defer: () => {},
-    logger: () => {},
-    stopChild: () => {},
-    emit: () => {},
-    actionExecutor: () => {},
-  }) as unknown as AnyActorScope;
-
-/**
  * One recorded event through the run machine: the run's state after it (its status the machine's
- * value), or null when the machine does not take it in the run's status (an illegal move). With
- * an inspecting `scope`, every event goes through XState, for the observer to see.
+ * value), or null when the machine does not take it in the run's status (an illegal move). The
+ * machine's definition selects the transition and its actions assign the state (machine-step.ts);
+ * with an inspecting `scope`, the event goes through XState's transition, for the observer to see.
  */
 export function stepRun(s: RunState, record: RecordedEvent, scope?: MachineScope): RunState | null {
-  if (scope?.inspecting !== true && STAYS.get(s.status)?.has(record.event.type) === true)
-    return evolve(s, record);
+  if (scope?.inspecting !== true) return machineStep(s, record);
   const from = runMachine.resolveState({ value: s.status, context: s });
-  const next = runMachine.transition(from, machineEvent(record), scope?.actorScope ?? pureScope());
+  const next = runMachine.transition(from, machineEvent(record), scope.actorScope);
   if (next === from) return null;
   // XState merges an assigned context into a new object key by key; the run keeps the compact
   // literal its fold builds everywhere else (half the bytes per live run).

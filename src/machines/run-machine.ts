@@ -71,6 +71,22 @@ function moved(s: RunState, record: RecordedEvent, to: RunStatus): RunState {
   });
 }
 
+/**
+ * What the machine's actions assign and what its guards ask, as plain functions of the run's state
+ * and a recorded event: XState runs them through `assign` and its guard evaluation, and a step
+ * nobody inspects applies them from the machine's own transition table (fold-run.ts), so both
+ * paths run the same code.
+ */
+export const ASSIGNMENTS = {
+  fold: (s: RunState, record: RecordedEvent, _params?: undefined): RunState => evolve(s, record),
+  move: (s: RunState, record: RecordedEvent, to: RunStatus): RunState => moved(s, record, to),
+};
+export const GUARDS = {
+  endsWait: (s: RunState, record: RecordedEvent, _params?: undefined): boolean => endsWait(s, record),
+  stopsAs: (_s: RunState, record: RecordedEvent, terminal: TerminalState): boolean =>
+    record.event.type === 'RunStopped' && record.event.report.terminalState === terminal,
+};
+
 const machine = setup({
   types: {
     context: {} as RunState,
@@ -78,13 +94,12 @@ const machine = setup({
     input: {} as { readonly runId: string },
   },
   actions: {
-    fold: assign(({ context, event }) => evolve(context, event.record)),
-    move: assign(({ context, event }, to: RunStatus) => moved(context, event.record, to)),
+    fold: assign(({ context, event }) => ASSIGNMENTS.fold(context, event.record)),
+    move: assign(({ context, event }, to: RunStatus) => ASSIGNMENTS.move(context, event.record, to)),
   },
   guards: {
-    endsWait: ({ context, event }) => endsWait(context, event.record),
-    stopsAs: ({ event }, terminal: TerminalState) =>
-      event.record.event.type === 'RunStopped' && event.record.event.report.terminalState === terminal,
+    endsWait: ({ context, event }) => GUARDS.endsWait(context, event.record),
+    stopsAs: ({ context, event }, terminal: TerminalState) => GUARDS.stopsAs(context, event.record, terminal),
   },
 });
 
