@@ -8,11 +8,10 @@
  * medians of three trials with min and max. A measurement only: it asserts nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { createRemoteGuard } from '../src/client/index.js';
 import { type Bench, type BenchResult, resultOfTrials, type TrialSample } from './bench-result.js';
 import { guardTrip } from './guard-trip.js';
 import { startEcho } from './kafka-echo.js';
-import { BENCH_SECRET_KEY, startWorkers, stopWorkers } from './serve-workers.js';
+import { benchGuard, startWorkers, stopWorkers } from './serve-workers.js';
 import { drive, type LoadFigures } from './service-load.js';
 
 const PARTITIONS = 6;
@@ -30,13 +29,7 @@ export const serveCurveBench: Bench = {
     const prefix = `bench-curve-${randomUUID().slice(0, 8)}.`;
     const echo = await startEcho(target, PARTITIONS);
     const workers = await startWorkers(target, prefix, 1, PARTITIONS);
-    const guard = await createRemoteGuard({
-      secretKey: BENCH_SECRET_KEY,
-      brokers: target.brokers,
-      registry: target.registryUrl,
-      topicPrefix: prefix,
-      timeoutMs: 60_000,
-    });
+    const guard = await benchGuard(target, prefix);
     try {
       const trip = guardTrip(guard, new Map());
       const single: LoadFigures[] = [];

@@ -178,7 +178,7 @@ export function decision(
 }
 
 /** A recorded result as the value the agent gets back (the raw text when it is not JSON). */
-export function parseValue(json: string): unknown {
+function parseValue(json: string): unknown {
   try {
     return JSON.parse(json);
   } catch {

@@ -146,7 +146,7 @@ export function storeError(e: unknown, path: string): LoopguardError {
   return new UnavailableError('log_io', `${path}: ${why}`, { retriable: primary === SQLITE.IOERR, cause: e });
 }
 
-export const needsMigration = (dir: string): LoopguardError =>
+const needsMigration = (dir: string): LoopguardError =>
   new IllegalStateError(
     'needs_migration',
     `${dir} holds a segment log (written by loopguard before the SQLite store); convert it once with: loopguard migrate --data-dir ${dir}`,
