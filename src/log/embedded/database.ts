@@ -102,6 +102,16 @@ const errcodeOf = (e: unknown): number | undefined => {
   return typeof c === 'number' ? c : undefined;
 };
 
+/** Whether process `pid` is running (EPERM: it is, under another user). A claim or lock of a dead one is stale. */
+export const processAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
 export const isUniqueViolation = (e: unknown): boolean => {
   const c = errcodeOf(e);
   return c === SQLITE_CONSTRAINT_UNIQUE || c === SQLITE_CONSTRAINT_PRIMARYKEY;
