@@ -7,10 +7,8 @@ import { EventCodec, MemorySchemaStore } from '../src/events/index.js';
 import { HEADER_BYTES } from '../src/events/wire.js';
 import { EmbeddedLog, TOPICS } from '../src/log/index.js';
 import { Projections } from '../src/projections/index.js';
-import { replayRun } from '../src/trace/replay.js';
-import type { TraceRun } from '../src/trace/trace-run.js';
 import { type Bench, result } from './bench-result.js';
-import { argsOf, defaults, deps, resultHashOf } from './synthetic.js';
+import { defaults, searchRun } from './synthetic.js';
 import { describeTrials, trials } from './trials.js';
 
 const WAVE = 256;
@@ -19,21 +17,7 @@ const TRIALS = 3;
 /** Realistic events: synthetic runs of 12 calls replayed through the guard. */
 export function sampleEvents(minEvents: number): RecordedEvent[] {
   const out: RecordedEvent[] = [];
-  for (let r = 0; out.length < minEvents; r++) {
-    const run: TraceRun = {
-      run_id: `bench/${r}`,
-      outcome: { success: true },
-      calls: Array.from({ length: 12 }, (_, i) => ({
-        step: i,
-        tool: 'search',
-        args: argsOf(i),
-        result: `r${i}`,
-        result_sha256: resultHashOf(i),
-        after_user_turn: i === 0,
-      })),
-    };
-    out.push(...replayRun(run, defaults, deps).events);
-  }
+  for (let r = 0; out.length < minEvents; r++) out.push(...searchRun(`bench/${r}`, 12, defaults));
   return out;
 }
 

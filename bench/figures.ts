@@ -5,7 +5,7 @@
  */
 import { type BenchResult, median, round, type TrialSample } from './bench-result.js';
 
-export interface Spread {
+interface Spread {
   readonly median: number;
   readonly min: number;
   readonly max: number;
@@ -54,7 +54,7 @@ export function figuresOf(results: readonly BenchResult[]): BenchFigure[] {
 const fmt = (n: number): string => (Math.abs(n) >= 1000 ? Math.round(n).toLocaleString('en-US') : String(n));
 
 /** `median (min to max)`, or the one value of a single trial. */
-export function showSpread(s: Spread, unit = ''): string {
+function showSpread(s: Spread, unit = ''): string {
   const u = unit === '' ? '' : ` ${unit}`;
   return s.min === s.max ? `${fmt(s.median)}${u}` : `${fmt(s.median)}${u} (${fmt(s.min)} to ${fmt(s.max)})`;
 }

@@ -48,7 +48,7 @@ const EDITS = [
  * A coding agent's run: search, read, edit and re-run the tests, open a pull request, notify; a
  * looping one searches for the same thing until the guard stops it.
  */
-export function syntheticTrace(runId: string, edits: number, loops = false): TraceRun {
+function syntheticTrace(runId: string, edits: number, loops = false): TraceRun {
   const calls: Omit<TraceCall, 'step' | 'result_sha256' | 'after_user_turn'>[] = [
     {
       tool: 'search_code',
@@ -139,7 +139,7 @@ function testOutput(runId: string, i: number, failing: number): string {
  * The appends a live guarded run makes for these events: a decision is appended with the request
  * or result it answers, and the start and the stop are appended alone.
  */
-export function appendsOf(events: readonly RecordedEvent[]): RecordedEvent[][] {
+function appendsOf(events: readonly RecordedEvent[]): RecordedEvent[][] {
   const out: RecordedEvent[][] = [];
   let group: RecordedEvent[] = [];
   for (const e of events) {

@@ -32,7 +32,7 @@ const POM = (version: string) => `<?xml version="1.0" encoding="UTF-8"?>
 `;
 
 /** Directory of jars for `java -cp '<dir>/*' org.apache.kafka.tools.ProducerPerformance`. */
-export async function ensureKafkaTools(version: string = KAFKA_VERSION): Promise<string> {
+async function ensureKafkaTools(version: string = KAFKA_VERSION): Promise<string> {
   const dir = join(cacheDir, `kafka-tools-${version}`);
   if (existsSync(dir)) return join(dir, 'libs');
   mkdirSync(cacheDir, { recursive: true });

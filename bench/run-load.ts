@@ -10,36 +10,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RecordedEvent } from '../src/domain/index.js';
 import { MemorySchemaStore } from '../src/events/index.js';
-import { EmbeddedLog, EventStore, type RunStream } from '../src/log/index.js';
+import { EmbeddedLog, EventStore } from '../src/log/index.js';
 import { ManualClock, RunActor } from '../src/machines/index.js';
-import { replayRun } from '../src/trace/replay.js';
+import type { RunStream } from '../src/ports/index.js';
 import { type Bench, percentile, result } from './bench-result.js';
 import { sampleEvents } from './embedded-benches.js';
-import { argsOf, deps, resultHashOf, unbounded } from './synthetic.js';
+import { deps, searchRun, unbounded } from './synthetic.js';
 
 const BASE = 2_000;
 const LOADS = 200;
 export const TARGET = 'bench/target';
 
-export function targetRun(): RecordedEvent[] {
-  return [
-    ...replayRun(
-      {
-        run_id: TARGET,
-        outcome: { success: true },
-        calls: Array.from({ length: 40 }, (_, i) => ({
-          step: i,
-          tool: 'search',
-          args: argsOf(i),
-          result: `r${i}`,
-          result_sha256: resultHashOf(i),
-          after_user_turn: i === 0,
-        })),
-      },
-      unbounded,
-      deps,
-    ).events,
-  ];
+export function targetRun(): readonly RecordedEvent[] {
+  return searchRun(TARGET, 40, unbounded);
 }
 
 interface Loaded {

@@ -7,7 +7,6 @@
  * measured on the same partition in the same run. The best of five loads each.
  */
 import { randomUUID } from 'node:crypto';
-import { createRemoteGuard } from '../src/client/index.js';
 import { DEFAULT_POLICY } from '../src/domain/index.js';
 import { GuardWorker } from '../src/service/guard-worker.js';
 import { loadPartition } from '../src/service/load-partition.js';
@@ -17,7 +16,7 @@ import { openRunsContext } from '../src/service/runs-context.js';
 import { SERVICE_TOPICS } from '../src/service/service-topics.js';
 import { type Bench, type BenchContext, type KafkaTarget, result } from './bench-result.js';
 import { guardTrip } from './guard-trip.js';
-import { BENCH_SECRET_KEY } from './serve-workers.js';
+import { BENCH_SECRET_KEY, benchGuard } from './serve-workers.js';
 import { drive } from './service-load.js';
 
 const RUNS = 100;
@@ -62,13 +61,7 @@ async function takeover(ctx: BenchContext, target: KafkaTarget, scale: number): 
       groupId,
       policy: { ...DEFAULT_POLICY, maxSteps: null, maxToolCalls: null },
     });
-    const guard = await createRemoteGuard({
-      secretKey: BENCH_SECRET_KEY,
-      brokers: target.brokers,
-      registry: target.registryUrl,
-      topicPrefix,
-      timeoutMs: 60_000,
-    });
+    const guard = await benchGuard(target, topicPrefix);
     try {
       await drive(guardTrip(guard, new Map()), RUNS, 1 + 2 * CALLS * scale, `run-${scale}x`);
     } finally {

@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { createRemoteGuard, type RemoteGuard } from '../src/client/index.js';
 import type { KafkaTarget } from './bench-result.js';
 
 const MAIN = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
@@ -19,6 +20,17 @@ export const SESSION_TIMEOUT_MS = 6_000;
 
 /** Workers and the bench's client share one key, as a deployment's would. */
 export const BENCH_SECRET_KEY = 'bench-serve-key';
+
+/** The bench's client of the workers on `topicPrefix`. */
+export function benchGuard(target: KafkaTarget, topicPrefix: string): Promise<RemoteGuard> {
+  return createRemoteGuard({
+    secretKey: BENCH_SECRET_KEY,
+    brokers: target.brokers,
+    registry: target.registryUrl,
+    topicPrefix,
+    timeoutMs: 60_000,
+  });
+}
 
 function spawnWorker(target: KafkaTarget, prefix: string, partitions: number): ServeWorker {
   const child = spawn(

@@ -14,11 +14,10 @@
  *   run it owned, against the session timeout (the group notices a dead member only after it).
  */
 import { randomUUID } from 'node:crypto';
-import { createRemoteGuard } from '../src/client/index.js';
 import { type Bench, type BenchResult, result, resultOfTrials } from './bench-result.js';
 import { guardTrip } from './guard-trip.js';
 import { startEcho } from './kafka-echo.js';
-import { BENCH_SECRET_KEY, SESSION_TIMEOUT_MS, startWorkers, stopWorkers } from './serve-workers.js';
+import { benchGuard, SESSION_TIMEOUT_MS, startWorkers, stopWorkers } from './serve-workers.js';
 import { drive, type LoadFigures, type RoundTrip, trialsOf } from './service-load.js';
 
 const PARTITIONS = 6;
@@ -54,13 +53,7 @@ export const serviceBench: Bench = {
     for (const n of [1, 2, 3]) {
       const prefix = `bench-serve-${randomUUID().slice(0, 8)}.`;
       const workers = await startWorkers(target, prefix, n, PARTITIONS);
-      const guard = await createRemoteGuard({
-        secretKey: BENCH_SECRET_KEY,
-        brokers: target.brokers,
-        registry: target.registryUrl,
-        topicPrefix: prefix,
-        timeoutMs: 60_000,
-      });
+      const guard = await benchGuard(target, prefix);
       try {
         const lastWorker = new Map<string, string>();
         const trip = guardTrip(guard, lastWorker);

@@ -8,6 +8,7 @@ import {
 } from '../src/domain/index.js';
 import type { RunActor } from '../src/machines/index.js';
 import { nodeHashing } from '../src/runtime/node-hashing.js';
+import { replayRun } from '../src/trace/replay.js';
 
 export const deps = { hashing: nodeHashing('bench'), similarity: diceSimilarity };
 
@@ -27,6 +28,23 @@ export const argsOf = (i: number) => ({
   limit: 20,
 });
 export const resultHashOf = (i: number) => createHash('sha256').update(`result ${i}`).digest('hex');
+
+/** The events of a successful run of `calls` such searches, replayed through the guard under `policy`. */
+export function searchRun(runId: string, calls: number, policy: Policy): readonly RecordedEvent[] {
+  const trace = {
+    run_id: runId,
+    outcome: { success: true },
+    calls: Array.from({ length: calls }, (_, i) => ({
+      step: i,
+      tool: 'search',
+      args: argsOf(i),
+      result: `r${i}`,
+      result_sha256: resultHashOf(i),
+      after_user_turn: i === 0,
+    })),
+  };
+  return replayRun(trace, policy, deps).events;
+}
 
 /** One guarded no-op call: its request decided, recorded and committed, then its result the same way. */
 export function guardedCall(

@@ -69,8 +69,8 @@ export type {
   AppendToStreamResult,
   LoadedRun,
   RunStream,
-} from './ports/run-stream.js';
-export type { SchemaStore } from './ports/schema-store.js';
+  SchemaStore,
+} from './ports/index.js';
 export type { ToolFn } from './runtime/execute-tool.js';
 export {
   type CallHooks,

@@ -16,7 +16,13 @@ import {
   reentrantCall,
   runningTool,
 } from '../runtime/call-request.js';
-import { type CallDecision, type CallResult, executedResult, notRunResult } from '../runtime/call-result.js';
+import {
+  type CallDecision,
+  type CallResult,
+  executedResult,
+  notRunResult,
+  parseValue,
+} from '../runtime/call-result.js';
 import { executeTool, type ToolFn } from '../runtime/execute-tool.js';
 import type { Run, RunView } from '../runtime/run.js';
 import {
@@ -30,14 +36,8 @@ import type { RemoteGuard } from './remote-guard.js';
 /** The run as a remote handle knows it: the Run interface's view, from the last decision. */
 export type RemoteRunState = RunView;
 
-const parse = <T>(json: string | null, fallback: T): T => {
-  if (json === null) return fallback;
-  try {
-    return JSON.parse(json) as T;
-  } catch {
-    return json as T;
-  }
-};
+const parse = <T>(json: string | null, fallback: T): T =>
+  json === null ? fallback : (parseValue(json) as T);
 
 /** A decision from the wire as the library reads its recorded one. */
 const wireDecision = (d: WireDecision): CallDecision => ({

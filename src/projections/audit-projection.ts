@@ -30,7 +30,7 @@ export interface AuditCall {
 }
 
 /** Anything in a run's timeline that is not a call: start, warnings, waits, stops, resumes, checkpoints. */
-export interface AuditNote {
+interface AuditNote {
   readonly atMs: number;
   readonly type: string;
   readonly text: string;

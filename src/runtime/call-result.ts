@@ -177,7 +177,7 @@ export function decision(
   return d;
 }
 
-/** A recorded result as the value the agent gets back (the raw text when it is not JSON). */
+/** Recorded JSON as a value (the raw text when it is not JSON): a cached result, a decision's evidence or report. */
 export function parseValue(json: string): unknown {
   try {
     return JSON.parse(json);

@@ -2,7 +2,7 @@ import { type ErrorCode, type LedgerView, LoopguardError, UnavailableError } fro
 import type { ClaimOwner, Ledger } from '../ports/ledger.js';
 import type { CallHooks } from './call-request.js';
 
-export interface Settlement {
+interface Settlement {
   readonly happened: boolean;
   readonly resultJson: string;
 }

@@ -35,7 +35,7 @@ function readKey(path: string): string | undefined {
  * file and published by a hard link, so a reader never sees half a key and of two processes
  * starting at once exactly one key wins; the loser reads it.
  */
-export function dataDirSecretKey(dataDir: string): string {
+function dataDirSecretKey(dataDir: string): string {
   const path = join(dataDir, SECRET_KEY_FILE);
   const existing = readKey(path);
   if (existing !== undefined) return existing;

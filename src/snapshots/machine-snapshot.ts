@@ -13,7 +13,7 @@
 import type { RunState } from '../domain/index.js';
 import { type RunSnapshot, runMachine } from '../machines/index.js';
 
-export const SNAPSHOT_FORMAT = 2;
+const SNAPSHOT_FORMAT = 2;
 
 /** A stored snapshot: the machine's persisted snapshot and its format. */
 export type StoredRunSnapshot = { readonly v: typeof SNAPSHOT_FORMAT } & ReturnType<

@@ -102,6 +102,16 @@ const errcodeOf = (e: unknown): number | undefined => {
   return typeof c === 'number' ? c : undefined;
 };
 
+/** Whether process `pid` is running (EPERM: it is, under another user). A claim or lock of a dead one is stale. */
+export const processAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
 export const isUniqueViolation = (e: unknown): boolean => {
   const c = errcodeOf(e);
   return c === SQLITE_CONSTRAINT_UNIQUE || c === SQLITE_CONSTRAINT_PRIMARYKEY;
@@ -146,7 +156,7 @@ export function storeError(e: unknown, path: string): LoopguardError {
   return new UnavailableError('log_io', `${path}: ${why}`, { retriable: primary === SQLITE.IOERR, cause: e });
 }
 
-export const needsMigration = (dir: string): LoopguardError =>
+const needsMigration = (dir: string): LoopguardError =>
   new IllegalStateError(
     'needs_migration',
     `${dir} holds a segment log (written by loopguard before the SQLite store); convert it once with: loopguard migrate --data-dir ${dir}`,

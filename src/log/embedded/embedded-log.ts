@@ -70,7 +70,7 @@ const FOLLOW_PAGE = 1000;
 const COLUMNS = 'topic, topic_offset, key, headers, value';
 
 /** Bytes a record takes: what the size limit is checked against. */
-export function recordBytes(rec: LogRecord): number {
+function recordBytes(rec: LogRecord): number {
   const headers = rec.headers === undefined ? 0 : Buffer.byteLength(JSON.stringify(rec.headers));
   return Buffer.byteLength(rec.key) + headers + rec.value.length;
 }

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } 
 import { join } from 'node:path';
 import { IllegalStateError, type LoopguardError } from '../../domain/errors.js';
 import { TOPICS } from '../event-log.js';
-import { DB_FILE, EmbeddedDatabase, SEGMENT_TOPICS_DIR } from './database.js';
+import { DB_FILE, EmbeddedDatabase, processAlive, SEGMENT_TOPICS_DIR } from './database.js';
 import { decodeRecord, scanRecords } from './segment-format.js';
 
 export interface Migration {
@@ -69,12 +69,7 @@ function liveWriters(dir: string): void {
     const lock = join(dir, SEGMENT_TOPICS_DIR, topic, 'writer.lock');
     if (!existsSync(lock)) continue;
     const pid = Number.parseInt(readFileSync(lock, 'utf8'), 10);
-    if (Number.isNaN(pid)) continue;
-    try {
-      process.kill(pid, 0);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EPERM') continue;
-    }
+    if (Number.isNaN(pid) || !processAlive(pid)) continue;
     throw refuse(`process ${pid} still writes ${topic} in ${dir} (${lock}); stop it, then migrate`);
   }
 }

@@ -52,7 +52,7 @@ export function decodeRecord(
  * - corrupt: a bad record followed by a complete one, or a record with the wrong offset: never
  *   produced by a crash, so it is reported instead of cut
  */
-export type TailState = 'clean' | 'torn' | 'corrupt';
+type TailState = 'clean' | 'torn' | 'corrupt';
 
 export interface ScanResult {
   /** Start position (relative to the scanned buffer) of each complete record. */

@@ -23,7 +23,7 @@ import {
   type ReissueNote,
   reissueRefusal,
 } from '../../ports/ledger.js';
-import { EmbeddedDatabase } from './database.js';
+import { EmbeddedDatabase, processAlive } from './database.js';
 import { DEFAULT_DATA_DIR } from './embedded-log.js';
 
 interface LedgerRow {
@@ -35,15 +35,6 @@ interface LedgerRow {
   reason: string | null;
   at_ms: number;
 }
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 const DEAD_OWNER = 'owner process ended without recording a result';
 
@@ -184,7 +175,7 @@ function entryOf(r: LedgerRow): KeyEntry {
 function stateOf(r: LedgerRow): LedgerState {
   const e = entryOf(r);
   if (e.status === 'claimed')
-    return alive(r.pid)
+    return processAlive(r.pid)
       ? { status: 'claimed', owner: e.owner }
       : { status: 'in_doubt', owner: e.owner, reason: DEAD_OWNER };
   return e;

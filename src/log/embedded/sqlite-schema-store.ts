@@ -10,7 +10,7 @@ import { normalizeSchema, type SchemaStore, unknownSchema } from '../../ports/sc
 import { EmbeddedDatabase } from './database.js';
 
 /** What a read-only store answers for a schema it does not hold: no real id is 0. */
-export const NOT_REGISTERED = 0;
+const NOT_REGISTERED = 0;
 
 export class SqliteSchemaStore implements SchemaStore {
   private readonly cache = new Map<number, string>();

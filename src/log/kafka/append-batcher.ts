@@ -30,7 +30,8 @@ interface Waiting extends PendingAppend {
   reject(e: unknown): void;
 }
 
-export function recordBytes(r: LogRecord): number {
+/** A record's size on the wire, with Kafka's per-record and per-header overhead: what the batch cap counts. */
+function wireBytes(r: LogRecord): number {
   let n = Buffer.byteLength(r.key) + r.value.length + 24;
   for (const [k, v] of Object.entries(r.headers ?? {})) n += Buffer.byteLength(k) + Buffer.byteLength(v) + 4;
   return n;
@@ -51,7 +52,7 @@ export class AppendBatcher {
   append(topic: string, records: readonly LogRecord[]): Promise<number[]> {
     if (records.length === 0) return Promise.resolve([]);
     return new Promise<number[]>((resolve, reject) => {
-      const bytes = records.reduce((n, r) => n + recordBytes(r), 0);
+      const bytes = records.reduce((n, r) => n + wireBytes(r), 0);
       this.queue.push({ topic, records, bytes, resolve, reject });
       this.queuedRecords += records.length;
       this.queuedBytes += bytes;

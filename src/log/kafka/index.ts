@@ -3,5 +3,5 @@ export { DecodingConsumer, type DecodingConsumerOptions, DLQ_HEADERS } from './d
 export { KafkaLedger, type KafkaLedgerOptions } from './kafka-ledger.js';
 export { KafkaLog, type KafkaLogOptions, type PartitionedRecord } from './kafka-log.js';
 export { KafkaRunStream } from './kafka-run-stream.js';
-export { DEFAULT_PARTITIONS, DEFAULT_TOPIC_CONFIGS, type TopicLayoutOptions } from './topic-layout.js';
+export { DEFAULT_TOPIC_CONFIGS, type TopicLayoutOptions } from './topic-layout.js';
 export type { TopicInfo } from './topic-registry.js';

@@ -34,10 +34,10 @@ import { EMPTY_HEAD, foldRunRecord, type RunHead } from './run-batch-fold.js';
 import { fetchTopicOffsets } from './topic-registry.js';
 import { transactionalProducer } from './transactional-producer.js';
 
-export const DEFAULT_COPY_GROUP = 'loopguard-copies';
+const DEFAULT_COPY_GROUP = 'loopguard-copies';
 
 /** Points a test can stop the process at: copies sent inside the open transaction, or committed. */
-export type CopyStep = 'copies-sent' | 'committed';
+type CopyStep = 'copies-sent' | 'committed';
 
 export interface KafkaCopyProjectorOptions {
   readonly log: KafkaLog;

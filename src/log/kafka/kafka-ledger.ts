@@ -12,7 +12,7 @@
  * compaction of the new key never removes them.
  */
 import { randomUUID } from 'node:crypto';
-import { type Admin, Partitioners } from 'kafkajs';
+import type { Admin } from 'kafkajs';
 import { ConflictError, IllegalStateError } from '../../domain/errors.js';
 import type { DomainEvent, RecordedEvent } from '../../domain/events.js';
 import {
@@ -55,7 +55,6 @@ const NOTE_HEADER = 'loopguard.reissue';
 export class KafkaLedger implements Ledger {
   private readonly entries = new Map<string, KeyEntry>();
   private readonly notes = new Map<string, ReissueNote>();
-  private readonly partitioner = Partitioners.DefaultPartitioner();
   private readonly leaseMs: number;
   private readonly timeoutMs: number;
   private readonly clock: { now(): number };
@@ -239,8 +238,9 @@ export class KafkaLedger implements Ledger {
     event: DomainEvent,
     headers: Record<string, string> = {},
   ): Promise<void> {
+    const partition = await this.log.partitionOfKey(TOPICS.ledger, key);
     const offset = await this.append(key, owner, event, headers);
-    await this.waitFor(this.partitionOf(key), offset + 1);
+    await this.waitFor(partition, offset + 1);
   }
 
   private async append(
@@ -305,18 +305,5 @@ export class KafkaLedger implements Ledger {
     const next = foldLedger(this.entries.get(key), rec);
     if (next === undefined) this.entries.delete(key);
     else this.entries.set(key, next);
-  }
-
-  /** The partition KafkaLog's default partitioner puts `key` on. */
-  private partitionOf(key: string): number {
-    if (this.topic.partitions === 1) return 0;
-    const partitionMetadata = Array.from({ length: this.topic.partitions }, (_, partitionId) => ({
-      partitionId,
-      leader: 0,
-      replicas: [],
-      isr: [],
-      partitionErrorCode: 0,
-    }));
-    return this.partitioner({ topic: this.topic.name, partitionMetadata, message: { key, value: null } });
   }
 }

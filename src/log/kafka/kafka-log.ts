@@ -34,7 +34,7 @@ import { headersToStrings, kafkaError, withTimeout } from './kafka-error.js';
 import { type KafkaRetryPolicy, retryWithin } from './kafka-retry.js';
 import { KafkaRunStream } from './kafka-run-stream.js';
 import { fixKafkajsRequestQueue } from './kafkajs-request-queue.js';
-import { followPartition, type PartitionMessage, readRanges } from './partition-reader.js';
+import { followPartition, type OffsetRange, type PartitionMessage, readRanges } from './partition-reader.js';
 import { TopicLayout, type TopicLayoutOptions } from './topic-layout.js';
 import { type PartitionOffsets, type TopicInfo, TopicRegistry } from './topic-registry.js';
 
@@ -159,15 +159,8 @@ export class KafkaLog implements RunLog {
 
   /** Every record of every partition up to the current end, partition by partition. */
   async readAll(topic: string): Promise<PartitionedRecord[]> {
-    checkTopic(topic);
-    this.assertOpen();
-    const info = await this.topics.ensure(topic);
-    const ranges = (await this.topics.endOffsets(info)).map((o) => ({
-      partition: o.partition,
-      from: o.low,
-      to: o.high,
-    }));
-    const got = await readRanges(this.kafka, info.name, ranges, this.timeoutMs, undefined, this.retry);
+    const { name, ranges } = await this.wholeTopic(topic);
+    const got = await readRanges(this.kafka, name, ranges, this.timeoutMs, undefined, this.retry);
     return got.map((m) => ({ ...this.stored(topic, m), partition: m.partition }));
   }
 
@@ -181,18 +174,11 @@ export class KafkaLog implements RunLog {
     onRecord: (r: PartitionedRecord) => Promise<void> | void,
     timeoutMs = 10 * 60_000,
   ): Promise<number> {
-    checkTopic(topic);
-    this.assertOpen();
-    const info = await this.topics.ensure(topic);
-    const ranges = (await this.topics.endOffsets(info)).map((o) => ({
-      partition: o.partition,
-      from: o.low,
-      to: o.high,
-    }));
+    const { name, ranges } = await this.wholeTopic(topic);
     let n = 0;
     await readRanges(
       this.kafka,
-      info.name,
+      name,
       ranges,
       timeoutMs,
       (m) => {
@@ -202,6 +188,18 @@ export class KafkaLog implements RunLog {
       this.retry,
     );
     return n;
+  }
+
+  /** The Kafka name of `topic` and every partition's range up to its end now: what readAll and scan read. */
+  private async wholeTopic(topic: string): Promise<{ name: string; ranges: OffsetRange[] }> {
+    checkTopic(topic);
+    this.assertOpen();
+    const info = await this.topics.ensure(topic);
+    const ends = await this.topics.endOffsets(info);
+    return {
+      name: info.name,
+      ranges: ends.map((o) => ({ partition: o.partition, from: o.low, to: o.high })),
+    };
   }
 
   /** First and next offsets of every partition of `topic`. */

@@ -43,7 +43,7 @@ export interface KafkaRetry {
 }
 
 /** Time as the policy sees it: injected, so a test can run the backoff without waiting. */
-export interface RetryClock {
+interface RetryClock {
   now(): number;
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
