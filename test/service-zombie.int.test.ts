@@ -23,7 +23,10 @@ describe('loopguard serve: a zombie worker', () => {
       brokers,
       registry: registryUrl,
       topicPrefix: prefix,
-      timeoutMs: 60_000,
+      // A decision lost for good fails the call (decision_timeout, naming it) well inside the
+      // test's budget, with both workers' logs below, instead of a bare test timeout.
+      timeoutMs: 40_000,
+      resends: 1,
     });
     cleanups.push(() => guard.close());
     const runs: RemoteRun[] = await Promise.all(
@@ -47,7 +50,12 @@ describe('loopguard serve: a zombie worker', () => {
     // then is a woken, so whatever it still holds is certainly stale.
     await b.waitFor(/assigned partitions \[0,1,2,3,4,5\](\n.*)*?(\n.*partition \d: fenced.*){6}/, 60_000);
     a.child.kill('SIGCONT');
-    await load;
+    await load.catch((e: unknown) => {
+      const tail = (w: typeof a, name: string) => `--- worker ${name}:\n${w.log().slice(-6000)}`;
+      throw new Error(`${e instanceof Error ? e.message : String(e)}\n${tail(a, 'a')}\n${tail(b, 'b')}`, {
+        cause: e,
+      });
+    });
     for (const run of runs) await run.finish({ verified: true });
     // Give the woken zombie time to try committing what it held.
     await new Promise((r) => setTimeout(r, 3_000));
