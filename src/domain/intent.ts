@@ -9,7 +9,8 @@
 import { put } from './input-check.js';
 import { normalisedKey } from './redact.js';
 
-const PAGING: ReadonlySet<string> = new Set([
+/** Argument names that page through a result, once normalised. */
+export const PAGING: ReadonlySet<string> = new Set([
   'page',
   'pagenumber',
   'pagetoken',

@@ -7,6 +7,7 @@
 import type { DetectorMetrics } from './metrics.js';
 import type { FileReport } from './report.js';
 import { formatRatio, ratio, savedOutsideHonestWork, THREE } from './summary.js';
+import { table } from './table.js';
 
 /** The issue's target: calls saved on failed runs at least this multiple of the 3-identical rule's. */
 export const TARGET_SAVED_VS_THREE = 1.2;
@@ -115,11 +116,5 @@ export function formatSeedSpread(spreads: readonly FamilySpread[], synthetic: bo
       [h.allCaught, h.wastedMedianZero, h.falseStopsAtMostThree, h.savedAtTarget].map(of).join(' / '),
     ];
   });
-  const widths = HEADER.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)));
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((text, c) => text.padEnd(widths[c] ?? 0))
-      .join('  ')
-      .trimEnd();
-  return `${[line(HEADER), line(HEADER.map((_, c) => '-'.repeat(widths[c] ?? 0))), ...rows.map(line)].join('\n')}\n`;
+  return `${table(HEADER, rows)}\n`;
 }
