@@ -5,7 +5,7 @@
  * from its stream on the service's runs topic, a ledger read after the copy projector's copies).
  */
 import { randomUUID } from 'node:crypto';
-import { Kafka, logLevel } from 'kafkajs';
+import { type Admin, Kafka, logLevel } from 'kafkajs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { withTimeout } from '../src/log/kafka/kafka-error.js';
 import { PartitionFollower } from '../src/log/kafka/partition-follower.js';
@@ -15,6 +15,17 @@ const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
+
+/** Partition 0's last stable offset once it has reached `atLeast` (at most 15 s). */
+async function stableEnd(admin: Admin, topic: string, atLeast: number): Promise<number> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const [end] = await admin.fetchTopicOffsets(topic);
+    const high = Number(end?.high);
+    if (high >= atLeast || Date.now() > deadline) return high;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 describe('PartitionFollower on a topic written in transactions', () => {
   it('reaches the end past commit markers and aborted records, and hands over only committed records', async () => {
@@ -39,22 +50,24 @@ describe('PartitionFollower on a topic written in transactions', () => {
     await send(['a', 'b', 'c'], true);
     await send(['x', 'y'], false);
     await send(['d'], true);
-    const [end] = await admin.fetchTopicOffsets(topic);
-    // 3 records, a marker, 2 aborted records, a marker, 1 record, a marker.
-    expect(Number(end?.high)).toBe(9);
+    // 3 records, a marker, 2 aborted records, a marker, 1 record, a marker. The admin reads the
+    // last stable offset, which passes a transaction only once its marker is written, and the
+    // broker writes markers after `commit()` has returned: wait for the last one.
+    const end = await stableEnd(admin, topic, 9);
+    expect(end).toBe(9);
 
     const seen: string[] = [];
     const follower = new PartitionFollower(kafka, topic, 1, (m) => {
       seen.push(m.value.toString());
     });
     cleanups.push(() => follower.close());
-    await withTimeout(follower.foldedTo(0, Number(end?.high)), 15_000, 'fold to the end');
+    await withTimeout(follower.foldedTo(0, end), 15_000, 'fold to the end');
     expect(seen).toEqual(['a', 'b', 'c', 'd']);
 
     // And again after more: the end moves, the follow follows.
     await send(['e'], true);
-    const [later] = await admin.fetchTopicOffsets(topic);
-    await withTimeout(follower.foldedTo(0, Number(later?.high)), 15_000, 'fold to the new end');
+    const later = await stableEnd(admin, topic, 11);
+    await withTimeout(follower.foldedTo(0, later), 15_000, 'fold to the new end');
     expect(seen).toEqual(['a', 'b', 'c', 'd', 'e']);
   }, 60_000);
 });
