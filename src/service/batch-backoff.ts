@@ -1,6 +1,6 @@
 /**
- * A dependency that does not answer (the schema registry, the runs topic) while a batch is decided:
- * the batch waits, longer after each failure in a row (doubling from 250 ms to 15 s, with jitter so
+ * A dependency that does not answer (the schema registry, the runs topic) while a batch is decided,
+ * or a takeover or transaction of the batch that failed (guard-worker.ts): the batch waits, longer after each failure in a row (doubling from 250 ms to 15 s, with jitter so
  * workers do not retry in step), heartbeating so the worker stays in its group instead of crashing
  * and rejoining, and is then fetched again (nothing of it was kept: batch-runs.ts). The log says
  * why; loopguard_serve_dependency_retries_total{code} counts it.

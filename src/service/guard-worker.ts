@@ -14,7 +14,7 @@
  * kept in the offset commit's metadata (snapshot-pointer.ts): a takeover reads it and the records since.
  */
 import { randomUUID } from 'node:crypto';
-import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, Producer, Transaction } from 'kafkajs';
 import {
   cachedDiceSimilarity,
   DEFAULT_POLICY,
@@ -24,6 +24,7 @@ import {
 } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
+import { kafkaError } from '../log/kafka/kafka-error.js';
 import { KafkaLedger } from '../log/kafka/kafka-ledger.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import { KafkaRunStream } from '../log/kafka/kafka-run-stream.js';
@@ -159,6 +160,12 @@ export class GuardWorker {
     consumer.on(consumer.events.GROUP_JOIN, (e) =>
       worker.rebalanced(e.payload.memberAssignment[topic] ?? []),
     );
+    // A consumer kafkajs does not restart leaves a process that decides nothing: the log says so.
+    consumer.on(consumer.events.CRASH, ({ payload }) =>
+      opts.onLog?.(
+        `${worker.workerId}: consumer crashed: ${payload.error.message}; ${payload.restart ? 'kafkajs restarts it' : 'not restarted: this worker decides nothing more'}`,
+      ),
+    );
     await consumer.connect();
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
     const partitions =
@@ -284,12 +291,29 @@ export class GuardWorker {
     }
   }
 
+  /**
+   * The batch is left unresolved, so kafkajs fetches it again after a backoff that heartbeats
+   * (batch-backoff.ts). Never thrown: kafkajs stops a consumer for good on an error it does not
+   * mark retriable, and the process would run on deciding nothing.
+   */
+  private retryLater(payload: EachBatchPayload, e: LoopguardError): Promise<void> {
+    const { batch } = payload;
+    return this.backoff.wait(batch.partition, batch.firstOffset() ?? '?', e, payload);
+  }
+
   private async onBatch(payload: EachBatchPayload): Promise<void> {
     const { batch, isRunning, isStale, resolveOffset } = payload;
     if (!isRunning() || isStale()) return;
     const generation = this.generation;
     const owning = this.own(batch.partition);
-    const owned = await owning;
+    let owned: Owned;
+    try {
+      owned = await owning;
+    } catch (e) {
+      // Never thrown to kafkajs (see retryLater); the next attempt takes the partition over afresh.
+      await this.retryLater(payload, kafkaError(e, `taking partition ${batch.partition} over`));
+      return;
+    }
     // A rebalance while this batch waited: the partition may be someone else's now. Returning
     // without committing leaves the requests to whoever owns it (this worker, after reloading).
     if (generation !== this.generation) return;
@@ -308,16 +332,16 @@ export class GuardWorker {
       await this.backoff.wait(batch.partition, messages[0]?.offset ?? batch.firstOffset() ?? '?', e, payload);
       return;
     }
-    this.backoff.reset(batch.partition);
-    const txn = await owned.producer.transaction();
+    let txn: Transaction | undefined;
     let snapshot: SnapshotWritten | null = null;
     try {
+      txn = await owned.producer.transaction();
       // The partition's from here: a transaction that fails below drops the partition whole.
       out.apply();
       snapshot = await writeBatch(this.transactionContext(), txn, owned, batch.partition, next, out);
       await txn.commit();
     } catch (e) {
-      await txn.abort().catch(() => undefined);
+      await txn?.abort().catch(() => undefined);
       // The actors moved ahead of what the log holds: forget them; the next batch reloads.
       if (this.owned.get(batch.partition) === owning) this.owned.delete(batch.partition);
       await owned.producer.disconnect().catch(() => undefined);
@@ -325,9 +349,19 @@ export class GuardWorker {
       this.opts.onLog?.(
         `${this.workerId}: partition ${batch.partition}: transaction aborted: ${(e as Error).message}`,
       );
-      throw e;
+      // Not thrown: kafkajs stops a consumer for good on an error it does not mark retriable, as a
+      // fenced producer's. Fenced means the partition's id was registered again since: by the
+      // worker the partition went to, or by a takeover that finished after this worker's own
+      // (begun for an older assignment, here or by a worker that had not yet learnt it lost the
+      // partition). The group tells which: a heartbeat fails for a worker it no longer counts,
+      // and kafkajs rejoins on that error (a zombie takes nothing back); an owner takes the
+      // partition back when the batch is fetched again.
+      await payload.heartbeat();
+      await this.retryLater(payload, kafkaError(e, 'committing the batch'));
+      return;
     }
     owned.committed = next;
+    this.backoff.reset(batch.partition);
     this.replays.add(out.signed, (this.opts.clock ?? systemClock).now());
     if (snapshot !== null) {
       owned.pointer = snapshot.pointer;
