@@ -47,8 +47,15 @@ describe('loopguard serve: a zombie worker', () => {
       }),
     );
     // b gets every partition once the session timeout has passed and fences each at once; only
-    // then is a woken, so whatever it still holds is certainly stale.
-    await b.waitFor(/assigned partitions \[0,1,2,3,4,5\](\n.*)*?(\n.*partition \d: fenced.*){6}/, 60_000);
+    // then is a woken, so whatever it still holds is certainly stale. Other lines may come between
+    // the six fenced ones (a retried batch's, say), but no other assignment; each line is taken by
+    // one branch only.
+    const fenced = /partition \d: fenced/.source;
+    const other = `\\n(?!.*(?:${fenced}|assigned partitions)).*`;
+    await b.waitFor(
+      new RegExp(`assigned partitions \\[0,1,2,3,4,5\\](?:${other})*(?:\\n.*${fenced}.*(?:${other})*){6}`),
+      60_000,
+    );
     a.child.kill('SIGCONT');
     await load.catch((e: unknown) => {
       const tail = (w: typeof a, name: string) => `--- worker ${name}:\n${w.log().slice(-6000)}`;
