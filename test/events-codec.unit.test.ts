@@ -2,14 +2,17 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LoopguardError } from '../src/domain/errors.js';
 import type { RecordedEvent } from '../src/domain/events.js';
+import { initialState } from '../src/domain/index.js';
 import { EventCodec } from '../src/events/codec.js';
 import { loadSchemas, typeFromJson } from '../src/events/envelope-schema.js';
 import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
 import { toWire } from '../src/events/serde.js';
 import type { Upcaster } from '../src/events/upcast.js';
 import { frame, unframe } from '../src/events/wire.js';
+import { type CommandInput, foldRun, ManualClock, RunActor } from '../src/machines/index.js';
 import { recordedEventArb } from './log-event-arbitraries.js';
 import { SAMPLE_RECORDS } from './log-sample-events.js';
+import { deps, policy } from './support/given.js';
 
 const SUBJECT = 'loopguard.runs-value';
 
@@ -91,6 +94,47 @@ describe('EventCodec', () => {
     });
     // The resolver is cached: the same old record now decodes without I/O.
     expect(codec.decodeSync(bytes).event).toMatchObject({ type: 'ToolCallRequested', similarTo: null });
+  });
+
+  it('reads a call recorded before its intent was kept, and folds it as the call that carries it', async () => {
+    const store = new MemorySchemaStore();
+    const old = olderSchema('io.loopguard.events.ToolCallRequested', ['intent']);
+    const oldId = await store.register(SUBJECT, old);
+    const codec = await EventCodec.create(store, SUBJECT);
+    const oldType = typeFromJson(old);
+    const actor = new RunActor('r-intent', deps, new ManualClock(1_000));
+    const history: RecordedEvent[] = [];
+    const run = (cmd: CommandInput) => {
+      const recs = actor.propose(cmd);
+      if (!recs.ok) throw recs.error;
+      actor.commit(recs.value);
+      history.push(...recs.value);
+    };
+    run({ type: 'StartRun', runId: 'r-intent', policy: policy() });
+    for (const [i, args] of [
+      { q: 'refund', page: 1 },
+      { q: 'refund', page: 2 },
+      { q: 'refunds' },
+    ].entries()) {
+      run({ type: 'RequestToolCall', callId: `c${i}`, tool: 'search', args });
+      run({ type: 'CompleteToolCall', callId: `c${i}`, kind: 'SUCCESS', resultHash: `h${i}` });
+    }
+    const requested = history.find((r) => r.event.type === 'ToolCallRequested');
+    expect(requested?.event).toMatchObject({ intent: '{"q":"refund"}' });
+    const before = await Promise.all(
+      history.map((r) =>
+        codec.decode(
+          r.event.type === 'ToolCallRequested' ? frame(oldId, oldType.toBuffer(toWire(r))) : codec.encode(r),
+        ),
+      ),
+    );
+    const now = await Promise.all(history.map((r) => codec.decode(codec.encode(r))));
+    expect(now).toEqual(history);
+    for (const r of before)
+      if (r.event.type === 'ToolCallRequested') expect(r.event).not.toHaveProperty('intent');
+    const folded = (recs: readonly RecordedEvent[]) => recs.reduce(foldRun, initialState('r-intent'));
+    expect(folded(before)).toEqual(folded(history));
+    expect(folded(before)).toEqual(actor.state);
   });
 
   it('applies upcasters to records of older writers', async () => {

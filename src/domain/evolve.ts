@@ -168,7 +168,7 @@ function apply(s: RunState, rec: RecordedEvent): RunState {
           fingerprint: e.fingerprint,
           tool: e.tool,
           argsJson: e.argsJson,
-          intent: intentOf(e.argsJson),
+          intent: e.intent ?? intentOf(e.argsJson),
           operationKey: e.operationKey,
           sideEffect: e.sideEffect,
           afterUserTurn: e.afterUserTurn,
