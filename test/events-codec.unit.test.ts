@@ -197,6 +197,23 @@ describe('EventCodec.encode buffer handling', () => {
     codec.encode(big);
     expect(await codec.decode(smallBytes)).toEqual(small);
   });
+
+  it('keeps every earlier result intact over many events, of every size up to a slab and beyond', async () => {
+    const codec = await EventCodec.create(new MemorySchemaStore(), 'many-value');
+    const recs = Array.from({ length: 3000 }, (_, i) => {
+      const r = SAMPLE_RECORDS[i % SAMPLE_RECORDS.length] as RecordedEvent;
+      if (i % 97 !== 0) return { ...r, eventId: `e/${i}`, seq: i + 1 };
+      const message = 'm'.repeat((i * 131) % 40_000);
+      return {
+        ...r,
+        eventId: `e/${i}`,
+        seq: i + 1,
+        event: { type: 'BudgetWarning' as const, budget: 'steps', used: 1, limit: 2, message },
+      };
+    });
+    const encoded = recs.map((r) => codec.encode(r));
+    expect(encoded.map((b) => codec.decodeSync(b))).toEqual(recs);
+  });
 });
 
 describe('toWire', () => {
