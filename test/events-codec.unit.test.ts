@@ -2,14 +2,17 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LoopguardError } from '../src/domain/errors.js';
 import type { RecordedEvent } from '../src/domain/events.js';
+import { initialState } from '../src/domain/index.js';
 import { EventCodec } from '../src/events/codec.js';
 import { loadSchemas, typeFromJson } from '../src/events/envelope-schema.js';
 import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
 import { toWire } from '../src/events/serde.js';
 import type { Upcaster } from '../src/events/upcast.js';
 import { frame, unframe } from '../src/events/wire.js';
+import { type CommandInput, foldRun, ManualClock, RunActor } from '../src/machines/index.js';
 import { recordedEventArb } from './log-event-arbitraries.js';
 import { SAMPLE_RECORDS } from './log-sample-events.js';
+import { deps, policy } from './support/given.js';
 
 const SUBJECT = 'loopguard.runs-value';
 
@@ -93,6 +96,47 @@ describe('EventCodec', () => {
     expect(codec.decodeSync(bytes).event).toMatchObject({ type: 'ToolCallRequested', similarTo: null });
   });
 
+  it('reads a call recorded before its intent was kept, and folds it as the call that carries it', async () => {
+    const store = new MemorySchemaStore();
+    const old = olderSchema('io.loopguard.events.ToolCallRequested', ['intent']);
+    const oldId = await store.register(SUBJECT, old);
+    const codec = await EventCodec.create(store, SUBJECT);
+    const oldType = typeFromJson(old);
+    const actor = new RunActor('r-intent', deps, new ManualClock(1_000));
+    const history: RecordedEvent[] = [];
+    const run = (cmd: CommandInput) => {
+      const recs = actor.propose(cmd);
+      if (!recs.ok) throw recs.error;
+      actor.commit(recs.value);
+      history.push(...recs.value);
+    };
+    run({ type: 'StartRun', runId: 'r-intent', policy: policy() });
+    for (const [i, args] of [
+      { q: 'refund', page: 1 },
+      { q: 'refund', page: 2 },
+      { q: 'refunds' },
+    ].entries()) {
+      run({ type: 'RequestToolCall', callId: `c${i}`, tool: 'search', args });
+      run({ type: 'CompleteToolCall', callId: `c${i}`, kind: 'SUCCESS', resultHash: `h${i}` });
+    }
+    const requested = history.find((r) => r.event.type === 'ToolCallRequested');
+    expect(requested?.event).toMatchObject({ intent: '{"q":"refund"}' });
+    const before = await Promise.all(
+      history.map((r) =>
+        codec.decode(
+          r.event.type === 'ToolCallRequested' ? frame(oldId, oldType.toBuffer(toWire(r))) : codec.encode(r),
+        ),
+      ),
+    );
+    const now = await Promise.all(history.map((r) => codec.decode(codec.encode(r))));
+    expect(now).toEqual(history);
+    for (const r of before)
+      if (r.event.type === 'ToolCallRequested') expect(r.event).not.toHaveProperty('intent');
+    const folded = (recs: readonly RecordedEvent[]) => recs.reduce(foldRun, initialState('r-intent'));
+    expect(folded(before)).toEqual(folded(history));
+    expect(folded(before)).toEqual(actor.state);
+  });
+
   it('applies upcasters to records of older writers', async () => {
     const store = new MemorySchemaStore();
     const old = olderSchema('io.loopguard.events.RunStarted', ['meta']);
@@ -152,6 +196,23 @@ describe('EventCodec.encode buffer handling', () => {
     // Each result owns its bytes: encoding again must not rewrite an earlier buffer.
     codec.encode(big);
     expect(await codec.decode(smallBytes)).toEqual(small);
+  });
+
+  it('keeps every earlier result intact over many events, of every size up to a slab and beyond', async () => {
+    const codec = await EventCodec.create(new MemorySchemaStore(), 'many-value');
+    const recs = Array.from({ length: 3000 }, (_, i) => {
+      const r = SAMPLE_RECORDS[i % SAMPLE_RECORDS.length] as RecordedEvent;
+      if (i % 97 !== 0) return { ...r, eventId: `e/${i}`, seq: i + 1 };
+      const message = 'm'.repeat((i * 131) % 40_000);
+      return {
+        ...r,
+        eventId: `e/${i}`,
+        seq: i + 1,
+        event: { type: 'BudgetWarning' as const, budget: 'steps', used: 1, limit: 2, message },
+      };
+    });
+    const encoded = recs.map((r) => codec.encode(r));
+    expect(encoded.map((b) => codec.decodeSync(b))).toEqual(recs);
   });
 });
 

@@ -32,8 +32,12 @@ interface Walk {
   readonly ancestors: Set<object>;
 }
 
-/** An array index: a key every object lists first, in numeric order. */
-const isIndex = (k: string): boolean => /^(?:0|[1-9][0-9]*)$/.test(k) && Number(k) < 4294967295;
+const INDEX = /^(?:0|[1-9][0-9]*)$/;
+/** An array index: a key every object lists first, in numeric order. Most keys start with no digit. */
+const isIndex = (k: string): boolean => {
+  const c = k.charCodeAt(0);
+  return c >= 48 && c <= 57 && INDEX.test(k) && Number(k) < 4294967295;
+};
 
 /**
  * The order the canonical JSON writes an object's keys in: sorted, except that array-index keys

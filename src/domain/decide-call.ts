@@ -6,6 +6,7 @@ import type { ChildState } from './family.js';
 import { canonicalCall } from './fingerprint.js';
 import { answersAsk, isInformative } from './informative.js';
 import { CALL_FIELDS, fieldsProblem, inputError, OUTCOME_FIELDS } from './input-check.js';
+import { intentOf } from './intent.js';
 import { resultClassOf } from './normalised-result.js';
 import { callIsSideEffect, KEY_WITHOUT_SIDE_EFFECT, type RunPolicy, toolPolicy } from './policy.js';
 import { type Hashing, redactText } from './redact.js';
@@ -118,11 +119,14 @@ export function decideRequest(
   const sideEffect = callIsSideEffect(p, call.tool, cmd.sideEffect, cmd.operationKey);
   // An operation key is a name the caller builds, sometimes from a token: it is recorded redacted.
   const operationKey = cmd.operationKey === undefined ? null : redactText(cmd.operationKey, deps.hashing);
+  // Computed once here: the rules compare it, and the event carries it to the fold.
+  const intent = intentOf(call.argsJson);
   const check = checkBefore(
     s,
     p,
     {
       call,
+      intent,
       operationKey,
       sideEffect,
       costEstimateUsd: cmd.costEstimateUsd ?? null,
@@ -148,6 +152,7 @@ export function decideRequest(
       progressVersion: cmd.progressVersion ?? null,
       similarTo: check.similarTo,
       similarity: check.similarity,
+      intent,
     },
     decided(cmd.callId, 'before', check.verdict),
   ];

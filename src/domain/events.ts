@@ -101,6 +101,12 @@ export type DomainEvent =
       /** Canonical args of the earlier call of this tool that these resemble (a near-duplicate), if any. */
       readonly similarTo: string | null;
       readonly similarity: number | null;
+      /**
+       * What the call asks (intent.ts `intentOf` of `argsJson`), as the decider computed it: the
+       * fold takes it from here instead of computing it again. Absent in records written before
+       * it was kept (the fold then computes it).
+       */
+      readonly intent?: string;
     }
   | {
       readonly type: 'GuardDecided';

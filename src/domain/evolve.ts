@@ -27,9 +27,18 @@ const capped = <T>(list: readonly T[], item: T, cap: number): readonly T[] => {
 
 const EMPTY: Readonly<Record<string, never>> = Object.freeze({});
 
-/** A record without `key`; the same record when it has no such key (the usual case, and free). */
+/**
+ * A record without `key`; the same record when it has no such key (the usual case, and free). An
+ * empty record is answered without looking the key up: a call's new fingerprint costs V8 a search
+ * of its string table the first time it is used as a key.
+ */
 const without = <V>(rec: Readonly<Record<string, V>>, key: string): Readonly<Record<string, V>> => {
-  if (!Object.hasOwn(rec, key)) return rec;
+  let empty = true;
+  for (const _ in rec) {
+    empty = false;
+    break;
+  }
+  if (empty || !Object.hasOwn(rec, key)) return rec;
   const { [key]: _, ...rest } = rec;
   return rest;
 };
@@ -168,7 +177,7 @@ function apply(s: RunState, rec: RecordedEvent): RunState {
           fingerprint: e.fingerprint,
           tool: e.tool,
           argsJson: e.argsJson,
-          intent: intentOf(e.argsJson),
+          intent: e.intent ?? intentOf(e.argsJson),
           operationKey: e.operationKey,
           sideEffect: e.sideEffect,
           afterUserTurn: e.afterUserTurn,

@@ -87,7 +87,9 @@ const NESTED_INTEGER_KEY = /[{,]"(0|[1-9][0-9]*)":/;
 function intentOfCompact(json: string): string | null {
   if (json.charCodeAt(0) !== 123 /* { */ || json.charCodeAt(json.length - 1) !== 125 /* } */) return null;
   const kept: string[] = [];
-  const keys = new Set<string>();
+  // The keys so far, to find a repeat: a list for the few keys of most calls, a set past them.
+  const keys: string[] = [];
+  let many: Set<string> | null = null;
   let paging = false;
   let i = 1;
   if (json.length === 2) return json;
@@ -96,8 +98,16 @@ function intentOfCompact(json: string): string | null {
     const keyEnd = json.indexOf('"', i + 1);
     if (keyEnd < 0) return null;
     const key = json.slice(i + 1, keyEnd);
-    if (key.includes('\\') || INTEGER_KEY.test(key) || keys.has(key)) return null;
-    keys.add(key);
+    const digit = json.charCodeAt(i + 1) >= 48 && json.charCodeAt(i + 1) <= 57;
+    if (key.includes('\\') || (digit && INTEGER_KEY.test(key))) return null;
+    if (many === null) {
+      if (keys.includes(key)) return null;
+      keys.push(key);
+      if (keys.length > 16) many = new Set(keys);
+    } else {
+      if (many.has(key)) return null;
+      many.add(key);
+    }
     if (json.charCodeAt(keyEnd + 1) !== 58 /* : */) return null;
     const end = valueEnd(json, keyEnd + 2);
     if (end <= keyEnd + 2) return null;

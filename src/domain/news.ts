@@ -37,8 +37,14 @@ export function callersOf(answers: readonly AnswerCount[], resultHash: string): 
 
 /** `answers` with one more caller for `resultHash`, most recently counted last, capped. */
 export function counted(answers: readonly AnswerCount[], resultHash: string): readonly AnswerCount[] {
-  const callers = callersOf(answers, resultHash) + 1;
-  const rest = answers.filter((a) => a.resultHash !== resultHash);
+  // One pass: the callers so far (the first entry's, as callersOf reads them) and the others.
+  let callers: number | undefined;
+  const rest: AnswerCount[] = [];
+  for (const a of answers) {
+    if (a.resultHash !== resultHash) rest.push(a);
+    else callers ??= a.callers;
+  }
+  callers = (callers ?? 0) + 1;
   if (rest.length >= ANSWERS_CAP) rest.splice(0, rest.length - ANSWERS_CAP + 1);
   rest.push({ resultHash, callers });
   return rest;

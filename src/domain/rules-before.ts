@@ -5,7 +5,6 @@ import { type Evidence, isTerminal } from './events.js';
 import { ancestorVerdict, type FamilyView, treeSpend } from './family.js';
 import type { CanonicalCall } from './fingerprint.js';
 import { own } from './input-check.js';
-import { intentOf } from './intent.js';
 import { type LoopRule, type RunPolicy, toolPolicy } from './policy.js';
 import { patch, type RunState, type WindowEntry } from './run-state.js';
 import type { Similarity } from './similarity.js';
@@ -14,6 +13,8 @@ import { waitText } from './wait-text.js';
 
 export interface CallRequest {
   readonly call: CanonicalCall;
+  /** The call's intent (intent.ts `intentOf` of its canonical arguments). */
+  readonly intent: string;
   readonly operationKey: string | null;
   readonly sideEffect: boolean;
   readonly costEstimateUsd: number | null;
@@ -50,6 +51,16 @@ const refuse = (rule: string, message: string, ev: Evidence, extra: Partial<Verd
   evidence: ev,
   ...extra,
 });
+
+/**
+ * Whether a record has any key. Most runs block nothing, and looking a call's new fingerprint up
+ * in an object costs V8 more than all of `perCall` besides (the string is hashed and sought in
+ * its string table): an empty record is answered without it.
+ */
+function hasKeys(rec: object): boolean {
+  for (const _ in rec) return true;
+  return false;
+}
 
 /** Applies a loop rule's configured action: stop, warn the first time in a window, warn only, or nothing. */
 function loopRule(s: RunState, p: RunPolicy, rule: LoopRule, stop: Verdict): Verdict | null {
@@ -96,7 +107,7 @@ function perCall(s: RunState, p: RunPolicy, r: CallRequest): Verdict | null {
       evidence([call.fingerprint], { consecutive: same }, { limit: p.maxConsecutiveSameTool }),
     );
   }
-  const blocked = s.blocked[call.fingerprint];
+  const blocked = hasKeys(s.blocked) ? s.blocked[call.fingerprint] : undefined;
   if (blocked !== undefined) {
     return refuse(
       'precondition_unchanged',
@@ -157,12 +168,12 @@ function nearDuplicate(
   s: RunState,
   p: RunPolicy,
   call: CanonicalCall,
+  intent: string,
   similarity: Similarity,
 ): BeforeCheck | null {
   const asked = own(s.asked, call.tool) ?? [];
   if (asked.length === 0) return null;
   // The same intent is a repeat or a next page: the exact-repeat rule's business, not this one's.
-  const intent = intentOf(call.argsJson);
   if (asked.some((a) => a.intent === intent)) return null;
   let best = 0;
   let bestText: string | null = null;
@@ -277,7 +288,7 @@ export function checkBefore(
     exactRepeat(s, p, call) ??
     shortCycle(s, p, call);
   if (v !== null && v.decision !== 'execute') return plain(v);
-  const near = nearDuplicate(s, p, call, similarity);
+  const near = nearDuplicate(s, p, call, r.intent, similarity);
   if (near !== null && near.verdict.decision !== 'execute') return near;
   const verdict = v ?? near?.verdict ?? execute;
   return { verdict, similarTo: near?.similarTo ?? null, similarity: near?.similarity ?? null };

@@ -182,9 +182,16 @@ export function initialState(runId: string): RunState {
 export function seenPair(fingerprint: string, resultHash: string): number {
   let h1 = 0xdeadbeef;
   let h2 = 0x41c6ce57;
-  const text = `${fingerprint}\u0000${resultHash}`;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
+  // The characters of `${fingerprint}\u0000${resultHash}`, read without building that string.
+  for (let i = 0; i < fingerprint.length; i++) {
+    const c = fingerprint.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1, 2654435761);
+  h2 = Math.imul(h2, 1597334677);
+  for (let i = 0; i < resultHash.length; i++) {
+    const c = resultHash.charCodeAt(i);
     h1 = Math.imul(h1 ^ c, 2654435761);
     h2 = Math.imul(h2 ^ c, 1597334677);
   }

@@ -18,14 +18,22 @@ export interface EventCodecOptions {
   readonly upcasters?: readonly Upcaster[];
 }
 
+/** Room for a hundred ordinary events; a slab is held while any of its slices is. */
+const SLAB_BYTES = 16 * 1024;
+
 /** `null` marks the codec's own schema: no resolver needed. */
 type Reading = Resolver | null;
 
 export class EventCodec {
   private readonly readings = new Map<number, Reading>();
   private readonly pending = new Map<number, Promise<Reading>>();
-  /** Room for any ordinary event; a larger one falls back to an exact-size buffer. */
-  private readonly scratch = Buffer.allocUnsafe(64 * 1024);
+  /**
+   * Where events are encoded, framed in place and handed out as slices, as Node hands out small
+   * buffers from its pool: no buffer of its own and no copy per event. A slice is never written
+   * again; a full slab is left to the slices that hold it.
+   */
+  private slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+  private used = 0;
 
   private constructor(
     private readonly store: SchemaStore,
@@ -48,18 +56,31 @@ export class EventCodec {
   }
 
   /**
-   * Encodes straight into a scratch buffer behind the 5-byte header, then copies out once: one
-   * allocation per event instead of avsc's buffer plus the framed copy (this is on every call's path).
+   * Encodes straight into the slab behind the 5-byte header and returns that slice (this is on
+   * every call's path). An event that does not fit what is left of the slab is encoded again into
+   * a new one; one larger than a slab gets a buffer of its own.
    */
   encode(rec: RecordedEvent): Buffer {
     const wire = toWireLoose(rec);
-    const end = this.type.encode(wire, this.scratch, HEADER_BYTES);
-    if (end < 0) return frame(this.schemaId, this.type.toBuffer(wire));
-    this.scratch[0] = MAGIC_BYTE;
-    this.scratch.writeUInt32BE(this.schemaId, 1);
-    const out = Buffer.allocUnsafe(end);
-    this.scratch.copy(out, 0, 0, end);
-    return out;
+    let start = this.used;
+    let end = this.type.encode(wire, this.slab, start + HEADER_BYTES);
+    if (end < 0) {
+      // avsc answers how many bytes it lacked: the framed event is this long.
+      const size = SLAB_BYTES - end - start;
+      if (size > SLAB_BYTES) return frame(this.schemaId, this.type.toBuffer(wire));
+      this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+      start = 0;
+      end = this.type.encode(wire, this.slab, HEADER_BYTES);
+    }
+    const id = this.schemaId;
+    const slab = this.slab;
+    slab[start] = MAGIC_BYTE;
+    slab[start + 1] = id >>> 24;
+    slab[start + 2] = (id >>> 16) & 0xff;
+    slab[start + 3] = (id >>> 8) & 0xff;
+    slab[start + 4] = id & 0xff;
+    this.used = end;
+    return slab.subarray(start, end);
   }
 
   async decode(buf: Buffer): Promise<RecordedEvent> {

@@ -124,20 +124,30 @@ const MAPPERS: { readonly [T in EventType]: Mapper<T> } = {
     }),
   },
   ToolCallRequested: {
-    out: checked((e) => nlong(e.progressVersion, 'progressVersion')),
-    in: (w) => ({
-      callId: w.callId,
-      tool: w.tool,
-      argsJson: w.argsJson,
-      fingerprint: w.fingerprint,
-      operationKey: w.operationKey,
-      sideEffect: w.sideEffect,
-      costEstimateUsd: w.costEstimateUsd,
-      afterUserTurn: w.afterUserTurn,
-      progressVersion: w.progressVersion,
-      similarTo: w.similarTo,
-      similarity: w.similarity,
-    }),
+    // The decider always sets the intent; an event built without one is written with a null,
+    // as records from before it was kept were.
+    out: (e) => {
+      nlong(e.progressVersion, 'progressVersion');
+      return e.intent === undefined ? { ...e, intent: null } : (e as WireFields);
+    },
+    in: (w) => {
+      const e: { -readonly [K in keyof EventOf<'ToolCallRequested'>]?: EventOf<'ToolCallRequested'>[K] } = {
+        callId: w.callId,
+        tool: w.tool,
+        argsJson: w.argsJson,
+        fingerprint: w.fingerprint,
+        operationKey: w.operationKey,
+        sideEffect: w.sideEffect,
+        costEstimateUsd: w.costEstimateUsd,
+        afterUserTurn: w.afterUserTurn,
+        progressVersion: w.progressVersion,
+        similarTo: w.similarTo,
+        similarity: w.similarity,
+      };
+      // A null intent (a record from before it was kept) stays absent: the fold derives it.
+      if (w.intent !== null) e.intent = w.intent;
+      return e as Omit<EventOf<'ToolCallRequested'>, 'type'>;
+    },
   },
   GuardDecided: {
     out: checked((e) => nlong(e.waitUntilMs, 'waitUntilMs')),
