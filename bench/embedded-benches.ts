@@ -1,11 +1,13 @@
 import { closeSync, fsyncSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { rebuildFromStream } from '../src/cli/rebuild-from-stream.js';
 import type { RecordedEvent } from '../src/domain/index.js';
 import { loadSchemas } from '../src/events/envelope-schema.js';
 import { EventCodec, MemorySchemaStore } from '../src/events/index.js';
 import { HEADER_BYTES } from '../src/events/wire.js';
-import { EmbeddedLog, TOPICS } from '../src/log/index.js';
+import { EmbeddedLog, EventStore, TOPICS } from '../src/log/index.js';
+import type { SchemaStore } from '../src/ports/schema-store.js';
 import { Projections } from '../src/projections/index.js';
 import { type Bench, result } from './bench-result.js';
 import { defaults, searchRun } from './synthetic.js';
@@ -22,8 +24,9 @@ export function sampleEvents(minEvents: number): RecordedEvent[] {
 }
 
 async function encoded(events: readonly RecordedEvent[]) {
-  const codec = await EventCodec.create(new MemorySchemaStore(), `${TOPICS.runs}-value`);
-  return { codec, records: events.map((e) => ({ key: e.runId, value: codec.encode(e) })) };
+  const schemas = new MemorySchemaStore();
+  const codec = await EventCodec.create(schemas, `${TOPICS.runs}-value`);
+  return { schemas, codec, records: events.map((e) => ({ key: e.runId, value: codec.encode(e) })) };
 }
 
 /** Appending: loopguard's embedded log (many concurrent single-record appends, group commit) against plain fs writes of the same bytes, one fsync per wave. */
@@ -53,8 +56,17 @@ async function appendBench(dir: string, records: { key: string; value: Buffer }[
   return { ours, plain, file };
 }
 
-/** Reading back: the log's records, and a full rebuild (decode + every projection), against plain fs reads of the same bytes. */
-async function readBenches(dir: string, codec: EventCodec, file: string, count: number) {
+/**
+ * Reading back: the log's records, and the rebuild `loopguard rebuild` runs (read, decode, every
+ * projection), against plain fs reads of the same bytes and against avsc decoding alone.
+ */
+async function readBenches(
+  dir: string,
+  schemas: SchemaStore,
+  codec: EventCodec,
+  file: string,
+  count: number,
+) {
   const log = await EmbeddedLog.open(join(dir, 'log'));
   const t0 = performance.now();
   let n = 0;
@@ -65,15 +77,22 @@ async function readBenches(dir: string, codec: EventCodec, file: string, count: 
     from = (page.at(-1)?.offset ?? from) + 1;
   }
   const read = n / ((performance.now() - t0) / 1000);
-  const t1 = performance.now();
-  const p = new Projections();
+  // The rebuild `loopguard rebuild` runs on the embedded store: every event of the runs topic
+  // through the store port into fresh projections.
+  const events = await EventStore.create(log, schemas);
+  const stream = log.runStream(events);
+  const { projections: p, eventsPerSecond: rebuild } = await rebuildFromStream(stream);
+  await stream.close();
+  // The values the rebuild reads, on their own.
+  const tr = performance.now();
+  let values = 0;
   for (let from = 0; ; ) {
-    const page = await log.read(TOPICS.runs, from, 4096);
-    if (page.length === 0) break;
-    for (const r of page) p.apply(codec.decodeSync(r.value));
-    from = (page.at(-1)?.offset ?? from) + 1;
+    const page = await log.readValues(TOPICS.runs, from, 4096);
+    if (page.values.length === 0) break;
+    values += page.values.length;
+    from = page.next;
   }
-  const rebuild = p.events / ((performance.now() - t1) / 1000);
+  const readValues = values / ((performance.now() - tr) / 1000);
   // What a rebuild cannot do without: avsc decoding the same record bodies, held in memory (no
   // framing, no mapping to domain events, no projection).
   const { envelope } = loadSchemas();
@@ -92,7 +111,8 @@ async function readBenches(dir: string, codec: EventCodec, file: string, count: 
   for (const e of decoded) folds.apply(e);
   const projections = decoded.length / ((performance.now() - t5) / 1000);
   await log.close();
-  if (n !== count || p.events !== count) throw new Error(`read ${n}, rebuilt ${p.events}, expected ${count}`);
+  if (n !== count || p.events !== count || values !== count)
+    throw new Error(`read ${n} records and ${values} values, rebuilt ${p.events}, expected ${count}`);
   const t2 = performance.now();
   const fd = openSync(file, 'r');
   const chunk = Buffer.alloc(1 << 20);
@@ -111,22 +131,22 @@ async function readBenches(dir: string, codec: EventCodec, file: string, count: 
   }
   closeSync(fd);
   const plain = plainCount / ((performance.now() - t2) / 1000);
-  return { read, rebuild, plain, decodeOnly, fullDecode, projections };
+  return { read, rebuild, plain, decodeOnly, readValues, fullDecode, projections };
 }
 
-let shared: { dir: string; codec: EventCodec; file: string; count: number } | undefined;
+let shared: { dir: string; schemas: SchemaStore; codec: EventCodec; file: string; count: number } | undefined;
 
 export const embeddedBenches: Bench[] = [
   {
     name: 'embedded-append',
     async run(ctx) {
       const dir = mkdtempSync(join(tmpdir(), 'lg-bench-embedded-'));
-      const { codec, records } = await encoded(sampleEvents(100_000));
+      const { schemas, codec, records } = await encoded(sampleEvents(100_000));
       const { ours, plain, file } = await appendBench(dir, records);
       ctx.log(
         `  ${records.length} events, mean ${Math.round(records.reduce((s, r) => s + r.value.length, 0) / records.length)} bytes`,
       );
-      shared = { dir, codec, file, count: records.length };
+      shared = { dir, schemas, codec, file, count: records.length };
       return [
         result('embedded-append', 'events/s', ours, 'fs write + fsync per wave of 256, same bytes', plain),
       ];
@@ -142,15 +162,16 @@ export const embeddedBenches: Bench[] = [
         // Several trials over the same log; each figure is the median, each ratio the median of the
         // trials' ratios (min and max to the log).
         const runs: Awaited<ReturnType<typeof readBenches>>[] = [];
-        for (let t = 0; t < TRIALS; t++) runs.push(await readBenches(s.dir, s.codec, s.file, s.count));
+        for (let t = 0; t < TRIALS; t++)
+          runs.push(await readBenches(s.dir, s.schemas, s.codec, s.file, s.count));
         const med = (k: keyof (typeof runs)[number]) => trials(runs.map((r) => r[k])).median;
         const vsDecode = trials(runs.map((r) => r.rebuild / r.decodeOnly));
         ctx.log(describeTrials('rebuild / avsc decoding alone', 'x', vsDecode));
         ctx.log(describeTrials('rebuild', 'events/s', trials(runs.map((r) => r.rebuild))));
         ctx.log(describeTrials('avsc decoding alone', 'events/s', trials(runs.map((r) => r.decodeOnly))));
-        const [read, rebuild, plain, decodeOnly, fullDecode, projections] = (
-          ['read', 'rebuild', 'plain', 'decodeOnly', 'fullDecode', 'projections'] as const
-        ).map(med) as [number, number, number, number, number, number];
+        const [read, rebuild, plain, decodeOnly, readValues, fullDecode, projections] = (
+          ['read', 'rebuild', 'plain', 'decodeOnly', 'readValues', 'fullDecode', 'projections'] as const
+        ).map(med) as [number, number, number, number, number, number, number];
         return [
           result('embedded-read', 'events/s', read, 'fs read of the same bytes', plain),
           result('embedded-rebuild', 'events/s', rebuild, 'fs read of the same bytes', plain),
@@ -161,6 +182,7 @@ export const embeddedBenches: Bench[] = [
             'avsc decoding alone of the same records (in memory)',
             decodeOnly,
           ),
+          result('rebuild-part-read', 'events/s', readValues, 'avsc decoding alone', decodeOnly),
           result('rebuild-part-decode', 'events/s', fullDecode, 'avsc decoding alone', decodeOnly),
           result('rebuild-part-projections', 'events/s', projections, 'avsc decoding alone', decodeOnly),
         ];

@@ -7,7 +7,19 @@ import { ConflictError, LoopguardError } from '../domain/errors.js';
 import type { LogRecord, StoredRecord } from './event-log.js';
 import type { RunLog } from './run-log.js';
 
+/** Record values of one topic, in offset order: all a reader of every event needs (a rebuild). */
+export interface ValuePage {
+  readonly values: readonly Buffer[];
+  /** The offset after the page's last record (the next page's start). */
+  readonly next: number;
+}
+
 export interface KeyedLog extends RunLog {
+  /**
+   * The values of the records from `fromOffset` on, at most `maxRecords`: no keys, headers or
+   * record objects, which cost the embedded log more than the values themselves.
+   */
+  readValues(topic: string, fromOffset: number, maxRecords: number): Promise<ValuePage>;
   /** The records of `key`, in offset order, skipping its first `fromIndex`. */
   readKey(topic: string, key: string, fromIndex: number): Promise<StoredRecord[]>;
   /**

@@ -21,6 +21,11 @@ import { TOPICS } from './event-log.js';
 import { copyTopicOf, type EventStore } from './event-store.js';
 import type { KeyedLog } from './keyed-log.js';
 
+/** readAll's pages: about PAGE_BYTES of values each (the first, of records of unknown size, FIRST_PAGE records). */
+const PAGE_BYTES = 1 << 20;
+const FIRST_PAGE = 256;
+const MAX_PAGE = 4096;
+
 export class LogRunStream implements RunStream {
   private readonly projector: CopyProjector;
   private readonly onStep: (step: ProjectorStep | 'runs-durable') => void;
@@ -42,14 +47,26 @@ export class LogRunStream implements RunStream {
     return out;
   }
 
-  /** A local log refuses a losing writer's batch when it is written, so every record counts. */
+  /**
+   * A local log refuses a losing writer's batch when it is written, so every record counts. Read
+   * as values a page at a time and decoded without waiting once the schema is known: a rebuild
+   * reads every record, and a record object or a promise each costs about what decoding it does.
+   */
   async readAll(apply: (event: RecordedEvent) => void): Promise<number> {
     let n = 0;
-    for await (const e of this.events.readRuns(0)) {
-      apply(e);
-      n++;
+    let limit = FIRST_PAGE;
+    for (let next = 0; ; ) {
+      const page = await this.log.readValues(TOPICS.runs, next, limit);
+      if (page.values.length === 0) return n;
+      let bytes = 0;
+      for (const v of page.values) {
+        apply(this.events.decodeKnown(TOPICS.runs, v) ?? (await this.events.decode(TOPICS.runs, v)));
+        bytes += v.length;
+      }
+      n += page.values.length;
+      next = page.next;
+      limit = Math.max(1, Math.min(MAX_PAGE, Math.floor((PAGE_BYTES * page.values.length) / bytes)));
     }
-    return n;
   }
 
   async appendToStream(

@@ -3,7 +3,7 @@
 import type { RunStream } from '../ports/run-stream.js';
 import type { LogRecord, StoredRecord } from './event-log.js';
 import type { EventStore } from './event-store.js';
-import { checkKeyed, type KeyedLog, KeyIndex, keyConflict } from './keyed-log.js';
+import { checkKeyed, type KeyedLog, KeyIndex, keyConflict, type ValuePage } from './keyed-log.js';
 import { checkRead, checkTopic, closedError } from './log-errors.js';
 import { LogRunStream } from './log-run-stream.js';
 import { pollFollow } from './poll-follow.js';
@@ -67,6 +67,11 @@ export class MemoryLog implements KeyedLog {
     if (this.closed) throw closedError();
     const log = this.topics.get(topic) ?? [];
     return log.slice(fromOffset, maxRecords === undefined ? undefined : fromOffset + maxRecords);
+  }
+
+  async readValues(topic: string, fromOffset: number, maxRecords: number): Promise<ValuePage> {
+    const page = await this.read(topic, fromOffset, maxRecords);
+    return { values: page.map((r) => r.value), next: (page.at(-1)?.offset ?? fromOffset - 1) + 1 };
   }
 
   async follow(

@@ -16,7 +16,7 @@ import type { RunStream } from '../../ports/run-stream.js';
 import type { LogRecord, StoredRecord } from '../event-log.js';
 import { TOPICS } from '../event-log.js';
 import type { EventStore } from '../event-store.js';
-import { checkKeyed, type KeyedLog, keyConflict } from '../keyed-log.js';
+import { checkKeyed, type KeyedLog, keyConflict, type ValuePage } from '../keyed-log.js';
 import { checkRead, checkTopic, closedError } from '../log-errors.js';
 import { LogRunStream } from '../log-run-stream.js';
 import { pollFollow } from '../poll-follow.js';
@@ -68,6 +68,15 @@ export const DEFAULT_DATA_DIR = './.loopguard';
 const DEFAULT_MAX_RECORD_BYTES = 1024 * 1024;
 const FOLLOW_PAGE = 1000;
 const COLUMNS = 'topic, topic_offset, key, headers, value';
+/**
+ * A page of values as one SQLite value: the values back to back, with their lengths and offsets as
+ * text. Each BLOB of a row result is its own ArrayBuffer on the JavaScript side, which costs more
+ * than the SQL; concatenated, a page is one. group_concat and CAST keep BLOB bytes as they are (NUL
+ * included) in a UTF-8 database. Its order is the subquery's, which SQLite does not promise: the
+ * offsets come along so toValuePage can check it.
+ */
+const VALUES = `SELECT CAST(group_concat(value, x'') AS BLOB), group_concat(length(value)), group_concat(topic_offset)
+  FROM (SELECT topic_offset, value FROM records WHERE topic = ? AND topic_offset >= ? ORDER BY topic_offset LIMIT ?)`;
 
 /** Bytes a record takes: what the size limit is checked against. */
 function recordBytes(rec: LogRecord): number {
@@ -82,7 +91,7 @@ export class EmbeddedLog implements KeyedLog {
   private flushing: Promise<void> | undefined;
   private closed = false;
   private readonly sql: Record<
-    'insert' | 'end' | 'runHead' | 'keyCount' | 'read' | 'readKey' | 'readRun',
+    'insert' | 'end' | 'runHead' | 'keyCount' | 'read' | 'readKey' | 'readRun' | 'readValues',
     StatementSync
   >;
 
@@ -108,7 +117,9 @@ export class EmbeddedLog implements KeyedLog {
         `SELECT ${COLUMNS} FROM records WHERE topic = ? AND key = ? AND run_id IS NULL ORDER BY topic_offset LIMIT -1 OFFSET ?`,
       ),
       readRun: db.prepare(`SELECT ${COLUMNS} FROM records WHERE run_id = ? AND seq > ? ORDER BY seq`),
+      readValues: db.prepare(VALUES),
     };
+    this.sql.readValues.setReturnArrays(true);
   }
 
   /** Opens (creating if needed, unless readOnly) the data dir's database. */
@@ -164,6 +175,20 @@ export class EmbeddedLog implements KeyedLog {
     const limit = maxRecords === undefined || !Number.isFinite(maxRecords) ? -1 : Math.floor(maxRecords);
     const rows = this.store.read(() => this.sql.read.all(topic, fromOffset, limit));
     return (rows as unknown as Row[]).map(toStored);
+  }
+
+  async readValues(topic: string, fromOffset: number, maxRecords: number): Promise<ValuePage> {
+    checkRead(topic, fromOffset, maxRecords);
+    if (this.closed) throw closedError();
+    const limit = Number.isFinite(maxRecords) ? Math.floor(maxRecords) : -1;
+    const [bytes, lengths, offsets] = this.store.read(() =>
+      this.sql.readValues.get(topic, fromOffset, limit),
+    ) as unknown as [Uint8Array | null, string | null, string | null];
+    if (bytes === null || lengths === null || offsets === null) return { values: [], next: fromOffset };
+    const page = toValuePage(bytes, lengths, offsets, fromOffset);
+    if (page !== undefined) return page;
+    const rows = await this.read(topic, fromOffset, maxRecords);
+    return { values: rows.map((r) => r.value), next: (rows.at(-1)?.offset ?? fromOffset - 1) + 1 };
   }
 
   async follow(
@@ -363,4 +388,32 @@ function toStored(r: Row): StoredRecord {
   return r.headers === null
     ? { topic: r.topic, offset: r.topic_offset, key: r.key, value }
     : { topic: r.topic, offset: r.topic_offset, key: r.key, value, headers: JSON.parse(r.headers) };
+}
+
+/**
+ * The page of a VALUES row, each value a view of the one buffer; undefined when its rows did not
+ * come in offset order (then the caller reads the page row by row).
+ */
+function toValuePage(
+  bytes: Uint8Array,
+  lengths: string,
+  offsets: string,
+  from: number,
+): ValuePage | undefined {
+  const all = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const lens = lengths.split(',');
+  const offs = offsets.split(',');
+  if (offs.length !== lens.length) return undefined;
+  const values: Buffer[] = new Array(lens.length);
+  let pos = 0;
+  let last = from - 1;
+  for (let i = 0; i < lens.length; i++) {
+    const offset = Number(offs[i]);
+    if (!(offset > last)) return undefined;
+    last = offset;
+    const end = pos + Number(lens[i]);
+    values[i] = all.subarray(pos, end);
+    pos = end;
+  }
+  return pos === all.length ? { values, next: last + 1 } : undefined;
 }

@@ -40,21 +40,39 @@ export async function withTimeout<T>(work: Promise<T>, ms: number, what: string)
   }
 }
 
-/** kafkajs header values may be Buffers, strings or arrays of both; the port carries strings. */
+/**
+ * kafkajs header values may be Buffers, strings or arrays of both; the port carries strings.
+ * `only`: just these headers (a reader that needs a few of them converts no others).
+ */
 export function headersToStrings(
   headers: Record<string, Buffer | string | (Buffer | string)[] | undefined> | undefined,
+  only?: readonly string[],
 ): Record<string, string> | undefined {
   if (!headers) return undefined;
   const out: Record<string, string> = {};
   let any = false;
+  if (only !== undefined) {
+    for (const k of only) {
+      const v = headerString(headers[k]);
+      if (v === undefined) continue;
+      out[k] = v;
+      any = true;
+    }
+    return any ? out : undefined;
+  }
   // for-in, not Object.entries: this runs for every record read (a rebuild reads them all).
   for (const k in headers) {
-    const v = headers[k];
+    const v = headerString(headers[k]);
     if (v === undefined) continue;
-    const last = Array.isArray(v) ? v[v.length - 1] : v;
-    if (last === undefined) continue;
-    out[k] = typeof last === 'string' ? last : last.toString();
+    out[k] = v;
     any = true;
   }
   return any ? out : undefined;
+}
+
+function headerString(v: Buffer | string | (Buffer | string)[] | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  const last = Array.isArray(v) ? v[v.length - 1] : v;
+  if (last === undefined) return undefined;
+  return typeof last === 'string' ? last : last.toString();
 }

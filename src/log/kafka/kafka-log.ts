@@ -167,12 +167,14 @@ export class KafkaLog implements RunLog {
   /**
    * Hands every record of every partition, up to the end at the time of the call, to onRecord
    * (in offset order within a partition) with one consumer and without holding them in memory:
-   * the rebuild path, where readAll's copy of a whole topic would be too much.
+   * the rebuild path, where readAll's copy of a whole topic would be too much. `headers`: only
+   * these headers are in the records (a rebuild reads every record, and converting the others'
+   * values to strings costs as much as the rest of the record).
    */
   async scan(
     topic: string,
     onRecord: (r: PartitionedRecord) => Promise<void> | void,
-    timeoutMs = 10 * 60_000,
+    opts: { readonly timeoutMs?: number; readonly headers?: readonly string[] } = {},
   ): Promise<number> {
     const { name, ranges } = await this.wholeTopic(topic);
     let n = 0;
@@ -180,10 +182,18 @@ export class KafkaLog implements RunLog {
       this.kafka,
       name,
       ranges,
-      timeoutMs,
+      opts.timeoutMs ?? 10 * 60_000,
       (m) => {
         n++;
-        return onRecord(Object.assign(this.stored(topic, m), { partition: m.partition }));
+        const headers = headersToStrings(m.message.headers, opts.headers);
+        const value = m.message.value ?? Buffer.alloc(0);
+        const key = m.message.key?.toString() ?? '';
+        const { partition, offset } = m;
+        return onRecord(
+          headers
+            ? { topic, partition, offset, key, value, headers }
+            : { topic, partition, offset, key, value },
+        );
       },
       this.retry,
     );

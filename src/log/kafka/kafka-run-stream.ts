@@ -41,7 +41,14 @@ import { withTimeout } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
 import { OwnRecords, type PlacedHead } from './own-records.js';
 import { type FollowedMessage, PartitionFollower } from './partition-follower.js';
-import { AFTER_HEADER, BATCH_HEADER, EMPTY_HEAD, foldRunRecord, type RunHead } from './run-batch-fold.js';
+import {
+  AFTER_HEADER,
+  BATCH_HEADER,
+  EMPTY_HEAD,
+  foldRunRecord,
+  RUN_HEADERS,
+  type RunHead,
+} from './run-batch-fold.js';
 import { RunSnapshots } from './run-snapshots.js';
 
 export interface KafkaRunStreamOptions {
@@ -90,18 +97,22 @@ export class KafkaRunStream implements RunStream {
    */
   readAll(apply: (event: RecordedEvent) => void): Promise<number> {
     const heads = new Map<string, RunHead>();
-    return this.log.scan(TOPICS.runs, (r) => {
-      const head = foldRunRecord(heads.get(r.key) ?? EMPTY_HEAD, r.headers);
-      if (head === null) return;
-      heads.set(r.key, head);
-      // Synchronous for every record whose schema is known: no promise per record.
-      const known = this.events.decodeKnown(TOPICS.runs, r.value);
-      if (known !== undefined) {
-        apply(known);
-        return;
-      }
-      return this.events.decode(TOPICS.runs, r.value).then(apply);
-    });
+    return this.log.scan(
+      TOPICS.runs,
+      (r) => {
+        const head = foldRunRecord(heads.get(r.key) ?? EMPTY_HEAD, r.headers);
+        if (head === null) return;
+        heads.set(r.key, head);
+        // Synchronous for every record whose schema is known: no promise per record.
+        const known = this.events.decodeKnown(TOPICS.runs, r.value);
+        if (known !== undefined) {
+          apply(known);
+          return;
+        }
+        return this.events.decode(TOPICS.runs, r.value).then(apply);
+      },
+      { headers: RUN_HEADERS },
+    );
   }
 
   async load(runId: string): Promise<LoadedRun> {

@@ -15,6 +15,9 @@ import { SEQ_HEADER } from '../event-store.js';
 export const AFTER_HEADER = 'loopguard.after';
 export const BATCH_HEADER = 'loopguard.batch';
 
+/** The headers foldRunRecord reads: all a reader of every record needs of them. */
+export const RUN_HEADERS: readonly string[] = [SEQ_HEADER, BATCH_HEADER, AFTER_HEADER];
+
 export interface RunHead {
   readonly seq: number;
   /** The batch of the last counted record; null for an unconditional one. */
