@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --json] [--only NAME] [--trials N] [--markdown] [--readme BLOCK]`: what a
+ * `npm run bench [-- --json] [--only NAME[,NAME...]] [--trials N] [--markdown] [--readme BLOCK]`: what a
  * guarded call costs, each figure a ratio against a baseline measured in the same run, the median
  * of N trials (3 by default) with min and max. `--markdown` prints the table for the README;
  * `--readme BLOCK` also writes it into the README's `<!-- bench:BLOCK -->` block. A benchmark,
@@ -54,18 +54,22 @@ if (!Number.isInteger(trials) || trials < 1) {
   process.stderr.write(`bench: --trials must be a positive integer, got ${values.trials}\n`);
   process.exit(2);
 }
-// A bench's own name selects it alone (`serve`, not also `serve-takeover`); else a prefix selects a family.
-const exact = BENCHES.some((b) => b.name === values.only);
-const selected = BENCHES.filter(
-  (b) =>
-    values.only === undefined || b.name === values.only || (!exact && b.name.startsWith(`${values.only}`)),
-);
-if (selected.length === 0) {
+// A comma-separated list; each name selects its bench alone (`serve`, not also `serve-takeover`),
+// else the benches it prefixes (a family).
+const names = values.only?.split(',').filter((n) => n !== '');
+const picks = (name: string) => {
+  const exact = BENCHES.some((b) => b.name === name);
+  return BENCHES.filter((b) => b.name === name || (!exact && b.name.startsWith(name)));
+};
+const unknown = names?.filter((n) => picks(n).length === 0) ?? [];
+if (unknown.length > 0 || names?.length === 0) {
   process.stderr.write(
-    `bench: no benchmark named ${values.only}; known: ${BENCHES.map((b) => b.name).join(', ')}\n`,
+    `bench: no benchmark named ${unknown.join(', ') || values.only}; known: ${BENCHES.map((b) => b.name).join(', ')}\n`,
   );
   process.exit(2);
 }
+const selected =
+  names === undefined ? BENCHES : BENCHES.filter((b) => names.some((n) => picks(n).includes(b)));
 
 let infra: Awaited<ReturnType<typeof startInfra>> | undefined;
 let target: Promise<KafkaTarget> | undefined;
