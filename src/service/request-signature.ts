@@ -10,14 +10,14 @@ import type { WireRequest } from './service-topics.js';
 const DOMAIN = 'loopguard-request-v1\n';
 
 /** What is signed: the request without its signature, canonical. */
-export function signedText(req: WireRequest): string {
+function signedText(req: WireRequest): string {
   const fields = Object.entries(req)
     .filter(([k]) => k !== 'signature')
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return DOMAIN + JSON.stringify(fields);
 }
 
-export function signatureOf(req: WireRequest, secret: string): string {
+function signatureOf(req: WireRequest, secret: string): string {
   return createHmac('sha256', secret).update(signedText(req)).digest('hex');
 }
 
