@@ -8,12 +8,12 @@
  */
 import type { StopCondition, ToolExecutionOptions, ToolSet } from 'ai';
 import { isTerminal, put } from '../domain/index.js';
-import { succeeded } from '../runtime/call-result.js';
 import {
   type CallResult,
   combinedSignal,
   type GuardToolsOptions,
   type Run,
+  succeeded,
   toModelMessage,
 } from '../runtime/index.js';
 import { endAfterStop } from './end-after-stop.js';

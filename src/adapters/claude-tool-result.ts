@@ -1,5 +1,4 @@
-import { type CallResult, guardNote } from '../runtime/call-result.js';
-import { ToolError, toModelMessage } from '../runtime/index.js';
+import { type CallResult, guardNote, ToolError, toModelMessage } from '../runtime/index.js';
 
 /** What the Claude adapter's hooks and its in-process MCP tools share about a tool's result. */
 

@@ -7,9 +7,8 @@
  */
 
 import { IllegalStateError, put } from '../domain/index.js';
-import { type CallResult, succeeded } from '../runtime/call-result.js';
 import type { GuardToolsOptions, Run } from '../runtime/index.js';
-import { combinedSignal, toModelMessage } from '../runtime/index.js';
+import { type CallResult, combinedSignal, succeeded, toModelMessage } from '../runtime/index.js';
 import { endAfterStop } from './end-after-stop.js';
 import { GuardedCalls } from './guarded-calls.js';
 import { toolReply } from './tool-reply.js';

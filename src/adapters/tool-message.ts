@@ -1,6 +1,5 @@
 import { ToolMessage } from '@langchain/core/messages';
-import { succeeded } from '../runtime/call-result.js';
-import { combinedSignal } from '../runtime/index.js';
+import { combinedSignal, succeeded } from '../runtime/index.js';
 import type { GuardedCalls } from './guarded-calls.js';
 import { toolReply } from './tool-reply.js';
 

@@ -1,4 +1,4 @@
-import { type CallResult, guardNote, toModelMessage } from '../runtime/call-result.js';
+import { type CallResult, guardNote, toModelMessage } from '../runtime/index.js';
 
 /**
  * What a framework hands the model for a guarded call: the tool's own value when the guard has

@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { LoopguardError } from '../domain/index.js';
-import { type CallResult, guardNote, toModelMessage } from '../runtime/call-result.js';
+import { type CallResult, guardNote, toModelMessage } from '../runtime/index.js';
 import type { UpstreamAnswer } from './upstream-call.js';
 
 const text = (t: string) => ({ type: 'text' as const, text: t });
