@@ -13,6 +13,7 @@ import {
   combinedSignal,
   type GuardToolsOptions,
   type Run,
+  succeeded,
   toModelMessage,
 } from '../runtime/index.js';
 import { endAfterStop } from './end-after-stop.js';
@@ -61,7 +62,7 @@ const refusalOf = (v: unknown): Refusal | null =>
 
 /** A tool's output for a guarded call: its own value where it has one, so `toModelOutput` reads its declared type. */
 function typedReply(r: CallResult): unknown {
-  if (r.status === 'cached' || (r.status === 'executed' && r.kind === 'SUCCESS')) return r.value;
+  if (succeeded(r)) return r.value;
   const refusal: Refusal = { loopguard: toModelMessage(r) };
   refusals.add(refusal);
   return refusal;

@@ -19,6 +19,7 @@ import { isTerminal } from '../domain/index.js';
 import { type GuardToolsOptions, type Run, ToolError, toModelMessage } from '../runtime/index.js';
 import { type ClaudeMcpTool, guardedMcpServer } from './claude-mcp-server.js';
 import { errorText, noteOf, type ToolReply, toolFailed } from './claude-tool-result.js';
+import { stopNote } from './end-after-stop.js';
 import { GuardedCalls } from './guarded-calls.js';
 
 export type { ClaudeMcpTool } from './claude-mcp-server.js';
@@ -124,14 +125,8 @@ export function claudeAgentGuard(run: Run, opts: GuardToolsOptions = {}): Claude
   /** The model has had its turn after the stop: a tool it asks for now ends the query. */
   let endNext = false;
 
-  const stopText = (): string => {
-    const report = run.state.report;
-    return report === null
-      ? '[loopguard] the run has ended'
-      : `[loopguard] ${report.terminalState} (${report.guardReason}): ${report.message}`;
-  };
   const deny = (reason: string, end: boolean): ClaudeHookOutput => ({
-    ...(end ? { continue: false, stopReason: stopText() } : {}),
+    ...(end ? { continue: false, stopReason: stopNote(run.state.report) } : {}),
     hookSpecificOutput: {
       hookEventName: 'PreToolUse',
       permissionDecision: 'deny',

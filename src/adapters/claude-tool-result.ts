@@ -1,4 +1,4 @@
-import { type CallResult, ToolError, toModelMessage } from '../runtime/index.js';
+import { type CallResult, guardNote, ToolError, toModelMessage } from '../runtime/index.js';
 
 /** What the Claude adapter's hooks and its in-process MCP tools share about a tool's result. */
 
@@ -14,7 +14,7 @@ export const asToolReply = (v: unknown): ToolReply | null =>
 /** What the guard adds to a result the tool gave, if anything: a warning, or the decision after it. */
 export function noteOf(r: CallResult): string | null {
   if (r.status !== 'executed') return toModelMessage(r);
-  const note = r.warning ?? (r.decision === 'continue' ? null : r.message);
+  const note = guardNote(r);
   return note === null ? null : `[loopguard] ${note}`;
 }
 

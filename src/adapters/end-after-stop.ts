@@ -1,4 +1,4 @@
-import { isTerminal } from '../domain/index.js';
+import { isTerminal, type StopReport } from '../domain/index.js';
 import type { Run } from '../runtime/index.js';
 
 /**
@@ -15,3 +15,9 @@ export function endAfterStop(run: Run): () => boolean {
     return false;
   };
 }
+
+/** The stop as the agent's last word: what ended the run and why. */
+export const stopNote = (report: StopReport | null): string =>
+  report === null
+    ? '[loopguard] the run has ended'
+    : `[loopguard] ${report.terminalState} (${report.guardReason}): ${report.message}`;

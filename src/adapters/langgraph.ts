@@ -11,6 +11,7 @@ import { END } from '@langchain/langgraph';
 import { ToolNode, type ToolNodeOptions } from '@langchain/langgraph/prebuilt';
 import { isTerminal } from '../domain/index.js';
 import { combinedSignal, type GuardToolsOptions, type Run } from '../runtime/index.js';
+import { stopNote } from './end-after-stop.js';
 import { GuardedCalls } from './guarded-calls.js';
 import { guardedToolMessage } from './tool-message.js';
 
@@ -57,12 +58,8 @@ export function guardPostModelHook(run: Run) {
     const last = lastAi(state.messages);
     if (!isTerminal(run.state.status) || last === undefined || (last.tool_calls?.length ?? 0) === 0)
       return {};
-    const report = run.state.report;
-    const note =
-      report === null
-        ? '[loopguard] the run has ended'
-        : `[loopguard] ${report.terminalState} (${report.guardReason}): ${report.message}`;
-    const text = typeof last.content === 'string' && last.content !== '' ? last.content : note;
+    const text =
+      typeof last.content === 'string' && last.content !== '' ? last.content : stopNote(run.state.report);
     return {
       messages: [
         new AIMessage({ ...(last.id === undefined ? {} : { id: last.id }), content: text, tool_calls: [] }),

@@ -7,8 +7,8 @@
  */
 
 import { IllegalStateError, put } from '../domain/index.js';
-import type { CallResult, GuardToolsOptions, Run } from '../runtime/index.js';
-import { combinedSignal, toModelMessage } from '../runtime/index.js';
+import type { GuardToolsOptions, Run } from '../runtime/index.js';
+import { type CallResult, combinedSignal, succeeded, toModelMessage } from '../runtime/index.js';
 import { endAfterStop } from './end-after-stop.js';
 import { GuardedCalls } from './guarded-calls.js';
 import { toolReply } from './tool-reply.js';
@@ -50,12 +50,6 @@ interface ToolLike {
   readonly toModelOutput?: unknown;
 }
 
-/** Only a call that did its work is answered with a value; everything else is a tool error. */
-const succeeded = (
-  r: CallResult,
-): r is Extract<CallResult, { status: 'cached' }> | Extract<CallResult, { status: 'executed' }> =>
-  r.status === 'cached' || (r.status === 'executed' && r.kind === 'SUCCESS');
-
 /**
  * Mastra's own validation of a tool's input or output comes back as a value, not a throw: to the
  * guard that is a failed call (retrying it with the same arguments will fail alike), not a result.
@@ -92,6 +86,7 @@ function wrapOne(calls: GuardedCalls, name: string, tool: ToolLike): ToolLike {
         }
       },
     );
+    // Only a call that did its work is answered with a value; everything else is a tool error.
     if (!succeeded(r)) throw new GuardedCallError(r, failure);
     return typed ? r.value : toolReply(r);
   };

@@ -14,7 +14,7 @@ import {
 } from '@openai/agents';
 import { IllegalStateError, type StopReport } from '../domain/index.js';
 import { combinedSignal, type GuardToolsOptions, type Run, toModelMessage } from '../runtime/index.js';
-import { endAfterStop } from './end-after-stop.js';
+import { endAfterStop, stopNote } from './end-after-stop.js';
 import { GuardedCalls } from './guarded-calls.js';
 import { toolReply } from './tool-reply.js';
 
@@ -97,7 +97,7 @@ export function agentsGuard<TOutput = string>(run: Run, opts: AgentsGuardOptions
     toolUseBehavior: (_context, results) => {
       const report = run.state.report;
       if (!end() || report === null) return { isFinalOutput: false, isInterrupted: undefined };
-      const text = `[loopguard] ${report.terminalState} (${report.guardReason}): ${report.message}`;
+      const text = stopNote(report);
       if (opts.stopOutput === undefined) {
         if (structuredOutput(results))
           throw new IllegalStateError(

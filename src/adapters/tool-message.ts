@@ -1,15 +1,11 @@
 import { ToolMessage } from '@langchain/core/messages';
-import { type CallResult, combinedSignal } from '../runtime/index.js';
+import { combinedSignal, succeeded } from '../runtime/index.js';
 import type { GuardedCalls } from './guarded-calls.js';
 import { toolReply } from './tool-reply.js';
 
 /** The text of a tool message as the guard judges results: identical outputs hash alike. */
 const textOf = (m: ToolMessage): string =>
   typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
-
-/** Only a call that did its work is a success; refused, stopped, failed and in doubt are errors. */
-const succeeded = (r: CallResult): boolean =>
-  r.status === 'cached' || (r.status === 'executed' && r.kind === 'SUCCESS');
 
 type Invocable = { invoke: (input: unknown, config?: { signal?: AbortSignal }) => unknown };
 

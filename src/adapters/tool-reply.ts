@@ -1,4 +1,4 @@
-import { type CallResult, toModelMessage } from '../runtime/index.js';
+import { type CallResult, guardNote, toModelMessage } from '../runtime/index.js';
 
 /**
  * What a framework hands the model for a guarded call: the tool's own value when the guard has
@@ -6,7 +6,5 @@ import { type CallResult, toModelMessage } from '../runtime/index.js';
  * carries the value where there is one.
  */
 export function toolReply(r: CallResult): unknown {
-  return r.status === 'executed' && r.decision === 'continue' && r.warning === null
-    ? r.value
-    : toModelMessage(r);
+  return r.status === 'executed' && guardNote(r) === null ? r.value : toModelMessage(r);
 }

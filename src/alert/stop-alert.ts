@@ -7,7 +7,7 @@ type Snake<S extends string> = S extends `${infer H}${infer T}`
   : S;
 
 /** A library object with its field names in snake_case, as snakeKeys (domain/snake-keys.ts) writes it. */
-export type SnakeKeys<T> = T extends readonly (infer U)[]
+type SnakeKeys<T> = T extends readonly (infer U)[]
   ? readonly SnakeKeys<U>[]
   : T extends object
     ? { readonly [K in keyof T as K extends string ? Snake<K> : K]: SnakeKeys<T[K]> }

@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { LoopguardError } from '../domain/index.js';
-import { portFlag, positiveInt } from './number-flags.js';
+import { countFlag, portFlag, positiveInt } from './number-flags.js';
 
 /**
  * Options several commands share, and value checks that run while the command line is parsed:
@@ -34,14 +34,7 @@ export const positiveOption = (flags: string, description: string): Option =>
 /** An integer >= 0. */
 export const countOption = (flags: string, description: string): Option =>
   new Option(flags, description).argParser(
-    checked(
-      (f, v) => {
-        const n = v.trim() === '' ? Number.NaN : Number(v);
-        if (!Number.isInteger(n) || n < 0)
-          throw new LoopguardError('usage', `--${f} must be an integer >= 0, got ${v}`);
-      },
-      flags.replace(/^--([\w-]+).*$/, '$1'),
-    ),
+    checked((f, v) => countFlag(f, v), flags.replace(/^--([\w-]+).*$/, '$1')),
   );
 
 /** Kafka connection options: `--kafka`, `--brokers`, `--registry`, `--topic-prefix`. */

@@ -40,6 +40,13 @@ function withEnvDefaults(opts: Record<string, unknown>, env: Env, takes: { polic
   };
 }
 
+/** Resolves once `signal` aborts (at once if it has): how a long-running command waits for its end. */
+export const untilAborted = (signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+
 function shutdownSignal(given: AbortSignal | undefined): AbortSignal {
   if (given) return given;
   const ctl = new AbortController();

@@ -1,6 +1,4 @@
 import { snakeKeys } from '../domain/snake-keys.js';
 
-export { snakeKeys };
-
 /** One `--json` line: the value's field names in snake_case (domain/snake-keys.ts). */
 export const jsonLine = (value: unknown): string => `${JSON.stringify(snakeKeys(value))}\n`;

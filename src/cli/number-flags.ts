@@ -15,6 +15,15 @@ export function positiveInt(flag: string, value: string | undefined, fallback: n
   return n;
 }
 
+/** An integer >= 0 (a count that may be 0, a duration that may be none), or undefined when the flag is absent. */
+export function countFlag(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = parsed(value);
+  if (!Number.isInteger(n) || n < 0)
+    throw new LoopguardError('usage', `--${flag} must be an integer >= 0, got ${value}`);
+  return n;
+}
+
 /** A TCP port from 0 (any free port) to 65535, or `fallback` when the flag is absent. */
 export function portFlag(flag: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;

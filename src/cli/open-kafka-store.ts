@@ -5,6 +5,7 @@ import { CountedRunRecords } from '../log/kafka/counted-run-records.js';
 import { DecodingConsumer } from '../log/kafka/decoding-consumer.js';
 import { KafkaLog } from '../log/kafka/kafka-log.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
+import { untilAborted } from './command-context.js';
 import type { KafkaConfig } from './kafka-config.js';
 import type { OpenStore } from './open-store.js';
 import { rebuildFromStream } from './rebuild-from-stream.js';
@@ -40,9 +41,7 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
           handle: (e) => apply(e),
           onJoin: () => counted.reset(),
         });
-        await new Promise<void>((done) =>
-          signal.aborted ? done() : signal.addEventListener('abort', () => done(), { once: true }),
-        );
+        await untilAborted(signal);
         await consumer.stop();
       },
       eventCount: () => log.recordCount(TOPICS.runs),

@@ -1,4 +1,5 @@
 import { KafkaCopyProjector } from '../log/kafka/kafka-copy-projector.js';
+import { untilAborted } from './command-context.js';
 import type { Io } from './io.js';
 import type { KafkaConfig } from './kafka-config.js';
 import { openKafkaStore } from './open-kafka-store.js';
@@ -26,13 +27,7 @@ export async function projectCommand(
     try {
       if (once) await projector.caughtUp();
       else
-        await Promise.race([
-          projector.ended.then((why) => io.err(`project: ${why}`)),
-          new Promise<void>((resolve) => {
-            if (signal.aborted) resolve();
-            else signal.addEventListener('abort', () => resolve(), { once: true });
-          }),
-        ]);
+        await Promise.race([projector.ended.then((why) => io.err(`project: ${why}`)), untilAborted(signal)]);
     } finally {
       await projector.stop();
     }

@@ -1,7 +1,7 @@
 import { LoopguardError } from '../domain/index.js';
 
 /** More seeds than this is a typo (each seed replays every synthetic family, about a second). */
-export const MAX_SEEDS = 1000;
+const MAX_SEEDS = 1000;
 const MAX_SEED = 2 ** 32 - 1;
 
 /**

@@ -1,11 +1,12 @@
 import { hostname } from 'node:os';
-import { LoopguardError } from '../domain/index.js';
 import { GuardWorker } from '../service/guard-worker.js';
 import { openService } from '../service/open-service.js';
 import { readTenantKeys } from '../service/tenant-keys.js';
+import { untilAborted } from './command-context.js';
 import type { Io } from './io.js';
 import type { KafkaConfig } from './kafka-config.js';
 import { type MetricsServer, serviceMetrics, startMetricsServer } from './metrics-server.js';
+import { countFlag } from './number-flags.js';
 import { loadPolicy } from './policy-file.js';
 
 export interface ServeFlags {
@@ -22,14 +23,6 @@ export interface ServeFlags {
 
 export const DEFAULT_SERVE_GROUP = 'loopguard-serve';
 
-function intFlag(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0)
-    throw new LoopguardError('usage', `--${flag} must be an integer >= 0, got ${value}`);
-  return n;
-}
-
 /**
  * `loopguard serve --kafka [--group G] [--metrics-port P] [--snapshot-every N] [--ended-idle-ms MS]`:
  * one guard worker; start as many as there are partitions to share, on any machines, with the
@@ -42,11 +35,11 @@ export async function serveCommand(
   signal: AbortSignal,
 ): Promise<number> {
   const policy = loadPolicy(flags.policy);
-  const metricsPort = intFlag('metrics-port', flags['metrics-port']);
-  const sessionTimeoutMs = intFlag('session-timeout-ms', flags['session-timeout-ms']);
-  const partitions = intFlag('partitions', flags.partitions);
-  const snapshotEveryRecords = intFlag('snapshot-every', flags['snapshot-every']);
-  const endedRunsIdleMs = intFlag('ended-idle-ms', flags['ended-idle-ms']);
+  const metricsPort = countFlag('metrics-port', flags['metrics-port']);
+  const sessionTimeoutMs = countFlag('session-timeout-ms', flags['session-timeout-ms']);
+  const partitions = countFlag('partitions', flags.partitions);
+  const snapshotEveryRecords = countFlag('snapshot-every', flags['snapshot-every']);
+  const endedRunsIdleMs = countFlag('ended-idle-ms', flags['ended-idle-ms']);
   const groupId = flags.group ?? DEFAULT_SERVE_GROUP;
   // Read before anything starts: a bad key file is a usage error, not a worker that trusts everyone.
   const tenantKeys = flags['tenant-keys'] === undefined ? undefined : readTenantKeys(flags['tenant-keys']);
@@ -74,10 +67,7 @@ export async function serveCommand(
       io.err(`serve: metrics on ${metrics.url}`);
     }
     io.err(`serve: ${worker.workerId} in group ${groupId} on ${conn.log.physicalName('loopguard.requests')}`);
-    await new Promise<void>((resolve) => {
-      if (signal.aborted) resolve();
-      signal.addEventListener('abort', () => resolve(), { once: true });
-    });
+    await untilAborted(signal);
     await worker.stop();
     io.err(`serve: stopped after ${worker.stats.decided} decisions`);
     return 0;

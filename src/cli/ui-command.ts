@@ -1,4 +1,5 @@
 import { TOPICS } from '../log/event-log.js';
+import { untilAborted } from './command-context.js';
 import type { Io } from './io.js';
 import { type Env, type KafkaFlags, kafkaConfig } from './kafka-config.js';
 import type { MetricsServer } from './metrics-server.js';
@@ -59,9 +60,7 @@ export async function uiCommand(f: UiFlags, env: Env, io: Io, signal: AbortSigna
     io.err(
       `ui: ${ui.url} (read-only, ${s.where})${metrics ? `; metrics on ${metrics.url}` : ''}; Ctrl-C ends it`,
     );
-    await new Promise<void>((resolve) =>
-      signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
-    );
+    await untilAborted(signal);
     await Promise.all([ui.close(), metrics?.close()]);
     return 0;
   });

@@ -42,7 +42,7 @@ export class DecisionWaiters {
           if (m.value === null) continue;
           // A decision this client cannot decode is someone else's problem, not a reason to stop.
           const d = await decisions.decode(m.value).catch(() => null);
-          if (d !== null) self.deliver(d);
+          if (d !== null) self.pending.deliver(d);
         }
       },
     });
@@ -53,10 +53,6 @@ export class DecisionWaiters {
   /** Resolves with the decision for `requestId` of `runId` (both must match); `decision_timeout` after timeoutMs. */
   wait(runId: string, requestId: string, timeoutMs: number): Promise<WireDecision> {
     return this.pending.wait(runId, requestId, timeoutMs);
-  }
-
-  private deliver(d: WireDecision): void {
-    this.pending.deliver(d);
   }
 
   async close(): Promise<void> {

@@ -58,7 +58,7 @@ function decided(callId: string | null, phase: 'before' | 'after', v: Verdict): 
   };
 }
 
-export function stopped(
+function stopped(
   s: RunState,
   v: Verdict,
   atMs: number,

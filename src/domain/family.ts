@@ -64,7 +64,7 @@ const counts = (t: TreeSpend): Record<string, number> => ({
  * The first budget of `limits` that `used` has reached, as [rule, what, used, limit]; the same
  * order and rule names as a run's own budgets, so an audit reads alike whoever spent it.
  */
-export function spentBudget(
+function spentBudget(
   limits: AncestorView['limits'],
   used: TreeSpend,
 ): readonly [string, string, number, number] | null {

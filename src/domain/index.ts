@@ -18,5 +18,4 @@ export * from './run-wait.js';
 export * from './similarity.js';
 export * from './stop-report.js';
 export * from './tool-result.js';
-export type { Verdict } from './verdict.js';
 export * from './wait-text.js';

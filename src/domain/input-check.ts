@@ -17,7 +17,7 @@ export const MIN_LONG = -4_503_599_627_370_496;
 /** Node clamps a timer above 2^31-1 ms to 1 ms: a longer step timeout would fire at once. */
 export const MAX_TIMER_MS = 2_147_483_647;
 /** The last instant a JS Date can hold: a later clock reading is not a time. */
-export const MAX_TIME_MS = 8_640_000_000_000_000;
+const MAX_TIME_MS = 8_640_000_000_000_000;
 /** Tokens of one call or one model turn; summed over a million calls it still fits a long. */
 export const MAX_TOKENS = 2_147_483_647;
 /** Dollars of one call or one model turn: far above any real one, and its sums stay finite. */
@@ -133,7 +133,7 @@ export function fieldsProblem(
 }
 
 /** A record of strings (run labels): names as keys, free text as values. */
-export const labelsProblem: Check = (v) => {
+const labelsProblem: Check = (v) => {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return `expected an object, got ${shown(v)}`;
   for (const [k, x] of Object.entries(v)) {
     const bad = nameProblem(k) ?? textProblem(x);

@@ -22,21 +22,21 @@ import type { AnswerCount, AskedEntry, InFlightCall, RunState } from './run-stat
  */
 
 /** Unrelated calls that must return one answer before it proves nothing about any of them. */
-export const ACK_CALLERS = 2;
+const ACK_CALLERS = 2;
 /** Answers remembered per run: enough for the acknowledgements of a long coding run. */
-export const ANSWERS_CAP = 32;
+const ANSWERS_CAP = 32;
 /** Re-checks that count as progress before something never seen before arrives. */
 export const REVISIT_LIMIT = 4;
 /** (call, result) pairs remembered since the last change of the world. */
-export const SINCE_CHANGE_CAP = 32;
+const SINCE_CHANGE_CAP = 32;
 
-export function callersOf(answers: readonly AnswerCount[], resultHash: string): number {
+function callersOf(answers: readonly AnswerCount[], resultHash: string): number {
   for (const a of answers) if (a.resultHash === resultHash) return a.callers;
   return 0;
 }
 
 /** `answers` with one more caller for `resultHash`, most recently counted last, capped. */
-export function counted(answers: readonly AnswerCount[], resultHash: string): readonly AnswerCount[] {
+function counted(answers: readonly AnswerCount[], resultHash: string): readonly AnswerCount[] {
   // One pass: the callers so far (the first entry's, as callersOf reads them) and the others.
   let callers: number | undefined;
   const rest: AnswerCount[] = [];

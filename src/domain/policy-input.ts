@@ -1,7 +1,7 @@
 import type { Limits, NearDuplicatePolicy, Policy, RuleAction, ToolPolicy } from './policy.js';
 
 /** Limits as a policy file writes them: any of them, each nested object partly. */
-export type LimitsInput = Partial<Omit<Limits, 'nearDuplicate' | 'rules'>> & {
+type LimitsInput = Partial<Omit<Limits, 'nearDuplicate' | 'rules'>> & {
   readonly nearDuplicate?: Partial<NearDuplicatePolicy>;
   readonly rules?: Partial<Limits['rules']> & Readonly<Record<never, RuleAction>>;
 };

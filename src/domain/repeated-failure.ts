@@ -11,7 +11,7 @@ import { evidence, stopVerdict, type Verdict } from './verdict.js';
  * the world (a new call answered with nothing) or news from outside starts every count over, so
  * an edit, then the same failing test, then another edit is work, not a loop.
  */
-export const SAME_FAILURE_LIMIT = 3;
+const SAME_FAILURE_LIMIT = 3;
 /** Failures remembered at once: a run rarely fails more ways than this between changes. */
 const FAILURES_CAP = 8;
 

@@ -7,13 +7,13 @@ import { evidence, stopVerdict, type Verdict } from './verdict.js';
 import { waitText } from './wait-text.js';
 
 /** Codes of FATAL results a person can resolve (grant, approve, decide); anything else FAILED. */
-export const HUMAN_CODES = ['permission_denied', 'policy_blocked', 'needs_human'] as const;
+const HUMAN_CODES = ['permission_denied', 'policy_blocked', 'needs_human'] as const;
 
 const BACKOFF_BASE_MS = 1000;
 const BACKOFF_CAP_MS = 60_000;
 
 /** 1 s, 2 s, 4 s ... capped; the server's retry-after wins when it gave one. */
-export const backoffMs = (attempt: number, retryAfterMs: number | null): number =>
+const backoffMs = (attempt: number, retryAfterMs: number | null): number =>
   retryAfterMs ?? Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempt - 1));
 
 /**

@@ -56,7 +56,7 @@ export interface AnswerCount {
 }
 
 export type OperationStatus = 'claimed' | 'completed' | 'in_doubt';
-export interface OperationEntry {
+interface OperationEntry {
   readonly status: OperationStatus;
   readonly callId: string;
   readonly resultJson: string | null;

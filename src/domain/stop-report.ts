@@ -23,7 +23,7 @@ const RESUME: Record<TerminalState, { condition: string; next: string }> = {
   },
 };
 
-export function spendOf(s: RunState, atMs: number): Spend {
+function spendOf(s: RunState, atMs: number): Spend {
   return {
     steps: s.steps,
     toolCalls: s.toolCalls,

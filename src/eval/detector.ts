@@ -1,4 +1,4 @@
-import type { TraceRun } from '../trace/trace-run.js';
+import type { TraceCall, TraceRun } from '../trace/trace-run.js';
 
 /**
  * What a detector decided about one recorded run.
@@ -36,4 +36,30 @@ export function stopAt(run: TraceRun, stopIndex: number, rule: string): Verdict 
  */
 export function startsNewUserTurn(run: TraceRun, index: number): boolean {
   return index > 0 && run.calls[index]?.after_user_turn === true;
+}
+
+/**
+ * The stop of the rules that count identical calls in a row: the first call that is the `n`-th in
+ * a row with the same `key`, by `rule`. A user turn starts a new row; a call whose key is null is
+ * passed over and leaves the row as it was.
+ */
+export function nthInARow(
+  run: TraceRun,
+  n: number,
+  rule: string,
+  key: (call: TraceCall) => string | null,
+): Verdict {
+  let previous: string | null = null;
+  let count = 0;
+  for (let i = 0; i < run.calls.length; i++) {
+    const call = run.calls[i];
+    if (call === undefined) continue;
+    if (startsNewUserTurn(run, i)) previous = null;
+    const k = key(call);
+    if (k === null) continue;
+    count = k === previous ? count + 1 : 1;
+    previous = k;
+    if (count >= n) return { stopIndex: i, rule };
+  }
+  return NO_STOP;
 }

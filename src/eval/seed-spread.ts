@@ -10,7 +10,7 @@ import { formatRatio, ratio, savedOutsideHonestWork, THREE } from './summary.js'
 import { table } from './table.js';
 
 /** The issue's target: calls saved on failed runs at least this multiple of the 3-identical rule's. */
-export const TARGET_SAVED_VS_THREE = 1.2;
+const TARGET_SAVED_VS_THREE = 1.2;
 
 export interface Spread {
   /** The middle value; of an even count, the mean of the two middle ones. */
@@ -30,7 +30,7 @@ export function spread(values: readonly number[]): Spread | null {
 }
 
 /** On how many seeds each target held for the detector judged (of `seeds`). */
-export interface TargetsHeld {
+interface TargetsHeld {
   readonly seeds: number;
   /** Every stuck run caught. */
   readonly allCaught: number;

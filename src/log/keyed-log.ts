@@ -53,17 +53,7 @@ export function keyConflict(topic: string, key: string, expected: number, actual
 
 /** Offsets per key, kept as records are appended or found: the index both local adapters share. */
 export class KeyIndex {
-  private readonly offsets: Map<string, number[]>;
-
-  /** Starts from offsets already known per key (a persisted index); the lists are copied. */
-  constructor(known: ReadonlyMap<string, readonly number[]> = new Map()) {
-    this.offsets = new Map([...known].map(([k, o]) => [k, [...o]]));
-  }
-
-  /** Every key with its offsets, for persisting. */
-  entries(): ReadonlyMap<string, readonly number[]> {
-    return this.offsets;
-  }
+  private readonly offsets = new Map<string, number[]>();
 
   add(key: string, offset: number): void {
     const list = this.offsets.get(key);

@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { LoopguardError } from '../domain/index.js';
-import { type CallResult, toModelMessage } from '../runtime/index.js';
+import { type CallResult, guardNote, toModelMessage } from '../runtime/index.js';
 import type { UpstreamAnswer } from './upstream-call.js';
 
 const text = (t: string) => ({ type: 'text' as const, text: t });
@@ -21,7 +21,7 @@ const isToolResult = (v: unknown): v is CallToolResult =>
 export function toMcpToolResult(r: CallResult, answer: UpstreamAnswer | undefined): CallToolResult {
   switch (r.status) {
     case 'executed': {
-      const note = r.warning ?? (r.decision === 'continue' ? null : r.message);
+      const note = guardNote(r);
       if (answer?.kind === 'result') return withNote(answer.result, note);
       const failure =
         answer?.kind === 'error'

@@ -57,7 +57,7 @@ export function toModelMessage(r: CallResult): string {
   switch (r.status) {
     case 'executed': {
       const body = typeof r.value === 'string' ? r.value : JSON.stringify(r.value ?? null);
-      const note = r.warning ?? (r.decision === 'continue' ? null : r.message);
+      const note = guardNote(r);
       return note === null ? body : `${body}\n\n[loopguard] ${note}`;
     }
     case 'cached':
@@ -70,6 +70,16 @@ export function toModelMessage(r: CallResult): string {
       return `[loopguard] stopped (${r.rule}): ${r.message} No further tool call of this run will execute; reply with your final answer.`;
   }
 }
+
+/** What the guard adds to the result of a call that ran: its warning, else its decision when that is not to continue. */
+export const guardNote = (r: Extract<CallResult, { status: 'executed' }>): string | null =>
+  r.warning ?? (r.decision === 'continue' ? null : r.message);
+
+/** Whether the call did its work: it ran and succeeded, or its side effect was done before (cached). */
+export const succeeded = (
+  r: CallResult,
+): r is Extract<CallResult, { status: 'cached' }> | Extract<CallResult, { status: 'executed' }> =>
+  r.status === 'cached' || (r.status === 'executed' && r.kind === 'SUCCESS');
 
 /** A call's rule, and what failed: a tool that ran and did not succeed fails with its code or result class. */
 export function callEnd(r: CallResult): CallEnd {

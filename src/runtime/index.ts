@@ -1,7 +1,7 @@
 export * from '../log/embedded/sqlite-ledger.js';
 export * from '../ports/ledger.js';
 export type { CallHooks, CallRequest } from './call-request.js';
-export { type CallResult, toModelMessage } from './call-result.js';
+export { type CallResult, guardNote, succeeded, toModelMessage } from './call-result.js';
 export type { ToolFn } from './execute-tool.js';
 export * from './guard.js';
 export * from './guard-tools.js';

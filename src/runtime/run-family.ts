@@ -36,10 +36,6 @@ export class RunFamily {
     this.kids.set(parent, siblings);
   }
 
-  has(runId: string): boolean {
-    return this.members.has(runId);
-  }
-
   private children(runId: string): FamilyMember[] {
     return (this.kids.get(runId) ?? []).flatMap((id) => this.members.get(id) ?? []);
   }

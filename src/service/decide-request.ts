@@ -153,7 +153,7 @@ function reconcileAsked(actor: RunActor, req: WireRequest, ctx: DecideContext, a
 }
 
 /** A decision that records nothing in the run, with the run as it stands: the fields left to fill are the answer's. */
-export function unrecorded(
+function unrecorded(
   actor: RunActor,
   req: WireRequest,
   ctx: DecideContext,

@@ -16,6 +16,7 @@ import {
 } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
+import type { OutMessage } from '../log/kafka/copies-of-batch.js';
 import { DLQ_HEADERS } from '../log/kafka/decoding-consumer.js';
 import { headersToStrings } from '../log/kafka/kafka-error.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
@@ -51,12 +52,6 @@ export interface BatchContext {
   readonly tenantKeys?: ReadonlyMap<string, TenantKey>;
   /** The signatures the worker decided within the signature window (with tenantKeys). */
   readonly replays?: SeenSignatures;
-}
-
-interface OutMessage {
-  readonly key: string;
-  readonly value: Buffer;
-  readonly headers: Record<string, string>;
 }
 
 export interface BatchOutput {

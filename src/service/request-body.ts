@@ -9,9 +9,13 @@ import type { WireRequest } from './service-topics.js';
 
 const NOT_THE_BODY: ReadonlySet<string> = new Set(['sent_at_ms', 'key_id', 'signature']);
 
-export function requestBodyHash(req: WireRequest): string {
+export const requestBodyHash = (req: WireRequest): string =>
+  hash('sha256', fieldsJson(req, NOT_THE_BODY), 'hex');
+
+/** The request's fields but `omit`, as JSON of the [name, value] pairs sorted by name: canonical. */
+export function fieldsJson(req: WireRequest, omit: ReadonlySet<string>): string {
   const fields = Object.entries(req)
-    .filter(([k]) => !NOT_THE_BODY.has(k))
+    .filter(([k]) => !omit.has(k))
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return hash('sha256', JSON.stringify(fields), 'hex');
+  return JSON.stringify(fields);
 }

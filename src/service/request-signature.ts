@@ -5,19 +5,16 @@
  * request's tenant and authority from the key that signed it, never from a field the client wrote.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { fieldsJson } from './request-body.js';
 import type { WireRequest } from './service-topics.js';
 
 const DOMAIN = 'loopguard-request-v1\n';
+const NOT_SIGNED: ReadonlySet<string> = new Set(['signature']);
 
 /** What is signed: the request without its signature, canonical. */
-export function signedText(req: WireRequest): string {
-  const fields = Object.entries(req)
-    .filter(([k]) => k !== 'signature')
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return DOMAIN + JSON.stringify(fields);
-}
+const signedText = (req: WireRequest): string => DOMAIN + fieldsJson(req, NOT_SIGNED);
 
-export function signatureOf(req: WireRequest, secret: string): string {
+function signatureOf(req: WireRequest, secret: string): string {
   return createHmac('sha256', secret).update(signedText(req)).digest('hex');
 }
 

@@ -16,7 +16,7 @@
 export const SIGNATURE_WINDOW_MS = 5 * 60_000;
 
 /** Signatures a worker remembers at most (about 100 bytes each). */
-export const SIGNATURES_KEPT = 250_000;
+const SIGNATURES_KEPT = 250_000;
 
 export interface Signed {
   readonly signature: string;

@@ -114,28 +114,3 @@ export function parseTraceLine(line: string, lineNo: number, file = 'input'): Re
     calls,
   });
 }
-
-export interface ParsedTraces {
-  readonly runs: TraceRun[];
-  readonly errors: LoopguardError[];
-}
-
-/**
- * Reads a whole JSONL text, or its lines (null for a line that could not be decoded, reported
- * by the reader); bad lines are reported and skipped, the other runs go on. A byte order mark
- * before the first line is not part of it.
- */
-export function parseTraceText(text: string | readonly (string | null)[], file = 'input'): ParsedTraces {
-  const runs: TraceRun[] = [];
-  const errors: LoopguardError[] = [];
-  const lines = typeof text === 'string' ? text.split('\n') : text;
-  lines.forEach((raw, i) => {
-    if (raw === null) return;
-    const line = i === 0 && raw.startsWith('\uFEFF') ? raw.slice(1) : raw;
-    if (line.trim() === '') return;
-    const r = parseTraceLine(line, i + 1, file);
-    if (r.ok) runs.push(r.value);
-    else errors.push(r.error);
-  });
-  return { runs, errors };
-}

@@ -11,6 +11,7 @@ import {
 } from '../domain/index.js';
 import { type CommandInput, ManualClock, RunActor } from '../machines/index.js';
 import { callIdForStep, type RunSummary, RunSummaryFold } from '../projections/run-summary.js';
+import { decision } from '../runtime/call-result.js';
 import type { TraceCall, TraceRun } from './trace-run.js';
 
 export interface ReplayResult {
@@ -69,7 +70,7 @@ export function replayRun(
     const wait = actor.state.waitUntilMs;
     clock.set(call.at_ms ?? (i === 0 ? clock.now() : clock.now() + DEFAULT_GAP_MS));
     if (call.at_ms === undefined && wait !== null) clock.set(wait);
-    const before = decisionOf(step(request(call)), 'before');
+    const before = decision(step(request(call)), 'before');
     if (before.decision === 'return_cached_success') continue;
     if (before.decision !== 'execute') {
       stopIndex = i;
@@ -96,11 +97,6 @@ export function replayRun(
   const summary = fold.summary(run.run_id);
   if (summary === undefined) throw new LoopguardError('internal', `no summary for ${run.run_id}`);
   return { summary, stopIndex, events };
-}
-
-function decisionOf(records: readonly RecordedEvent[], phase: 'before' | 'after') {
-  for (const r of records) if (r.event.type === 'GuardDecided' && r.event.phase === phase) return r.event;
-  throw new LoopguardError('internal', `no ${phase} decision recorded`);
 }
 
 function request(call: TraceCall): CommandInput {

@@ -4,10 +4,10 @@
  * this process and in a child process with cold caches.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { readTraceFiles } from '../../src/cli/trace-files.js';
 import { DEFAULT_POLICY, type DeciderDeps, type Policy, type RecordedEvent } from '../../src/domain/index.js';
-import { parseTraceText } from '../../src/trace/parse-trace.js';
 import { replayRun } from '../../src/trace/replay.js';
 import type { TraceRun } from '../../src/trace/trace-run.js';
 
@@ -34,13 +34,10 @@ export function recordedTraces(): TraceRun[] {
     .filter((f) => f.endsWith('.jsonl'))
     .sort();
   if (files.length === 0) throw new Error(`no .jsonl traces in ${dir}`);
-  const runs: TraceRun[] = [];
-  for (const f of files) {
-    const parsed = parseTraceText(readFileSync(join(dir, f), 'utf8'), f);
-    if (parsed.errors.length > 0) throw parsed.errors[0];
-    runs.push(...parsed.runs);
-  }
-  return runs;
+  // The CLI's own reader: what `loopguard replay` and `eval` read from these files.
+  const read = readTraceFiles(files.map((f) => join(dir, f)));
+  if (read.errors.length > 0) throw read.errors[0];
+  return read.files.flatMap((f) => f.runs);
 }
 
 /** The sha256 of a run's recorded events, every field of every envelope, in order. */

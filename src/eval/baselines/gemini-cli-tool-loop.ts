@@ -1,5 +1,5 @@
 import type { TraceCall, TraceRun } from '../../trace/trace-run.js';
-import { type Detector, NO_STOP, startsNewUserTurn, type Verdict } from '../detector.js';
+import { type Detector, nthInARow, type Verdict } from '../detector.js';
 
 /**
  * Gemini CLI `LoopDetectionService` tool-call check, `TOOL_CALL_LOOP_THRESHOLD = 5`.
@@ -24,26 +24,6 @@ function geminiKey(call: TraceCall): string {
 export function geminiCliToolLoop(threshold: number = GEMINI_CLI_TOOL_CALL_LOOP_THRESHOLD): Detector {
   return {
     name: `gemini-cli tool loop=${threshold}`,
-    judge(run: TraceRun): Verdict {
-      let lastKey: string | null = null;
-      let count = 0;
-      for (let i = 0; i < run.calls.length; i++) {
-        const call = run.calls[i];
-        if (call === undefined) continue;
-        if (startsNewUserTurn(run, i)) {
-          lastKey = null;
-          count = 0;
-        }
-        const key = geminiKey(call);
-        if (key === lastKey) {
-          count++;
-        } else {
-          lastKey = key;
-          count = 1;
-        }
-        if (count >= threshold) return { stopIndex: i, rule: 'tool_call_loop' };
-      }
-      return NO_STOP;
-    },
+    judge: (run: TraceRun): Verdict => nthInARow(run, threshold, 'tool_call_loop', geminiKey),
   };
 }

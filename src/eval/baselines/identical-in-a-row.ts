@@ -1,5 +1,5 @@
 import type { TraceRun } from '../../trace/trace-run.js';
-import { type Detector, NO_STOP, startsNewUserTurn, type Verdict } from '../detector.js';
+import { type Detector, nthInARow, type Verdict } from '../detector.js';
 import { callIdentity } from '../identity.js';
 
 /**
@@ -16,18 +16,6 @@ export function identicalInARow(n: number): Detector {
   if (!Number.isInteger(n) || n < 2) throw new RangeError(`n must be an integer >= 2, got ${n}`);
   return {
     name: `${n} identical in a row`,
-    judge(run: TraceRun): Verdict {
-      let previous: string | null = null;
-      let count = 0;
-      for (let i = 0; i < run.calls.length; i++) {
-        const call = run.calls[i];
-        if (call === undefined) continue;
-        const id = callIdentity(call);
-        count = id === previous && !startsNewUserTurn(run, i) ? count + 1 : 1;
-        previous = id;
-        if (count >= n) return { stopIndex: i, rule: 'identical_in_a_row' };
-      }
-      return NO_STOP;
-    },
+    judge: (run: TraceRun): Verdict => nthInARow(run, n, 'identical_in_a_row', callIdentity),
   };
 }

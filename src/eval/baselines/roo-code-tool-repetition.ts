@@ -1,5 +1,5 @@
 import type { TraceCall, TraceRun } from '../../trace/trace-run.js';
-import { type Detector, NO_STOP, startsNewUserTurn, type Verdict } from '../detector.js';
+import { type Detector, NO_STOP, nthInARow, type Verdict } from '../detector.js';
 
 /**
  * Roo Code `ToolRepetitionDetector` (consecutive identical tool calls), default limit 3.
@@ -37,26 +37,10 @@ export function rooCodeToolRepetition(limit: number = ROO_CODE_DEFAULT_LIMIT): D
     name: `roo-code repetition limit=${limit}`,
     judge(run: TraceRun): Verdict {
       if (limit <= 0) return NO_STOP; // 0 (or negative) means unlimited in Roo Code
-      let previous: string | null = null;
-      let count = 0;
-      for (let i = 0; i < run.calls.length; i++) {
-        const call = run.calls[i];
-        if (call === undefined) continue;
-        if (startsNewUserTurn(run, i)) {
-          previous = null;
-          count = 0;
-        }
-        if (isBrowserScroll(call)) continue;
-        const current = rooSerialize(call);
-        if (previous === current) {
-          count++;
-        } else {
-          count = 0;
-          previous = current;
-        }
-        if (count >= limit) return { stopIndex: i, rule: 'tool_repetition' };
-      }
-      return NO_STOP;
+      // Roo's counter is 0 on a new call: the call refused at `limit` is the (limit + 1)-th in a row.
+      return nthInARow(run, limit + 1, 'tool_repetition', (call) =>
+        isBrowserScroll(call) ? null : rooSerialize(call),
+      );
     },
   };
 }

@@ -73,8 +73,4 @@ export class AssistantLog {
     const stable = failure(this.style, message, '{v}');
     this.add(tool, args, stable, volatile);
   }
-
-  get length(): number {
-    return this.calls.length;
-  }
 }

@@ -6,7 +6,7 @@ import { Prng } from './prng.js';
 
 type Shape = (log: AssistantLog, rng: Prng) => void;
 
-export const ASSISTANT_SEED = 24;
+const ASSISTANT_SEED = 24;
 const WORKING_PER_SHAPE = 20;
 const STUCK_PER_SHAPE = 5;
 export const ASSISTANT_FAMILY = 'synthetic-assistant';

@@ -38,7 +38,7 @@ const STUCK: Readonly<Record<string, Shape>> = {
   'rephrase-search': rephraseSearch,
 };
 
-export const SYNTHETIC_SEED = 11;
+const SYNTHETIC_SEED = 11;
 /** Per harness: runs of each working shape, and of each stuck shape. */
 const WORKING_PER_SHAPE = 10;
 const STUCK_PER_SHAPE = 4;
