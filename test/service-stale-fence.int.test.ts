@@ -7,12 +7,9 @@
  * nothing).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRemoteGuard } from '../src/client/index.js';
 import { transactionalProducer } from '../src/log/kafka/transactional-producer.js';
 import { SERVICE_TOPICS } from '../src/service/service-topics.js';
-import { kafkaEnv } from './setup/kafka-env.js';
 import { inProcessService } from './support/service/in-process-service.js';
-import { SERVICE_SECRET_KEY } from './support/service/serve-process.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -22,20 +19,13 @@ afterEach(async () => {
 describe('loopguard serve: a worker fenced by a late takeover', () => {
   it('takes its partition back and goes on deciding', async () => {
     const lines: string[] = [];
-    const { topicPrefix, conn } = await inProcessService('late-fence', cleanups, {
-      onLog: (l) => lines.push(l),
-    });
-    const { brokers, registryUrl } = kafkaEnv();
     // No re-send: the decision must come for the request as first published.
-    const guard = await createRemoteGuard({
-      secretKey: SERVICE_SECRET_KEY,
-      brokers,
-      registry: registryUrl,
-      topicPrefix,
-      timeoutMs: 30_000,
-      resends: 0,
-    });
-    cleanups.push(() => guard.close());
+    const { topicPrefix, conn, guard } = await inProcessService(
+      'late-fence',
+      cleanups,
+      { onLog: (l) => lines.push(l) },
+      { resends: 0 },
+    );
     const run = await guard.startRun({ runId: 'fenced-run' });
     const partition = await conn.log.partitionOfKey(SERVICE_TOPICS.requests, 'fenced-run');
     const topic = conn.log.physicalName(SERVICE_TOPICS.requests);

@@ -3,7 +3,7 @@
  * set-up of the service tests that need no worker process of their own (no SIGKILL, no restart).
  */
 import { randomUUID } from 'node:crypto';
-import { createRemoteGuard, type RemoteGuard } from '../../../src/client/index.js';
+import { createRemoteGuard, type RemoteGuard, type RemoteGuardOptions } from '../../../src/client/index.js';
 import { GuardWorker, type GuardWorkerOptions } from '../../../src/service/guard-worker.js';
 import { openService, type ServiceConnection } from '../../../src/service/open-service.js';
 import { kafkaEnv } from '../../setup/kafka-env.js';
@@ -23,6 +23,7 @@ export async function inProcessService(
   worker: Partial<
     Pick<GuardWorkerOptions, 'policy' | 'snapshotEveryRecords' | 'endedRunsIdleMs' | 'clock' | 'onLog'>
   > = {},
+  client: Partial<Pick<RemoteGuardOptions, 'timeoutMs' | 'resends'>> = {},
 ): Promise<InProcessService> {
   const { brokers, registryUrl } = kafkaEnv();
   const topicPrefix = `${label}-${randomUUID().slice(0, 8)}.`;
@@ -42,6 +43,7 @@ export async function inProcessService(
     registry: registryUrl,
     topicPrefix,
     timeoutMs: 30_000,
+    ...client,
   });
   cleanups.push(() => guard.close());
   return { topicPrefix, conn, worker: started, guard };
