@@ -42,6 +42,7 @@ import { loadPartition } from './load-partition.js';
 import type { PartitionRuns } from './partition-runs.js';
 import { PartitionSnapshots } from './partition-snapshots.js';
 import { type BatchContext, type BatchOutput, processBatch } from './process-batch.js';
+import { recallSignatures } from './recall-signatures.js';
 import type { ServiceCodec } from './service-codec.js';
 import { SERVICE_TOPICS, type WireDecision, type WireRequest } from './service-topics.js';
 import { type TenantKey, tenancyNote } from './tenant-keys.js';
@@ -273,6 +274,23 @@ export class GuardWorker {
         partition,
         at?.metadata,
       );
+      if (this.opts.tenantKeys !== undefined) {
+        // What the worker before this one decided here, so a replay of it is refused (recall-signatures.ts).
+        const now = (this.opts.clock ?? systemClock).now();
+        const recalled = await recallSignatures(
+          {
+            log: this.opts.log,
+            admin: this.admin,
+            requests: this.opts.requests,
+            topic: this.topic,
+            timeoutMs: 60_000,
+          },
+          partition,
+          committed,
+          now,
+        );
+        this.replays.add(recalled, now);
+      }
       const ms = Date.now() - started;
       this.stats.tookOver(ms / 1000, pointer !== null);
       this.opts.onLog?.(
