@@ -2,7 +2,8 @@
  * A replay across a takeover: signed bytes decided by one worker, published again after their run
  * has forgotten the answer and their partition has moved to another worker. The memory of decided
  * signatures is each worker's own, so the new owner reads it back from the requests partition
- * (recall-signatures.ts) and refuses the replay, as the first worker would have.
+ * (recall-signatures.ts) and refuses the replay, as the first worker would have. The same bytes
+ * published to another requests partition are refused there too (process-batch.ts: misrouted).
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,10 +11,11 @@ import { createRemoteGuard, type RemoteGuard } from '../src/client/index.js';
 import { GuardWorker } from '../src/service/guard-worker.js';
 import { openService } from '../src/service/open-service.js';
 import { signRequest } from '../src/service/request-signature.js';
-import { emptyRequest } from '../src/service/service-topics.js';
+import { emptyRequest, SERVICE_TOPICS, type WireDecision } from '../src/service/service-topics.js';
 import { parseTenantKeys } from '../src/service/tenant-keys.js';
 import { kafkaEnv } from './setup/kafka-env.js';
 import { SERVICE_SECRET_KEY } from './support/service/serve-process.js';
+import { readServiceTopics } from './support/service/service-topics-read.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -73,5 +75,27 @@ describe('loopguard serve with tenant keys: a replay after a takeover', () => {
     });
     // The run goes on under the new owner: a fresh request is decided.
     await expect(run.checkpoint('cp-after')).resolves.toBeDefined();
+
+    // The same bytes published to another requests partition: refused as misrouted before anything
+    // else, because a run's requests are decided only on the partition its id keys them to (here
+    // one worker owns every partition and would remember the signature too; the owner of another
+    // partition would not, which is what the rule is for).
+    const own = await conn.log.partitionOfKey(SERVICE_TOPICS.requests, 'acme-replay');
+    const count = (await conn.log.partitionEnds(SERVICE_TOPICS.requests)).length;
+    const producer = conn.log.kafka.producer();
+    await producer.connect();
+    cleanups.push(() => producer.disconnect());
+    await producer.send({
+      topic: conn.log.physicalName(SERVICE_TOPICS.requests),
+      messages: [{ key: 'acme-replay', value: conn.requests.encode(once), partition: (own + 1) % count }],
+    });
+    let answers: WireDecision[] = [];
+    for (const until = Date.now() + 60_000; answers.length < 3 && Date.now() < until; ) {
+      await new Promise((r) => setTimeout(r, 250));
+      const { decisions } = await readServiceTopics(brokers, registryUrl, topicPrefix);
+      answers = decisions.filter((d) => d.request_id === once.request_id);
+    }
+    expect(answers.map((d) => d.error_code)).toEqual([null, 'unauthenticated', 'forbidden']);
+    expect(answers[2]).toMatchObject({ decision: 'error', error_field: 'run_id' });
   }, 120_000);
 });

@@ -142,6 +142,10 @@ export async function processBatch(
         continue;
       }
       req = checked.req;
+      if ((await ctx.log.partitionOfKey(SERVICE_TOPICS.requests, req.run_id)) !== ctx.partition) {
+        refuse(req, 'misrouted', misrouted(req.run_id, ctx.partition));
+        continue;
+      }
     }
     const prior = await runs.answered(req.run_id, req.request_id);
     if (prior !== undefined && (prior.body === null || prior.body === body)) {
@@ -216,6 +220,19 @@ const duplicateId = (req: WireRequest): LoopguardError =>
 function decisionMessage(ctx: BatchContext, d: WireDecision): OutMessage {
   return { key: d.run_id, value: ctx.decisions.encode(d), headers: { [REQUEST_ID_HEADER]: d.request_id } };
 }
+
+/**
+ * With tenant keys a run's requests are decided only on the requests partition its id keys them to
+ * (murmur2, as the TypeScript client, kafkajs and Kafka's Java client partition): that partition's
+ * owner remembers the signatures decided for the run (tenant-replays.ts, recall-signatures.ts), and
+ * a replay published under another key would meet a worker that never saw the original.
+ */
+const misrouted = (runId: string, partition: number): LoopguardError =>
+  new InvalidInputError(
+    'forbidden',
+    'run_id',
+    `run ${runId}'s requests belong to another requests partition than ${partition}: with tenant keys a worker decides a run's requests only on the partition the run id keys them to; publish them keyed by the run id with the murmur2 partitioner (the TypeScript client and kafkajs do; librdkafka: partitioner=murmur2_random)`,
+  );
 
 const replayError = (seen: 'replayed' | 'too_old'): LoopguardError =>
   seen === 'replayed'

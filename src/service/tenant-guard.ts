@@ -16,7 +16,13 @@ import type { TenantKey } from './tenant-keys.js';
 import { SIGNATURE_WINDOW_MS } from './tenant-replays.js';
 
 /** Why a request was refused before it was decided: the label of loopguard_serve_requests_refused_total. */
-export type RefusedFor = 'unauthenticated' | 'expired' | 'replayed' | 'cross_tenant' | 'not_approver';
+export type RefusedFor =
+  | 'unauthenticated'
+  | 'expired'
+  | 'replayed'
+  | 'misrouted'
+  | 'cross_tenant'
+  | 'not_approver';
 
 export type Checked =
   | { readonly ok: true; readonly req: WireRequest; readonly key: TenantKey }

@@ -78,7 +78,7 @@ export class WorkerStats {
     });
     this.refusedTotal = new Counter({
       name: 'loopguard_serve_requests_refused_total',
-      help: "Requests refused before they were decided: unauthenticated, expired (signed outside the window), replayed, cross_tenant (another tenant's run or operation), not_approver.",
+      help: "Requests refused before they were decided: unauthenticated, expired (signed outside the window), replayed, misrouted (published to another requests partition than the run id's), cross_tenant (another tenant's run or operation), not_approver.",
       labelNames: ['reason'],
       registers,
     });
