@@ -7,13 +7,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRemoteGuard, type RemoteGuard } from '../src/client/index.js';
 import { GuardWorker } from '../src/service/guard-worker.js';
 import { openService } from '../src/service/open-service.js';
 import { signRequest } from '../src/service/request-signature.js';
 import { emptyRequest, SERVICE_TOPICS, type WireDecision } from '../src/service/service-topics.js';
 import { parseTenantKeys } from '../src/service/tenant-keys.js';
 import { kafkaEnv } from './setup/kafka-env.js';
+import { remoteClient } from './support/service/in-process-service.js';
 import { SERVICE_SECRET_KEY } from './support/service/serve-process.js';
 import { readServiceTopics } from './support/service/service-topics-read.js';
 
@@ -42,20 +42,11 @@ describe('loopguard serve with tenant keys: a replay after a takeover', () => {
       cleanups.push(() => w.stop());
       return w;
     };
-    const client = async (credentials?: { keyId: string; secret: string }): Promise<RemoteGuard> => {
-      const g = await createRemoteGuard({
-        secretKey: SERVICE_SECRET_KEY,
-        brokers,
-        registry: registryUrl,
-        topicPrefix,
-        timeoutMs: 30_000,
-        ...(credentials === undefined ? {} : { credentials }),
-      });
-      cleanups.push(() => g.close());
-      return g;
-    };
     const first = await start('w-first');
-    const [acme, raw] = await Promise.all([client({ keyId: 'acme-agent', secret: SECRET }), client()]);
+    const [acme, raw] = await Promise.all([
+      remoteClient(topicPrefix, cleanups, { credentials: { keyId: 'acme-agent', secret: SECRET } }),
+      remoteClient(topicPrefix, cleanups),
+    ]);
     const run = await acme.startRun({ runId: 'acme-replay' });
     const once = signRequest(
       { ...emptyRequest(randomUUID(), 'acme-replay', 'CHECKPOINT', Date.now()), checkpoint_id: 'cp-once' },

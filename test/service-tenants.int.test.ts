@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRemoteGuard, type RemoteGuard } from '../src/client/index.js';
+import type { RemoteGuard } from '../src/client/index.js';
 import { TOPICS } from '../src/log/event-log.js';
 import { GuardWorker } from '../src/service/guard-worker.js';
 import { openService } from '../src/service/open-service.js';
@@ -16,6 +16,7 @@ import { signRequest } from '../src/service/request-signature.js';
 import { emptyRequest } from '../src/service/service-topics.js';
 import { parseTenantKeys } from '../src/service/tenant-keys.js';
 import { kafkaEnv } from './setup/kafka-env.js';
+import { remoteClient } from './support/service/in-process-service.js';
 import { SERVICE_SECRET_KEY } from './support/service/serve-process.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -47,18 +48,12 @@ describe('loopguard serve with tenant keys: two tenants on one service', () => {
       tenantKeys: KEYS,
     });
     cleanups.push(() => worker.stop());
-    const client = async (keyId: string | null, keySecret?: string): Promise<RemoteGuard> => {
-      const g = await createRemoteGuard({
-        secretKey: SERVICE_SECRET_KEY,
-        brokers,
-        registry: registryUrl,
+    const client = (keyId: string | null, keySecret?: string): Promise<RemoteGuard> =>
+      remoteClient(
         topicPrefix,
-        timeoutMs: 30_000,
-        ...(keyId === null ? {} : { credentials: { keyId, secret: keySecret ?? secret(keyId) } }),
-      });
-      cleanups.push(() => g.close());
-      return g;
-    };
+        cleanups,
+        keyId === null ? {} : { credentials: { keyId, secret: keySecret ?? secret(keyId) } },
+      );
     const [acme, acmeOps, globex, globexOps, unsigned, forged] = await Promise.all([
       client('acme-agent'),
       client('acme-ops'),

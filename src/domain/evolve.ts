@@ -1,5 +1,5 @@
 import type { DomainEvent, EventOf, RecordedEvent } from './events.js';
-import { own } from './input-check.js';
+import { hasKeys, own } from './input-check.js';
 import { intentOf } from './intent.js';
 import { applyLedgerFact, type KeyEntry, type LedgerFact } from './ledger-rules.js';
 import { nearDuplicatesAfter, newsOf } from './news.js';
@@ -27,18 +27,9 @@ const capped = <T>(list: readonly T[], item: T, cap: number): readonly T[] => {
 
 const EMPTY: Readonly<Record<string, never>> = Object.freeze({});
 
-/**
- * A record without `key`; the same record when it has no such key (the usual case, and free). An
- * empty record is answered without looking the key up: a call's new fingerprint costs V8 a search
- * of its string table the first time it is used as a key.
- */
+/** A record without `key`; the same record when it has no such key (the usual case, and free: `hasKeys`). */
 const without = <V>(rec: Readonly<Record<string, V>>, key: string): Readonly<Record<string, V>> => {
-  let empty = true;
-  for (const _ in rec) {
-    empty = false;
-    break;
-  }
-  if (empty || !Object.hasOwn(rec, key)) return rec;
+  if (!hasKeys(rec) || !Object.hasOwn(rec, key)) return rec;
   const { [key]: _, ...rest } = rec;
   return rest;
 };

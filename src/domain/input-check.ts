@@ -42,6 +42,16 @@ export const own = <V>(rec: Readonly<Record<string, V>>, key: string): V | undef
   Object.hasOwn(rec, key) ? rec[key] : undefined;
 
 /**
+ * Whether a record has any key. Most runs' per-fingerprint records are empty, and looking a
+ * call's new fingerprint up in an object costs V8 a search of its string table the first time the
+ * string is used as a key: an empty record is answered without it.
+ */
+export function hasKeys(rec: object): boolean {
+  for (const _ in rec) return true;
+  return false;
+}
+
+/**
  * Stores `value` under `key` as an own property: `rec["__proto__"] = v` would set the prototype
  * and drop the value. Plain objects stay plain (an object without a prototype is much slower to
  * build and to serialise, and this runs for every argument of every call).

@@ -4,7 +4,7 @@ import { compared } from './compared-calls.js';
 import { type Evidence, isTerminal } from './events.js';
 import { ancestorVerdict, type FamilyView, treeSpend } from './family.js';
 import type { CanonicalCall } from './fingerprint.js';
-import { own } from './input-check.js';
+import { hasKeys, own } from './input-check.js';
 import { type LoopRule, type RunPolicy, toolPolicy } from './policy.js';
 import { patch, type RunState, type WindowEntry } from './run-state.js';
 import type { Similarity } from './similarity.js';
@@ -51,16 +51,6 @@ const refuse = (rule: string, message: string, ev: Evidence, extra: Partial<Verd
   evidence: ev,
   ...extra,
 });
-
-/**
- * Whether a record has any key. Most runs block nothing, and looking a call's new fingerprint up
- * in an object costs V8 more than all of `perCall` besides (the string is hashed and sought in
- * its string table): an empty record is answered without it.
- */
-function hasKeys(rec: object): boolean {
-  for (const _ in rec) return true;
-  return false;
-}
 
 /** Applies a loop rule's configured action: stop, warn the first time in a window, warn only, or nothing. */
 function loopRule(s: RunState, p: RunPolicy, rule: LoopRule, stop: Verdict): Verdict | null {

@@ -314,9 +314,12 @@ export class GuardWorker {
    * (batch-backoff.ts). Never thrown: kafkajs stops a consumer for good on an error it does not
    * mark retriable, and the process would run on deciding nothing.
    */
-  private retryLater(payload: EachBatchPayload, e: LoopguardError): Promise<void> {
-    const { batch } = payload;
-    return this.backoff.wait(batch.partition, batch.firstOffset() ?? '?', e, payload);
+  private retryLater(
+    payload: EachBatchPayload,
+    e: LoopguardError,
+    from = payload.batch.firstOffset() ?? '?',
+  ): Promise<void> {
+    return this.backoff.wait(payload.batch.partition, from, e, payload);
   }
 
   private async onBatch(payload: EachBatchPayload): Promise<void> {
@@ -347,7 +350,7 @@ export class GuardWorker {
     } catch (e) {
       // Nothing of the batch was kept (batch-runs.ts): the same offsets are fetched again.
       if (!(e instanceof LoopguardError && e.retriable)) throw e;
-      await this.backoff.wait(batch.partition, messages[0]?.offset ?? batch.firstOffset() ?? '?', e, payload);
+      await this.retryLater(payload, e, messages[0]?.offset);
       return;
     }
     let txn: Transaction | undefined;

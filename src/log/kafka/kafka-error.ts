@@ -51,22 +51,15 @@ export function headersToStrings(
   if (!headers) return undefined;
   const out: Record<string, string> = {};
   let any = false;
-  if (only !== undefined) {
-    for (const k of only) {
-      const v = headerString(headers[k]);
-      if (v === undefined) continue;
-      out[k] = v;
-      any = true;
-    }
-    return any ? out : undefined;
-  }
-  // for-in, not Object.entries: this runs for every record read (a rebuild reads them all).
-  for (const k in headers) {
+  const take = (k: string) => {
     const v = headerString(headers[k]);
-    if (v === undefined) continue;
+    if (v === undefined) return;
     out[k] = v;
     any = true;
-  }
+  };
+  if (only !== undefined) for (const k of only) take(k);
+  // for-in, not Object.entries: this runs for every record read (a rebuild reads them all).
+  else for (const k in headers) take(k);
   return any ? out : undefined;
 }
 

@@ -37,14 +37,25 @@ export async function inProcessService(
     workerId: `w-${label}`,
   });
   cleanups.push(() => started.stop());
+  const guard = await remoteClient(topicPrefix, cleanups, client);
+  return { topicPrefix, conn, worker: started, guard };
+}
+
+/** A remote client of the service on `topicPrefix` (30 s timeout unless `opts` says), closed by `cleanups`. */
+export async function remoteClient(
+  topicPrefix: string,
+  cleanups: Array<() => Promise<void>>,
+  opts: Partial<Pick<RemoteGuardOptions, 'timeoutMs' | 'resends' | 'credentials'>> = {},
+): Promise<RemoteGuard> {
+  const { brokers, registryUrl } = kafkaEnv();
   const guard = await createRemoteGuard({
     secretKey: SERVICE_SECRET_KEY,
     brokers,
     registry: registryUrl,
     topicPrefix,
     timeoutMs: 30_000,
-    ...client,
+    ...opts,
   });
   cleanups.push(() => guard.close());
-  return { topicPrefix, conn, worker: started, guard };
+  return guard;
 }
