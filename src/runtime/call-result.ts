@@ -3,6 +3,7 @@ import {
   type EventOf,
   type Evidence,
   isTerminal,
+  jsonValue,
   LoopguardError,
   own,
   type RecordedEvent,
@@ -114,7 +115,7 @@ export function notRunResult(d: CallDecision, run: RunEnd): CallResult {
   const rule = d.rule ?? d.decision;
   switch (d.decision) {
     case 'return_cached_success':
-      return { status: 'cached', value: parseValue(d.resultJson ?? 'null'), message: d.message };
+      return { status: 'cached', value: jsonValue(d.resultJson ?? 'null', d.resultJson), message: d.message };
     case 'wait':
       return { status: 'waiting', rule, message: d.message, waitUntilMs: d.waitUntilMs };
     case 'refuse':
@@ -185,13 +186,4 @@ export function decision(
   const d = decidedIn(records, phase);
   if (d === undefined) throw new LoopguardError('internal', `no ${phase} decision recorded`);
   return d;
-}
-
-/** Recorded JSON as a value (the raw text when it is not JSON): a cached result, a decision's evidence or report. */
-export function parseValue(json: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch {
-    return json;
-  }
 }
