@@ -9,10 +9,10 @@ import {
   type RecordedEvent,
   type ResultKind,
   type RunState,
-  type RunStatus,
   type StopReport,
 } from '../domain/index.js';
 import type { CallEnd } from '../telemetry/call-telemetry.js';
+import type { RunView } from './run.js';
 
 /** What `run.call` gives back: the agent loop acts on `status`, and can show `message` to the model. */
 export type CallResult =
@@ -89,12 +89,6 @@ export function callEnd(r: CallResult): CallEnd {
   return { rule: r.status === 'cached' ? null : r.rule, errorType: null };
 }
 
-/** The run as a call result reports it: its status and, once it ended, its stop report. */
-export interface RunEnd {
-  readonly status: RunStatus;
-  readonly report: StopReport | null;
-}
-
 /** A guard decision as a call result needs it: read off the records (library) or the wire (remote run). */
 export interface CallDecision {
   readonly decision: Decision;
@@ -111,7 +105,7 @@ export interface CallDecision {
  * What a call the guard did not let run gives back: cached, waiting, refused or stopped. The one
  * mapping for the library and the remote run, so a decision means the same to both callers.
  */
-export function notRunResult(d: CallDecision, run: RunEnd): CallResult {
+export function notRunResult(d: CallDecision, run: RunView): CallResult {
   const rule = d.rule ?? d.decision;
   switch (d.decision) {
     case 'return_cached_success':
@@ -130,7 +124,7 @@ export function notRunResult(d: CallDecision, run: RunEnd): CallResult {
 export function executedResult(
   ran: { readonly value: unknown; readonly kind: ResultKind; readonly code: string | null },
   after: CallDecision,
-  run: RunEnd,
+  run: RunView,
 ): CallResult {
   return {
     status: 'executed',
