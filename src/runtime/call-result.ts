@@ -89,17 +89,12 @@ export function callEnd(r: CallResult): CallEnd {
   return { rule: r.status === 'cached' ? null : r.rule, errorType: null };
 }
 
-/** A guard decision as a call result needs it: read off the records (library) or the wire (remote run). */
-export interface CallDecision {
-  readonly decision: Decision;
-  readonly rule: string | null;
-  readonly message: string;
-  readonly evidence: Evidence;
-  readonly warning: string | null;
-  readonly waitUntilMs: number | null;
-  /** For return_cached_success: the recorded result handed back (see cachedResultJson). */
-  readonly resultJson: string | null;
-}
+/**
+ * A guard decision as a call result needs it: read off the records (library) or the wire (remote
+ * run). For return_cached_success, `resultJson` is the recorded result handed back (see
+ * cachedResultJson).
+ */
+export type CallDecision = Omit<EventOf<'GuardDecided'>, 'type' | 'callId' | 'phase'>;
 
 /**
  * What a call the guard did not let run gives back: cached, waiting, refused or stopped. The one
