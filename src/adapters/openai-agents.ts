@@ -12,7 +12,7 @@ import {
   type ToolInputGuardrailDefinition,
   type ToolToFinalOutputFunction,
 } from '@openai/agents';
-import { IllegalStateError, type StopReport } from '../domain/index.js';
+import { IllegalStateError, jsonValue, type StopReport } from '../domain/index.js';
 import { combinedSignal, type GuardToolsOptions, type Run, toModelMessage } from '../runtime/index.js';
 import { endAfterStop, stopNote } from './end-after-stop.js';
 import { GuardedCalls } from './guarded-calls.js';
@@ -56,15 +56,6 @@ export interface AgentsGuard {
   readonly toolUseBehavior: ToolToFinalOutputFunction;
 }
 
-/** Model-visible tool arguments arrive as a JSON string; the guard fingerprints the object. */
-const parseArguments = (raw: string): unknown => {
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return raw;
-  }
-};
-
 /** Whether the agent whose tools ran declares a structured `outputType` (text is the default). */
 const structuredOutput = (results: Parameters<ToolToFinalOutputFunction>[1]): boolean => {
   const outputType = (results[0]?.runItem as { agent?: { outputType?: unknown } } | undefined)?.agent
@@ -80,7 +71,9 @@ export function agentsGuard<TOutput = string>(run: Run, opts: AgentsGuardOptions
       type: 'tool_input',
       name: 'loopguard',
       run: async ({ toolCall }) => {
-        const r = await calls.decide(toolCall.callId, toolCall.name, parseArguments(toolCall.arguments));
+        // Model-visible tool arguments arrive as a JSON string; the guard fingerprints the object.
+        const args = jsonValue(toolCall.arguments, toolCall.arguments);
+        const r = await calls.decide(toolCall.callId, toolCall.name, args);
         return r === null || r.status === 'cached'
           ? ToolGuardrailFunctionOutputFactory.allow()
           : ToolGuardrailFunctionOutputFactory.rejectContent(toModelMessage(r), { rule: r.rule });

@@ -1,9 +1,9 @@
-import { toFleetLoopAlert } from '../alert/fleet-loop-alert.js';
 import { LoopguardError, type RecordedEvent } from '../domain/index.js';
 import { DEFAULT_FLEET_LOOP, FleetLoopProjection } from '../projections/index.js';
 import type { Io } from './io.js';
 import { positiveInt } from './number-flags.js';
 import type { OpenStore } from './open-store.js';
+import { printStop } from './stops-command.js';
 
 export interface FleetFlags {
   readonly threshold?: string;
@@ -11,13 +11,6 @@ export interface FleetFlags {
   readonly json?: boolean;
   readonly follow?: boolean;
   readonly group?: string;
-}
-
-/** One detection as a person reads it. */
-export function formatFleetLoop(rec: RecordedEvent): string {
-  const e = rec.event;
-  if (e.type !== 'FleetLoopDetected') return '';
-  return `${new Date(e.lastAtMs).toISOString()}  FLEET LOOP  ${e.tool} ${e.rule} ${e.intent}\n  ${e.runIds.length} runs within ${e.windowMs / 1000} s (threshold ${e.threshold}): ${e.runIds.join(', ')}; tenants: ${e.tenants.join(', ') || '-'}\n`;
 }
 
 /** The events the fleet-loop projection reads; the rest need not be held for sorting. */
@@ -48,8 +41,7 @@ export async function fleetCommand(
   const published = new Map<string, RecordedEvent>();
   for await (const e of store.events.readStops(0))
     if (e.event.type === 'FleetLoopDetected') published.set(e.eventId, e);
-  const print = (d: RecordedEvent) =>
-    io.out(flags.json ? `${JSON.stringify(toFleetLoopAlert(d))}\n` : formatFleetLoop(d));
+  const print = (d: RecordedEvent) => printStop(d, flags.json ?? false, io);
   if (flags.follow) {
     if (signal === undefined) throw new LoopguardError('internal', 'fleet --follow needs a signal to end it');
     for (const e of published.values()) fleet.restore(e);

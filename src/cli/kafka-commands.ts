@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { LoopguardError } from '../domain/index.js';
 import type { AlertFlags } from './alert-command.js';
 import {
   countOption,
@@ -45,7 +44,6 @@ export function kafkaCommands(p: Command, c: CommandContext): void {
   ).action(
     run(async (f) => {
       const kafka = kafkaConfig({ ...f, kafka: true }, env);
-      if (kafka === null) throw new LoopguardError('usage', 'alert: needs Kafka (--kafka)');
       const { alertCommand } = await needs(
         'alert',
         [...KAFKA_PACKAGES, 'prom-client'],
@@ -63,7 +61,6 @@ export function kafkaCommands(p: Command, c: CommandContext): void {
   ).action(
     run(async (f) => {
       const kafka = kafkaConfig({ ...f, kafka: true }, env);
-      if (kafka === null) throw new LoopguardError('usage', 'project: needs Kafka (--kafka)');
       const { projectCommand } = await needs('project', KAFKA_PACKAGES, () => import('./project-command.js'));
       return projectCommand(kafka, f.once === true, io, c.shutdown());
     }),
@@ -97,7 +94,6 @@ export function kafkaCommands(p: Command, c: CommandContext): void {
     run(
       async (f) => {
         const kafka = kafkaConfig({ ...f, kafka: true }, env);
-        if (kafka === null) throw new LoopguardError('usage', 'serve: needs Kafka (--kafka)');
         const { serveCommand } = await needs(
           'serve',
           [...KAFKA_PACKAGES, 'prom-client'],

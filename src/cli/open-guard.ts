@@ -2,10 +2,11 @@ import type { Policy } from '../domain/index.js';
 import { DEFAULT_DATA_DIR } from '../log/embedded/embedded-log.js';
 import { SqliteLedger } from '../log/embedded/sqlite-ledger.js';
 import { TOPICS } from '../log/event-log.js';
+import type { Ledger } from '../ports/ledger.js';
 import { Guard } from '../runtime/guard.js';
 import type { GuardMetrics } from '../telemetry/guard-telemetry-ports.js';
 import { type Env, type KafkaFlags, kafkaConfig } from './kafka-config.js';
-import { openEmbeddedStore } from './open-store.js';
+import { type OpenStore, openEmbeddedStore } from './open-store.js';
 import { KAFKA_PACKAGES, needs } from './optional-package.js';
 
 /**
@@ -20,18 +21,21 @@ export async function openGuard(
   metrics?: GuardMetrics,
 ): Promise<{ guard: Guard; where: string }> {
   const kafka = kafkaConfig(flags, env);
+  const guardOver = (store: OpenStore, ledger: Ledger, secretKey: string) => ({
+    guard: new Guard({
+      store: store.stream,
+      ledger,
+      policy,
+      secretKey,
+      ...(metrics ? { metrics } : {}),
+      onClose: () => store.close(),
+    }),
+    where: store.where,
+  });
   if (kafka === null) {
     const dataDir = flags['data-dir'] ?? DEFAULT_DATA_DIR;
     const store = await openEmbeddedStore(dataDir);
-    const guard = new Guard({
-      store: store.stream,
-      ledger: SqliteLedger.open(dataDir),
-      policy,
-      secretKey: store.secretKey(env),
-      ...(metrics ? { metrics } : {}),
-      onClose: () => store.close(),
-    });
-    return { guard, where: store.where };
+    return guardOver(store, SqliteLedger.open(dataDir), store.secretKey(env));
   }
   // kafkajs and the registry client are optional packages: loaded only for a Kafka log.
   const [{ openKafkaStore }, { KafkaLedger }, { RegistrySchemaStore }] = await needs(
@@ -53,15 +57,7 @@ export async function openGuard(
       schemaStore: new RegistrySchemaStore({ url: kafka.registryUrl }),
       subject: `${store.log.physicalName(TOPICS.ledger)}-value`,
     });
-    const guard = new Guard({
-      store: store.stream,
-      ledger,
-      policy,
-      secretKey,
-      ...(metrics ? { metrics } : {}),
-      onClose: () => store.close(),
-    });
-    return { guard, where: store.where };
+    return guardOver(store, ledger, secretKey);
   } catch (e) {
     await store.close();
     throw e;

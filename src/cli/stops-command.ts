@@ -1,8 +1,12 @@
 import { toFleetLoopAlert } from '../alert/fleet-loop-alert.js';
-import type { RecordedEvent, StopReport } from '../domain/index.js';
-import { formatFleetLoop } from './fleet-command.js';
+import type { EventOf, RecordedEvent, StopReport } from '../domain/index.js';
 import type { Io } from './io.js';
 import { jsonLine } from './json-output.js';
+
+/** One detection as a person reads it. */
+function formatFleetLoop(e: EventOf<'FleetLoopDetected'>): string {
+  return `${new Date(e.lastAtMs).toISOString()}  FLEET LOOP  ${e.tool} ${e.rule} ${e.intent}\n  ${e.runIds.length} runs within ${e.windowMs / 1000} s (threshold ${e.threshold}): ${e.runIds.join(', ')}; tenants: ${e.tenants.join(', ') || '-'}\n`;
+}
 
 function formatStop(runId: string, atMs: number, r: StopReport): string {
   const lines = [
@@ -18,7 +22,7 @@ function formatStop(runId: string, atMs: number, r: StopReport): string {
 /** Prints one event of the stops topic (a stop report or a fleet loop), as text or one JSON line. */
 export function printStop(e: RecordedEvent, json: boolean, io: Io): void {
   if (e.event.type === 'FleetLoopDetected') {
-    io.out(json ? `${JSON.stringify(toFleetLoopAlert(e))}\n` : formatFleetLoop(e));
+    io.out(json ? `${JSON.stringify(toFleetLoopAlert(e))}\n` : formatFleetLoop(e.event));
     return;
   }
   if (e.event.type !== 'RunStopped') return;

@@ -3,6 +3,7 @@ import {
   type Evidence,
   errorOf,
   isErrorCode,
+  jsonValue,
   LoopguardError,
   type RunStatus,
   type StopReport,
@@ -16,13 +17,7 @@ import {
   reentrantCall,
   runningTool,
 } from '../runtime/call-request.js';
-import {
-  type CallDecision,
-  type CallResult,
-  executedResult,
-  notRunResult,
-  parseValue,
-} from '../runtime/call-result.js';
+import { type CallDecision, type CallResult, executedResult, notRunResult } from '../runtime/call-result.js';
 import { executeTool, type ToolFn } from '../runtime/execute-tool.js';
 import type { Run, RunView } from '../runtime/run.js';
 import {
@@ -36,8 +31,9 @@ import type { RemoteGuard } from './remote-guard.js';
 /** The run as a remote handle knows it: the Run interface's view, from the last decision. */
 export type RemoteRunState = RunView;
 
+/** Recorded JSON as a value (the raw text when it is not JSON): a decision's evidence or report. */
 const parse = <T>(json: string | null, fallback: T): T =>
-  json === null ? fallback : (parseValue(json) as T);
+  json === null ? fallback : (jsonValue(json, json) as T);
 
 /** A decision from the wire as the library reads its recorded one. */
 const wireDecision = (d: WireDecision): CallDecision => ({

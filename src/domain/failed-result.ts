@@ -7,6 +7,8 @@
  * repeated-failure.ts); a failure missed here is still caught by the repeat rules.
  */
 
+import { jsonValue } from './json-value.js';
+
 const STATUS_KEYS: ReadonlySet<string> = new Set(['exitcode', 'returncode', 'exitstatus', 'rc']);
 const FLAG_KEYS: ReadonlySet<string> = new Set(['ok', 'success', 'succeeded']);
 const ERROR_KEYS: ReadonlySet<string> = new Set(['error', 'errors', 'exception']);
@@ -18,14 +20,6 @@ const MARKERS =
 const MARKUP_STATUS = /<(returncode|exit_?code|exit_?status)>\s*([0-9]+)\s*<\/\1>/i;
 const MARKUP_ERROR = /<(error|exception)\b[^>]*>\s*[^<\s]/i;
 
-function parsed(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 function textFailed(t: string): boolean {
   const status = MARKUP_STATUS.exec(t);
   if (status !== null) return status[2] !== '0';
@@ -36,7 +30,7 @@ function valueFailed(v: unknown, depth: number): boolean {
   if (typeof v === 'string') {
     const t = v.trim();
     if (depth < 2 && (t.startsWith('{') || t.startsWith('['))) {
-      const inner = parsed(t);
+      const inner = jsonValue(t);
       if (typeof inner === 'object' && inner !== null) return valueFailed(inner, depth + 1);
     }
     return textFailed(t);
@@ -63,6 +57,5 @@ function valueFailed(v: unknown, depth: number): boolean {
 export function isFailedResult(kind: string, resultJson: string): boolean {
   if (kind === 'RETRYABLE' || kind === 'PRECONDITION' || kind === 'FATAL') return true;
   if (kind === 'PENDING') return false;
-  const v = parsed(resultJson);
-  return valueFailed(v === undefined ? resultJson : v, 0);
+  return valueFailed(jsonValue(resultJson, resultJson), 0);
 }

@@ -7,6 +7,7 @@ export * from './evolve.js';
 export * from './family.js';
 export * from './fingerprint.js';
 export * from './input-check.js';
+export * from './json-value.js';
 export * from './ledger-rules.js';
 export * from './policy.js';
 export * from './policy-input.js';

@@ -6,6 +6,8 @@
  * A wrapper that carries words ("File written successfully.") is caught otherwise: it shares no
  * word with what was asked (`answersAsk` below), and unrelated calls get it alike (news.ts).
  */
+import { jsonValue } from './json-value.js';
+
 const EMPTY_WORDS =
   /^(ok|okay|done|success|succeeded|true|false|null|none|nil|undefined|saved|written|updated)?$/i;
 
@@ -21,14 +23,6 @@ function saysNothing(text: string): boolean {
   return EMPTY_WORDS.test(text.replace(STATUS_ELEMENTS, ' ').replace(TAGS, ' ').replace(NOT_CONTENT, ''));
 }
 
-function parsed(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
 /** True when some part of the value says something. */
 function says(v: unknown, depth: number): boolean {
   if (v === null || typeof v === 'boolean') return false;
@@ -37,7 +31,7 @@ function says(v: unknown, depth: number): boolean {
     const t = v.trim();
     // A string holding JSON (a harness envelope passed on as text) is judged by its contents.
     if (depth < 2 && (t.startsWith('{') || t.startsWith('['))) {
-      const inner = parsed(t);
+      const inner = jsonValue(t);
       if (typeof inner === 'object' && inner !== null) return says(inner, depth + 1);
     }
     return !saysNothing(t);
@@ -64,7 +58,7 @@ function wordsOf(v: unknown, into: Set<string>): Set<string> {
 
 export function isInformative(resultJson: string): boolean {
   if (resultJson.length > JUDGED_LENGTH) return true;
-  return says(parsed(resultJson), 0);
+  return says(jsonValue(resultJson, resultJson), 0);
 }
 
 /**
@@ -77,6 +71,6 @@ export function answersAsk(resultJson: string, argsJson: string): boolean {
   if (resultJson.length > JUDGED_LENGTH) return true;
   const result = resultJson.match(WORD) ?? [];
   if (result.length === 0) return true;
-  const asked = wordsOf(parsed(argsJson), new Set());
+  const asked = wordsOf(jsonValue(argsJson, argsJson), new Set());
   return result.some((w) => asked.has(w));
 }

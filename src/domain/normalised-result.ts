@@ -1,3 +1,4 @@
+import { jsonValue } from './json-value.js';
 import type { Hashing } from './redact.js';
 
 /**
@@ -66,14 +67,6 @@ export function maskedText(text: string): string {
   return text.includes('{') ? rest.replace(NUMBER, maskNumber) : rest.replace(NUMBER, '<n>');
 }
 
-function parsed(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 interface Masking {
   changed: boolean;
 }
@@ -83,7 +76,7 @@ function masked(v: unknown, depth: number, m: Masking): unknown {
   if (typeof v === 'string') {
     const t = v.trimStart();
     if (depth < 2 && (t.startsWith('{') || t.startsWith('['))) {
-      const inner = parsed(t);
+      const inner = jsonValue(t);
       if (typeof inner === 'object' && inner !== null) {
         const within: Masking = { changed: false };
         const out = masked(inner, depth + 1, within);
@@ -108,7 +101,7 @@ function masked(v: unknown, depth: number, m: Masking): unknown {
 
 /** The result JSON with its volatile parts masked (the very same text when there are none). */
 export function normalisedResult(resultJson: string): string {
-  const v = parsed(resultJson);
+  const v = jsonValue(resultJson);
   if (v === undefined) return maskedText(resultJson);
   const m: Masking = { changed: false };
   const out = masked(v, 0, m);

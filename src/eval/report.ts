@@ -116,17 +116,10 @@ export function poolFiles(
   parts: readonly JudgedFile[],
 ): JudgedFile {
   const judged = detectors.map((_, d) => parts.flatMap((part) => part.judged[d] ?? []));
-  const sum = (key: keyof LabelCounts) => parts.reduce((total, part) => total + part.report.labels[key], 0);
-  const labels: LabelCounts = {
-    runs: sum('runs'),
-    calls: sum('calls'),
-    stuck: sum('stuck'),
-    pingPong: sum('pingPong'),
-    successful: sum('successful'),
-    unsuccessful: sum('unsuccessful'),
-    unknownOutcome: sum('unknownOutcome'),
-    successfulStuck: sum('successfulStuck'),
-  };
+  // Every count summed, from the counts of no runs (all 0).
+  const labels: Record<keyof LabelCounts, number> = { ...countLabels([]) };
+  for (const part of parts)
+    for (const key of Object.keys(labels) as (keyof LabelCounts)[]) labels[key] += part.report.labels[key];
   return {
     report: {
       name,

@@ -1,18 +1,10 @@
-import {
-  type Decision,
-  type Evidence,
-  type RecordedEvent,
-  type ResultKind,
-  waitText,
-} from '../domain/index.js';
+import { type EventOf, type RecordedEvent, waitText } from '../domain/index.js';
 
-export interface AuditDecision {
-  readonly decision: Decision;
-  readonly rule: string | null;
-  readonly message: string;
-  readonly evidence: Evidence;
-  readonly warning: string | null;
-}
+/** A guard decision as the audit shows it: what was decided, by which rule, on what evidence. */
+export type AuditDecision = Pick<
+  EventOf<'GuardDecided'>,
+  'decision' | 'rule' | 'message' | 'evidence' | 'warning'
+>;
 
 export interface AuditCall {
   readonly callId: string;
@@ -21,11 +13,7 @@ export interface AuditCall {
   readonly argsJson: string;
   readonly fingerprint: string;
   readonly before: AuditDecision | null;
-  readonly result: {
-    readonly kind: ResultKind;
-    readonly code: string | null;
-    readonly resultHash: string;
-  } | null;
+  readonly result: Pick<EventOf<'ToolCallCompleted'>, 'kind' | 'code' | 'resultHash'> | null;
   readonly after: AuditDecision | null;
 }
 
@@ -38,7 +26,7 @@ interface AuditNote {
 
 export type AuditEntry = ({ readonly kind: 'call' } & AuditCall) | ({ readonly kind: 'note' } & AuditNote);
 
-const decisionOf = (e: Extract<RecordedEvent['event'], { type: 'GuardDecided' }>): AuditDecision => ({
+const decisionOf = (e: EventOf<'GuardDecided'>): AuditDecision => ({
   decision: e.decision,
   rule: e.rule,
   message: e.message,

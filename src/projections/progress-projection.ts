@@ -26,10 +26,6 @@ export class ProgressProjection {
   }
 
   snapshot(): Record<string, ProgressView> {
-    return Object.fromEntries(
-      this.runs
-        .runIds()
-        .flatMap((id) => (this.runs.get(id) ? [[id, view(this.runs.get(id) as RunState)]] : [])),
-    );
+    return Object.fromEntries(Object.entries(this.runs.snapshot()).map(([id, s]) => [id, view(s)]));
   }
 }

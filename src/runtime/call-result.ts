@@ -3,15 +3,16 @@ import {
   type EventOf,
   type Evidence,
   isTerminal,
+  jsonValue,
   LoopguardError,
   own,
   type RecordedEvent,
   type ResultKind,
   type RunState,
-  type RunStatus,
   type StopReport,
 } from '../domain/index.js';
 import type { CallEnd } from '../telemetry/call-telemetry.js';
+import type { RunView } from './run.js';
 
 /** What `run.call` gives back: the agent loop acts on `status`, and can show `message` to the model. */
 export type CallResult =
@@ -88,33 +89,22 @@ export function callEnd(r: CallResult): CallEnd {
   return { rule: r.status === 'cached' ? null : r.rule, errorType: null };
 }
 
-/** The run as a call result reports it: its status and, once it ended, its stop report. */
-export interface RunEnd {
-  readonly status: RunStatus;
-  readonly report: StopReport | null;
-}
-
-/** A guard decision as a call result needs it: read off the records (library) or the wire (remote run). */
-export interface CallDecision {
-  readonly decision: Decision;
-  readonly rule: string | null;
-  readonly message: string;
-  readonly evidence: Evidence;
-  readonly warning: string | null;
-  readonly waitUntilMs: number | null;
-  /** For return_cached_success: the recorded result handed back (see cachedResultJson). */
-  readonly resultJson: string | null;
-}
+/**
+ * A guard decision as a call result needs it: read off the records (library) or the wire (remote
+ * run). For return_cached_success, `resultJson` is the recorded result handed back (see
+ * cachedResultJson).
+ */
+export type CallDecision = Omit<EventOf<'GuardDecided'>, 'type' | 'callId' | 'phase'>;
 
 /**
  * What a call the guard did not let run gives back: cached, waiting, refused or stopped. The one
  * mapping for the library and the remote run, so a decision means the same to both callers.
  */
-export function notRunResult(d: CallDecision, run: RunEnd): CallResult {
+export function notRunResult(d: CallDecision, run: RunView): CallResult {
   const rule = d.rule ?? d.decision;
   switch (d.decision) {
     case 'return_cached_success':
-      return { status: 'cached', value: parseValue(d.resultJson ?? 'null'), message: d.message };
+      return { status: 'cached', value: jsonValue(d.resultJson ?? 'null', d.resultJson), message: d.message };
     case 'wait':
       return { status: 'waiting', rule, message: d.message, waitUntilMs: d.waitUntilMs };
     case 'refuse':
@@ -129,7 +119,7 @@ export function notRunResult(d: CallDecision, run: RunEnd): CallResult {
 export function executedResult(
   ran: { readonly value: unknown; readonly kind: ResultKind; readonly code: string | null },
   after: CallDecision,
-  run: RunEnd,
+  run: RunView,
 ): CallResult {
   return {
     status: 'executed',
@@ -185,13 +175,4 @@ export function decision(
   const d = decidedIn(records, phase);
   if (d === undefined) throw new LoopguardError('internal', `no ${phase} decision recorded`);
   return d;
-}
-
-/** Recorded JSON as a value (the raw text when it is not JSON): a cached result, a decision's evidence or report. */
-export function parseValue(json: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch {
-    return json;
-  }
 }

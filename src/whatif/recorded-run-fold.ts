@@ -24,7 +24,6 @@ interface Acc {
   requests: { atMs: number; e: EventOf<'ToolCallRequested'> }[];
   completions: Map<string, EventOf<'ToolCallCompleted'>>;
   before: Map<string, EventOf<'GuardDecided'>>;
-  terminal: TerminalState | null;
 }
 
 const RAN = new Set(['execute', 'return_cached_success']);
@@ -35,14 +34,15 @@ const RAN = new Set(['execute', 'return_cached_success']);
  */
 export class RecordedRunFold {
   private readonly runs = new Map<string, Acc>();
-  // The rule means what replay and rebuild print: the first decision that ended or refused something.
+  // The rule and the terminal state mean what replay and rebuild print (the rule: the first
+  // decision that ended or refused something).
   private readonly summaries = new RunSummaryFold();
 
   apply(rec: RecordedEvent): void {
     this.summaries.apply(rec);
     let a = this.runs.get(rec.runId);
     if (a === undefined) {
-      a = { started: null, requests: [], completions: new Map(), before: new Map(), terminal: null };
+      a = { started: null, requests: [], completions: new Map(), before: new Map() };
       this.runs.set(rec.runId, a);
     }
     const e = rec.event;
@@ -58,12 +58,6 @@ export class RecordedRunFold {
         break;
       case 'GuardDecided':
         if (e.phase === 'before' && e.callId !== null && !a.before.has(e.callId)) a.before.set(e.callId, e);
-        break;
-      case 'RunStopped':
-        a.terminal = e.report.terminalState;
-        break;
-      case 'RunResumed':
-        a.terminal = null;
         break;
     }
   }
@@ -117,7 +111,9 @@ export class RecordedRunFold {
       };
     });
     const total = Number(a.started?.meta.calls_total);
-    const success = a.terminal === 'COMPLETED' ? true : a.terminal === 'FAILED' ? false : null;
+    const summary = this.summaries.summary(runId);
+    const terminal = summary?.terminal_state ?? null;
+    const success = terminal === 'COMPLETED' ? true : terminal === 'FAILED' ? false : null;
     return {
       trace: {
         run_id: runId,
@@ -127,11 +123,11 @@ export class RecordedRunFold {
         calls,
       },
       stopIndex,
-      rule: this.summaries.summary(runId)?.rule ?? null,
+      rule: summary?.rule ?? null,
       ran,
       unrun,
       callsTotal: Number.isInteger(total) ? total : null,
-      terminalState: a.terminal,
+      terminalState: terminal,
     };
   }
 }
