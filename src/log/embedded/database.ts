@@ -5,7 +5,7 @@
  *
  * Durability: `synchronous=FULL` by default, so a commit returns only once its WAL frames are
  * fsynced: a decision is on disk before the tool it allows runs. Tables (see the README's
- * "Embedded store"): records, ledger, reissues, schemas, subjects.
+ * "Embedded store"): records, ledger, reissues, schemas, subjects, run_rows (with run_rows_folded).
  */
 
 import { existsSync, mkdirSync, statSync } from 'node:fs';
@@ -28,6 +28,28 @@ const SCHEMA_VERSION = 1;
 export const RUN_STARTS_INDEX = 'records_run_starts';
 const RUN_STARTS_DDL = `CREATE INDEX IF NOT EXISTS ${RUN_STARTS_INDEX} ON records (topic_offset) WHERE seq = 1;`;
 
+/**
+ * The run list's rows, one per run (what its filters ask: status, rule, tenant), and how far into
+ * the runs topic they are folded: kept in each append's transaction (run-rows.ts, which says why
+ * they exist). A store without them (written before them) gets them from a writable open, empty
+ * and folded to offset 0, so behind its log until they catch up: no version change needed.
+ */
+export const RUN_ROWS_TABLE = 'run_rows';
+const RUN_ROWS_DDL = `
+CREATE TABLE IF NOT EXISTS ${RUN_ROWS_TABLE} (
+  first_offset INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL UNIQUE,
+  status TEXT NOT NULL,
+  rule TEXT,
+  tenant TEXT
+);
+CREATE TABLE IF NOT EXISTS run_rows_folded (
+  one INTEGER PRIMARY KEY CHECK (one = 0),
+  runs_end INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO run_rows_folded (one, runs_end) VALUES (0, 0);
+`;
+
 const DDL = `
 CREATE TABLE IF NOT EXISTS records (
   pos INTEGER PRIMARY KEY,
@@ -45,6 +67,7 @@ CREATE TABLE IF NOT EXISTS records (
 -- The runs topic (nearly every record) is read by UNIQUE(run_id, seq); the other topics by key.
 CREATE INDEX IF NOT EXISTS records_by_key ON records (topic, key, topic_offset) WHERE run_id IS NULL;
 ${RUN_STARTS_DDL}
+${RUN_ROWS_DDL}
 CREATE TABLE IF NOT EXISTS ledger (
   operation_key TEXT PRIMARY KEY,
   status TEXT NOT NULL CHECK (status IN ('claimed', 'completed', 'in_doubt')),
@@ -258,7 +281,17 @@ export class EmbeddedDatabase {
         () => this.db.exec(`${DDL}PRAGMA user_version = ${SCHEMA_VERSION};`),
         this.busyTimeoutMs,
       );
-    else if (!this.hasRunIndex()) this.writeSync(() => this.db.exec(RUN_STARTS_DDL), this.busyTimeoutMs);
+    else if (!this.hasRunIndex() || !this.hasRunRows())
+      this.writeSync(() => this.db.exec(`${RUN_STARTS_DDL}${RUN_ROWS_DDL}`), this.busyTimeoutMs);
+  }
+
+  /** Whether the run list's rows exist (a store written before them, opened only for reading, lacks them). */
+  hasRunRows(): boolean {
+    return (
+      this.db
+        .prepare("SELECT 1 AS y FROM sqlite_master WHERE type = 'table' AND name = 'run_rows_folded'")
+        .get() !== undefined
+    );
   }
 
   /** Whether the run index exists (a store written before it, opened only for reading, lacks it). */

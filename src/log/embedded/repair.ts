@@ -1,6 +1,7 @@
 /**
  * `loopguard repair`: SQLite's own integrity check (`PRAGMA integrity_check`) on the data dir's
- * database. A sound file is left alone (but for the run index, added if it lacks it). A damaged one is first copied whole (with its WAL) to
+ * database. A sound file is left alone (but for the run index and run rows, added if it lacks
+ * them, and the rows caught up with the log). A damaged one is first copied whole (with its WAL) to
  * `<data dir>/damaged/`, never deleted; then every row SQLite can still read is copied, table by
  * table in rowid order, into a fresh database that takes the damaged one's place.
  */
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { LoopguardError } from '../../domain/errors.js';
 import { DB_FILE, EmbeddedDatabase } from './database.js';
+import { catchUpRunRows } from './run-rows.js';
 
 export interface StoreRepair {
   /** `ok` from integrity_check, or the problems it listed. */
@@ -22,6 +24,8 @@ export interface StoreRepair {
 }
 
 const TABLES = ['schemas', 'subjects', 'records', 'ledger', 'reissues'] as const;
+/** How long the catch-up of a sound store's run rows waits for another process's write lock. */
+const LOCK_WAIT_MS = 10_000;
 
 export async function repairDataDir(dir: string, now: () => number = Date.now): Promise<StoreRepair> {
   const path = join(dir, DB_FILE);
@@ -31,8 +35,14 @@ export async function repairDataDir(dir: string, now: () => number = Date.now): 
     });
   const problems = integrityProblems(path);
   if (problems.length === 0) {
-    // A sound store is left as it is, but for what a writable open adds (the run index, if missing).
-    EmbeddedDatabase.openFile(path).close();
+    // A sound store is left as it is, but for what a writable open adds (the run index and the run
+    // rows, if missing) and the rows caught up with the log.
+    const store = EmbeddedDatabase.openFile(path);
+    try {
+      catchUpRunRows(store, LOCK_WAIT_MS);
+    } finally {
+      store.close();
+    }
     return { problems, keptIn: null, rows: countRows(path), unreadable: {} };
   }
 
@@ -88,6 +98,8 @@ function salvageInto(from: string, to: string): Record<string, number> {
         throw e;
       }
     }
+    // The run rows are not copied: folded afresh from the records that were saved.
+    catchUpRunRows(target);
   } finally {
     src.close();
     target.close();
