@@ -4,7 +4,7 @@
  * the current reader schema; upcasters then fix what resolution cannot.
  */
 import type { Resolver, Type } from 'avsc';
-import { LoopguardError, toLoopguardError } from '../domain/errors.js';
+import { IllegalStateError, LoopguardError, toLoopguardError } from '../domain/errors.js';
 import type { RecordedEvent } from '../domain/events.js';
 import { type SchemaStore, unknownSchema } from '../ports/schema-store.js';
 import { loadSchemas, typeFromJson } from './envelope-schema.js';
@@ -68,7 +68,7 @@ export class EventCodec {
     opts: EventCodecOptions & { readonly ownId?: number } = {},
   ): EventCodec {
     const store: SchemaStore = {
-      register: () => Promise.reject(new LoopguardError('read_only', 'a reading codec registers nothing')),
+      register: () => Promise.reject(new IllegalStateError('read_only', 'a reading codec registers nothing')),
       schemaById: (id) => {
         const text = schemaText(id);
         return text === undefined ? Promise.reject(unknownSchema(id)) : Promise.resolve(text);

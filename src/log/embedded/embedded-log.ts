@@ -162,16 +162,17 @@ export class EmbeddedLog implements KeyedLog {
   /**
    * Folds into the run rows what the log holds beyond them (a store written before them, records
    * of an older loopguard), a page per transaction so other writers get their turns in between.
+   * Rows that could not be caught up (the write lock held too long, a full disk) stay behind the
+   * log, never wrong: readers fold the log meanwhile, and the next append catches up.
    */
   private async catchUpRunRows(): Promise<void> {
     const rows = this.runRows;
-    if (rows === null) return;
+    if (rows === null || !this.store.read(() => rows.behind())) return;
     try {
       while (await this.store.write(() => rows.catchUp(CATCH_UP_PAGE)))
         await new Promise<void>((r) => setImmediate(r));
-    } catch (e) {
-      this.store.close();
-      throw e;
+    } catch {
+      // Behind, as said.
     }
   }
 

@@ -39,7 +39,8 @@ import { StoredEvents } from './stored-events.js';
 
 /** Records an append's transaction folds, at most, of what others wrote without keeping the rows. */
 export const CATCH_UP_PER_APPEND = 1000;
-/** Stored records read at a time when catching up. */
+/** Stored records read at a time when catching up: at first, and at most. */
+const FIRST_STORED_PAGE = 8;
 const STORED_PAGE = 1000;
 /**
  * The types whose stored values a catch-up reads (SQL): the value of a record of another type is
@@ -88,7 +89,7 @@ class Unfoldable extends Error {}
 export class RunRows {
   private readonly events: StoredEvents;
   private readonly sql: Record<
-    'folded' | 'setFolded' | 'row' | 'insert' | 'update' | 'records' | 'value' | 'earlier',
+    'folded' | 'setFolded' | 'end' | 'row' | 'insert' | 'update' | 'records' | 'value' | 'earlier',
     StatementSync
   >;
 
@@ -98,6 +99,7 @@ export class RunRows {
     this.sql = {
       folded: db.prepare('SELECT runs_end FROM run_rows_folded WHERE one = 0'),
       setFolded: db.prepare('UPDATE run_rows_folded SET runs_end = ? WHERE one = 0'),
+      end: db.prepare('SELECT max(topic_offset) AS m FROM records WHERE topic = ?'),
       row: db.prepare(`SELECT first_offset, status, rule, tenant FROM ${RUN_ROWS_TABLE} WHERE run_id = ?`),
       insert: db.prepare(
         `INSERT INTO ${RUN_ROWS_TABLE} (first_offset, run_id, status, rule, tenant) VALUES (?, ?, ?, ?, ?)`,
@@ -148,6 +150,12 @@ export class RunRows {
     return more;
   }
 
+  /** Whether the rows stop before the end of the runs topic. */
+  behind(): boolean {
+    const { m } = this.sql.end.get(TOPICS.runs) as { m: number | null };
+    return this.folded() < (m === null ? 0 : m + 1);
+  }
+
   /** How far the rows are folded (the runs-topic offset they stop before). */
   folded(): number {
     return (this.sql.folded.get() as { runs_end: number } | undefined)?.runs_end ?? 0;
@@ -155,16 +163,17 @@ export class RunRows {
 
   /**
    * Folds stored records from offset `from` up to `until`, at most `limit` of them, a page at a
-   * time; where it stopped (a record it could not fold, or the end).
+   * time; where it stopped (a record it could not fold, or the end). The pages start small: rows
+   * stuck at a record they cannot fold meet it again on every append, which should cost little.
    */
   private foldStored(fold: Fold, from: number, until: number, limit: number): number {
     const last = Math.min(until, from + limit);
     let next = from;
-    while (next < last) {
+    for (let size = FIRST_STORED_PAGE; next < last; size = Math.min(size * 4, STORED_PAGE)) {
       const page = this.sql.records.all(
         TOPICS.runs,
         next,
-        Math.min(STORED_PAGE, last - next),
+        Math.min(size, last - next),
       ) as unknown as StoredRow[];
       if (page.length === 0) return next;
       for (const r of page) {

@@ -6,8 +6,8 @@
 import { createHash } from 'node:crypto';
 import type { StatementSync } from 'node:sqlite';
 import type { RecordedEvent } from '../../domain/events.js';
+import { EventCodec } from '../../events/codec.js';
 import { loadSchemas } from '../../events/envelope-schema.js';
-import { EventCodec } from '../../events/index.js';
 import { normalizeSchema } from '../../ports/schema-store.js';
 import type { EmbeddedDatabase } from './database.js';
 
