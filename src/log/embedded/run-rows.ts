@@ -124,8 +124,8 @@ export class RunRows {
     const first = written[0];
     if (first === undefined) return;
     this.inSavepoint(() => {
-      const fold = new Fold(this);
       const from = this.folded();
+      const fold = new Fold(this, from);
       const end = from < first.offset ? this.foldStored(fold, from, first.offset, catchUp) : from;
       if (end !== first.offset) return fold.finish(end);
       for (const r of written) if (!fold.apply(r)) return fold.finish(r.offset);
@@ -141,8 +141,8 @@ export class RunRows {
   catchUp(limit: number): boolean {
     let more = false;
     this.inSavepoint(() => {
-      const fold = new Fold(this);
       const from = this.folded();
+      const fold = new Fold(this, from);
       const end = this.foldStored(fold, from, Number.POSITIVE_INFINITY, limit);
       fold.finish(end);
       more = end - from === limit;
@@ -255,7 +255,9 @@ export class RunRows {
  * `migrate`, which (re)build a store and leave it with its rows.
  */
 export function catchUpRunRows(store: EmbeddedDatabase, lockWaitMs?: number): void {
-  store.writeSync(() => new RunRows(store).catchUp(Number.POSITIVE_INFINITY), lockWaitMs);
+  const rows = new RunRows(store);
+  if (store.read(() => rows.behind()))
+    store.writeSync(() => rows.catchUp(Number.POSITIVE_INFINITY), lockWaitMs);
 }
 
 interface StoredRow {
@@ -269,8 +271,14 @@ interface StoredRow {
 /** One transaction's fold: the rows it touched, written at its end. */
 class Fold {
   private readonly entries = new Map<string, Entry>();
+  /** Whether a run's state is folded here: then every event of that run is read. */
+  private folding = false;
 
-  constructor(private readonly rows: RunRows) {}
+  constructor(
+    private readonly rows: RunRows,
+    /** Where the rows were folded to when this fold began. */
+    private readonly from: number,
+  ) {}
 
   /** Folds one record in; false (nothing changed) when it cannot be folded: the rows stop before it. */
   apply(r: RunRecordWritten): boolean {
@@ -283,15 +291,17 @@ class Fold {
     }
   }
 
-  /** Writes the rows that changed and how far they are folded. */
+  /** Writes the rows that changed and how far they are folded (nothing when nothing was folded). */
   finish(end: number): void {
     for (const [runId, e] of this.entries) if (e.stored !== e.row) this.rows.write(runId, e);
-    this.rows.setFolded(end);
+    if (end !== this.from) this.rows.setFolded(end);
   }
 
   private step(r: RunRecordWritten): void {
-    const known = this.entries.get(r.runId) ?? this.load(r);
     const type = r.event?.event.type ?? r.type;
+    // Most events (a call's request and result) change no row: passed over before anything else.
+    if (!this.folding && r.seq !== 1 && type !== undefined && !ROW_EVENT_TYPES.has(type)) return;
+    const known = this.entries.get(r.runId) ?? this.load(r);
     if (known.state === undefined && type !== undefined && !mayChangeRow(known.row, type)) {
       this.entries.set(r.runId, known);
       return;
@@ -317,6 +327,7 @@ class Fold {
     }
     known.row = rowAfter(known.row, event, status);
     known.state = state;
+    if (state !== undefined) this.folding = true;
     known.settledBy = settledBy;
     this.entries.set(r.runId, known);
   }
