@@ -163,7 +163,9 @@ describe("the embedded store's run rows", () => {
     const old = tmp();
     cpSync(written, old, { recursive: true });
     const db = new DatabaseSync(join(old, DB_FILE));
-    db.exec('DROP TABLE run_rows; DROP TABLE run_rows_folded;');
+    db.exec(
+      'DROP INDEX records_rows_pending; DROP TABLE run_rows; ALTER TABLE records DROP COLUMN rows_folded;',
+    );
     db.close();
     const repaired = tmp();
     cpSync(old, repaired, { recursive: true });

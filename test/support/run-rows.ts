@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { openEmbeddedStore } from '../../src/cli/open-store.js';
 import { DB_FILE } from '../../src/log/embedded/database.js';
-import { TOPICS } from '../../src/log/event-log.js';
 import { ManualClock } from '../../src/machines/index.js';
 import { createGuard, outcome, ToolError } from '../../src/runtime/index.js';
 import { RunListFold } from '../../src/timeline/run-list-fold.js';
@@ -20,17 +19,16 @@ export interface FilterRow {
   readonly tenant: string | null;
 }
 
-/** The table's rows in list order; null when they are not the log's (no table, or behind its end). */
+/** The table's rows in list order; null when they are not the log's (no table, or records not folded). */
 export function tableRows(dir: string): FilterRow[] | null {
   const db = new DatabaseSync(join(dir, DB_FILE), { readOnly: true });
   try {
-    const has = db.prepare("SELECT 1 AS y FROM sqlite_master WHERE name = 'run_rows_folded'").get();
+    const has = db.prepare("SELECT 1 AS y FROM sqlite_master WHERE name = 'records_rows_pending'").get();
     if (has === undefined) return null;
-    const { runs_end } = db.prepare('SELECT runs_end FROM run_rows_folded').get() as { runs_end: number };
     const { m } = db
-      .prepare('SELECT max(topic_offset) AS m FROM records WHERE topic = ?')
-      .get(TOPICS.runs) as { m: number | null };
-    if (runs_end !== (m === null ? 0 : m + 1)) return null;
+      .prepare('SELECT min(topic_offset) AS m FROM records WHERE run_id IS NOT NULL AND rows_folded IS NULL')
+      .get() as { m: number | null };
+    if (m !== null) return null;
     return (
       db.prepare('SELECT run_id, status, rule, tenant FROM run_rows ORDER BY first_offset').all() as {
         run_id: string;

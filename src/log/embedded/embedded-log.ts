@@ -103,11 +103,12 @@ export class EmbeddedLog implements KeyedLog {
   /** Kept by writers only (a writable open has the table; a reader of an old store has not). */
   private readonly runRows: RunRows | null;
   private readonly filteredRuns: FilteredRuns;
+  private readonly insert: StatementSync | null;
   private queue: Pending[] = [];
   private flushing: Promise<void> | undefined;
   private closed = false;
   private readonly sql: Record<
-    'insert' | 'end' | 'runHead' | 'keyCount' | 'read' | 'readKey' | 'readRun' | 'readValues',
+    'end' | 'runHead' | 'keyCount' | 'read' | 'readKey' | 'readRun' | 'readValues',
     StatementSync
   >;
 
@@ -118,11 +119,15 @@ export class EmbeddedLog implements KeyedLog {
     const db = store.db;
     this.runIndex = new RunIndex(store);
     this.runRows = opts.readOnly ? null : new RunRows(store);
+    // Writers only: a store written before the run rows, opened read-only, lacks rows_folded. A
+    // runs record is folded into the run rows in its own transaction (runRows.keep).
+    this.insert = opts.readOnly
+      ? null
+      : db.prepare(
+          'INSERT INTO records (topic, topic_offset, key, run_id, seq, at_ms, headers, value, rows_folded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        );
     this.filteredRuns = new FilteredRuns(store);
     this.sql = {
-      insert: db.prepare(
-        `INSERT INTO records (topic, topic_offset, key, run_id, seq, at_ms, headers, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
       end: db.prepare('SELECT max(topic_offset) AS m FROM records WHERE topic = ?'),
       runHead: db.prepare('SELECT max(seq) AS m FROM records WHERE run_id = ?'),
       keyCount: db.prepare(
@@ -355,7 +360,9 @@ export class EmbeddedLog implements KeyedLog {
         let outcomes: Outcome[];
         try {
           outcomes = await this.store.write(() => this.writeBatch(batch));
+          this.runRows?.committed();
         } catch (e) {
+          this.runRows?.failed();
           const err = storeError(e, this.store.path);
           for (const p of batch) p.reject(err);
           continue;
@@ -382,6 +389,9 @@ export class EmbeddedLog implements KeyedLog {
    * the runs records written are folded into the run rows, in the same transaction.
    */
   private writeBatch(batch: readonly Pending[]): Outcome[] {
+    const insert = this.insert;
+    if (insert === null)
+      throw new IllegalStateError('read_only', `${this.store.path} is open for reading only`);
     const ends = new Map<string, number>();
     const heads = new Map<string, number>();
     const now = Date.now();
@@ -420,7 +430,7 @@ export class EmbeddedLog implements KeyedLog {
               event: r.event,
               status: p.status,
             });
-          this.sql.insert.run(
+          insert.run(
             p.topic,
             next,
             r.key,
@@ -429,6 +439,7 @@ export class EmbeddedLog implements KeyedLog {
             now,
             r.headers === undefined ? null : JSON.stringify(r.headers),
             r.value,
+            isRun ? 1 : null,
           );
           heads.set(`${p.topic}\0${r.key}`, seq);
           offsets.push(next++);

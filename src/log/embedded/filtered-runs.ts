@@ -2,12 +2,11 @@
  * A filtered page of the run list from the run rows (run-rows.ts): the runs that match, in order
  * of first appearance, a page at a time, with how many match and how many there are, and each of
  * the page's runs' records, all read in one read transaction (one moment of the log). Null when
- * the rows are not the log's: no table (a store written before it, opened read-only) or rows
- * behind the log's end; the caller then folds the log.
+ * the rows are not the log's: no table (a store written before it, opened read-only) or runs
+ * records not folded into them yet; the caller then folds the log.
  */
 import type { StatementSync } from 'node:sqlite';
-import { TOPICS } from '../event-log.js';
-import { type EmbeddedDatabase, RUN_ROWS_TABLE } from './database.js';
+import { type EmbeddedDatabase, PENDING_RUNS_RECORDS, RUN_ROWS_TABLE } from './database.js';
 
 /** The run list's filters (an absent one matches every run); `state` is the run's status. */
 export interface RunRowFilters {
@@ -28,8 +27,7 @@ export interface FilteredRunsPage {
 const MATCHES = `(:state IS NULL OR status = :state) AND (:rule IS NULL OR rule = :rule) AND (:tenant IS NULL OR tenant = :tenant)`;
 
 export class FilteredRuns {
-  private sql: Record<'folded' | 'end' | 'total' | 'matching' | 'ids' | 'values', StatementSync> | null =
-    null;
+  private sql: Record<'pending' | 'total' | 'matching' | 'ids' | 'values', StatementSync> | null = null;
 
   constructor(private readonly store: EmbeddedDatabase) {}
 
@@ -45,9 +43,7 @@ export class FilteredRuns {
     return this.store.read(() => {
       db.exec('BEGIN');
       try {
-        const { runs_end } = sql.folded.get() as { runs_end: number };
-        const { m } = sql.end.get(TOPICS.runs) as { m: number | null };
-        if (runs_end !== (m === null ? 0 : m + 1)) return null;
+        if ((sql.pending.get() as { m: number | null }).m !== null) return null;
         const params = { state: f.state ?? null, rule: f.rule ?? null, tenant: f.tenant ?? null };
         const { n: total } = sql.total.get() as { n: number };
         const { n: matching } = sql.matching.get(params) as { n: number };
@@ -75,8 +71,8 @@ export class FilteredRuns {
     if (!this.store.read(() => this.store.hasRunRows())) return null;
     const db = this.store.db;
     this.sql = {
-      folded: db.prepare('SELECT runs_end FROM run_rows_folded WHERE one = 0'),
-      end: db.prepare('SELECT max(topic_offset) AS m FROM records WHERE topic = ?'),
+      // min() reads the partial index of pending records (LIMIT 1 would walk the run_id index).
+      pending: db.prepare(`SELECT min(topic_offset) AS m FROM records WHERE ${PENDING_RUNS_RECORDS}`),
       total: db.prepare(`SELECT count(*) AS n FROM ${RUN_ROWS_TABLE}`),
       matching: db.prepare(`SELECT count(*) AS n FROM ${RUN_ROWS_TABLE} WHERE ${MATCHES}`),
       ids: db.prepare(

@@ -82,8 +82,11 @@ function salvageInto(from: string, to: string): Record<string, number> {
   try {
     for (const table of TABLES) {
       lost[table] = 0;
-      const cols = (target.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map(
-        (c) => c.name,
+      // Columns both stores have (one written before a column was added lacks it); a record's
+      // rows_folded is not copied: the run rows are folded again from the records saved.
+      const have = new Set(columnsOf(src, table));
+      const cols = columnsOf(target.db, table).filter(
+        (c) => have.has(c) && !(table === 'records' && c === 'rows_folded'),
       );
       const insert = target.db.prepare(
         `INSERT OR IGNORE INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`,
@@ -141,6 +144,10 @@ function* readable(
   } catch {
     onLost();
   }
+}
+
+function columnsOf(db: DatabaseSync, table: string): string[] {
+  return (db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
 }
 
 function maxKey(db: DatabaseSync, table: string, key: string): number {

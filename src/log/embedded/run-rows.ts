@@ -8,14 +8,15 @@
  * transaction that appends the run's records, a filtered page is a query plus its own runs' events,
  * and the rows can never disagree with the log, not even after a crash.
  *
- * `run_rows_folded.runs_end` says how far the rows are folded: exactly up to that runs-topic offset.
- * The rows are the log's only when it is the topic's end. Behind it, they are never wrong, only
- * stale, and readers fold the log instead: a store written before the table (the next writable open
- * catches up, as `repair` and `migrate` do), records written by an older loopguard, which does not
- * keep the rows (the next append catches up), a record this store cannot read (the rows stop before
- * it and wait there).
+ * Each runs record says whether it is folded into the rows (`records.rows_folded`, database.ts),
+ * and the records not folded yet are an index of their own, empty when the rows are the log's.
+ * Otherwise the rows are never wrong, only behind, and readers fold the log instead: a store
+ * written before the table (the next writable open catches up, as `repair` and `migrate` do),
+ * records written by an older loopguard, which does not keep the rows (the next append catches
+ * up), a record this store cannot read (the rows stop before it and wait there).
  *
- * Keeping a row costs an append almost nothing: an event is read only when it may change the row
+ * Keeping a row costs an append almost nothing: its records carry their flag, so a commit writes
+ * no page it did not write before (but when a row changes); an event is read only when it may change the row
  * (mayChangeRow), and a writer through EventStore hands its events over with the records, so they
  * are not decoded again; the status moves by the machine's step from the row's status alone, but
  * at a wait's end, which only the run's state decides: the writer's own status after its append
@@ -34,12 +35,12 @@ import {
 } from '../../projections/index.js';
 import { TOPICS } from '../event-log.js';
 import { TYPE_HEADER } from '../event-store.js';
-import { type EmbeddedDatabase, RUN_ROWS_TABLE } from './database.js';
+import { type EmbeddedDatabase, PENDING_RUNS_RECORDS, RUN_ROWS_TABLE } from './database.js';
 import { StoredEvents } from './stored-events.js';
 
-/** Records an append's transaction folds, at most, of what others wrote without keeping the rows. */
+/** Pending records an append's transaction folds, at most, before its own (others' that did not keep the rows). */
 export const CATCH_UP_PER_APPEND = 1000;
-/** Stored records read at a time when catching up: at first, and at most. */
+/** Pending records read at a time when catching up: at first, and at most. */
 const FIRST_STORED_PAGE = 8;
 const STORED_PAGE = 1000;
 /**
@@ -73,6 +74,15 @@ export interface RunRecordWritten {
   readonly status: AppendStatus | undefined;
 }
 
+/** A run's row as the table holds it, with its order of first appearance. */
+interface KnownRow {
+  readonly firstOffset: number;
+  readonly row: RunFilterRow;
+}
+
+/** Runs whose rows `known` keeps, the ones touched last. */
+const KNOWN_ROWS = 1024;
+
 interface Entry {
   readonly firstOffset: number;
   /** What the table holds; undefined for a run first seen in this transaction. */
@@ -88,8 +98,17 @@ class Unfoldable extends Error {}
 
 export class RunRows {
   private readonly events: StoredEvents;
+  /**
+   * The rows of the runs this process's last committed keep touched, and the runs-topic end it
+   * left with nothing pending: while the next keep's records start there, nobody else wrote a runs
+   * record meanwhile (offsets are dense, and given out under the write lock), so these rows are
+   * the table's and nothing is pending: that keep reads neither. Saves an append two queries.
+   */
+  private known: { readonly end: number; readonly rows: Map<string, KnownRow> } | null = null;
+  /** What the keep of the open transaction leaves (undefined: no keep ran in it; null: unknown). */
+  private proposed: { readonly end: number; readonly rows: Map<string, KnownRow> } | null | undefined;
   private readonly sql: Record<
-    'folded' | 'setFolded' | 'end' | 'row' | 'insert' | 'update' | 'records' | 'value' | 'earlier',
+    'pending' | 'pendingPage' | 'folded' | 'unfolded' | 'row' | 'insert' | 'update' | 'value' | 'earlier',
     StatementSync
   >;
 
@@ -97,85 +116,120 @@ export class RunRows {
     const db = store.db;
     this.events = new StoredEvents(store);
     this.sql = {
-      folded: db.prepare('SELECT runs_end FROM run_rows_folded WHERE one = 0'),
-      setFolded: db.prepare('UPDATE run_rows_folded SET runs_end = ? WHERE one = 0'),
-      end: db.prepare('SELECT max(topic_offset) AS m FROM records WHERE topic = ?'),
+      pending: db.prepare(`SELECT min(topic_offset) AS m FROM records WHERE ${PENDING_RUNS_RECORDS}`),
+      // The type from the header; the value only of a type that may change a row.
+      pendingPage: db.prepare(
+        `SELECT topic_offset, key, seq, type, CASE WHEN type IS NULL OR type IN (${ROW_TYPES}) THEN value END AS value
+         FROM (SELECT topic_offset, key, seq, json_extract(headers, '$."${TYPE_HEADER}"') AS type, value FROM records
+               WHERE ${PENDING_RUNS_RECORDS} ORDER BY topic_offset LIMIT ?)`,
+      ),
+      folded: db.prepare(
+        `UPDATE records SET rows_folded = 1 WHERE ${PENDING_RUNS_RECORDS} AND topic_offset < ?`,
+      ),
+      unfolded: db.prepare(
+        'UPDATE records SET rows_folded = NULL WHERE topic = ? AND topic_offset >= ? AND topic_offset < ?',
+      ),
       row: db.prepare(`SELECT first_offset, status, rule, tenant FROM ${RUN_ROWS_TABLE} WHERE run_id = ?`),
       insert: db.prepare(
         `INSERT INTO ${RUN_ROWS_TABLE} (first_offset, run_id, status, rule, tenant) VALUES (?, ?, ?, ?, ?)`,
       ),
       update: db.prepare(`UPDATE ${RUN_ROWS_TABLE} SET status = ?, rule = ?, tenant = ? WHERE run_id = ?`),
-      records: db.prepare(
-        `SELECT topic_offset, key, seq, type, CASE WHEN type IS NULL OR type IN (${ROW_TYPES}) THEN value END AS value
-         FROM (SELECT topic_offset, key, seq, json_extract(headers, '$."${TYPE_HEADER}"') AS type, value FROM records
-               WHERE topic = ? AND topic_offset >= ? ORDER BY topic_offset LIMIT ?)`,
-      ),
       value: db.prepare('SELECT value FROM records WHERE topic = ? AND topic_offset = ?'),
       earlier: db.prepare('SELECT value FROM records WHERE run_id = ? AND seq < ? ORDER BY seq'),
     };
   }
 
   /**
-   * Inside an append's write transaction, after its records: folds them into the rows, after at
-   * most `catchUp` records others wrote before them without keeping the rows. Never fails the
-   * append: rows it cannot fold are left as they were, behind the log (readers then fold the log).
+   * Inside an append's write transaction, after its runs records, which it inserted as folded
+   * (`rows_folded` 1): folds them into the rows, after at most `catchUp` records before them still
+   * pending (written by a writer that does not keep the rows). Whatever it cannot fold, it leaves
+   * pending, its own records included, so the rows are never taken for the log's; and it never
+   * fails the append for them.
    */
   keep(written: readonly RunRecordWritten[], catchUp = CATCH_UP_PER_APPEND): void {
     const first = written[0];
-    if (first === undefined) return;
-    this.inSavepoint(() => {
-      const from = this.folded();
-      const fold = new Fold(this, from);
-      const end = from < first.offset ? this.foldStored(fold, from, first.offset, catchUp) : from;
-      if (end !== first.offset) return fold.finish(end);
-      for (const r of written) if (!fold.apply(r)) return fold.finish(r.offset);
-      fold.finish((written.at(-1) as RunRecordWritten).offset + 1);
+    const last = written.at(-1);
+    if (first === undefined || last === undefined) return;
+    const end = last.offset + 1;
+    // Taken: it comes back only when this transaction commits (a failed or retried one starts afresh).
+    const known = this.known;
+    this.known = null;
+    const current = known !== null && known.end === first.offset;
+    const rows = current ? known.rows : new Map<string, KnownRow>();
+    this.proposed = null;
+    const folded = this.inSavepoint(() => {
+      const fold = new Fold(this, rows);
+      if (!current && this.firstPending() !== null) {
+        const stop = this.foldPending(fold, catchUp);
+        if (stop !== null) {
+          fold.finish(stop);
+          return stop;
+        }
+      }
+      for (const r of written)
+        if (!fold.apply(r)) {
+          fold.finish(r.offset);
+          return r.offset;
+        }
+      fold.finish(null);
+      this.proposed = { end, rows };
+      return end;
     });
+    // Its own records not folded (or the fold failed whole): pending, for a later catch-up.
+    const from = Math.max(folded ?? first.offset, first.offset);
+    if (from < end) this.sql.unfolded.run(TOPICS.runs, from, end);
   }
 
   /**
-   * In a write transaction of the caller's: folds at most `limit` records of the log the rows do
-   * not have yet. Whether there is more to fold (false: the rows reached the end of the runs
-   * topic, or a record they cannot fold stopped them).
+   * The write transaction of the last keep committed: what it left is known, as long as nobody
+   * else writes runs records (the next transaction's records then start where it ended).
+   */
+  committed(): void {
+    if (this.proposed !== undefined) this.known = this.proposed;
+    this.proposed = undefined;
+  }
+
+  /** The write transaction of the last keep failed: nothing of it is known. */
+  failed(): void {
+    this.proposed = undefined;
+    this.known = null;
+  }
+
+  /**
+   * In a write transaction of the caller's: folds at most `limit` pending records. Whether there
+   * is more to fold (false: none are pending, or a record they cannot fold stopped them).
    */
   catchUp(limit: number): boolean {
-    let more = false;
-    this.inSavepoint(() => {
-      const from = this.folded();
-      const fold = new Fold(this, from);
-      const end = this.foldStored(fold, from, Number.POSITIVE_INFINITY, limit);
-      fold.finish(end);
-      more = end - from === limit;
+    this.known = null;
+    const more = this.inSavepoint(() => {
+      const fold = new Fold(this, new Map());
+      const stop = this.foldPending(fold, limit);
+      fold.finish(stop);
+      return stop !== null && fold.applied === limit;
     });
-    return more;
+    return more ?? false;
   }
 
-  /** Whether the rows stop before the end of the runs topic. */
+  /** Whether any runs record is not folded into the rows yet. */
   behind(): boolean {
-    const { m } = this.sql.end.get(TOPICS.runs) as { m: number | null };
-    return this.folded() < (m === null ? 0 : m + 1);
+    return this.firstPending() !== null;
   }
 
-  /** How far the rows are folded (the runs-topic offset they stop before). */
-  folded(): number {
-    return (this.sql.folded.get() as { runs_end: number } | undefined)?.runs_end ?? 0;
+  private firstPending(): number | null {
+    return (this.sql.pending.get() as { m: number | null }).m;
   }
 
   /**
-   * Folds stored records from offset `from` up to `until`, at most `limit` of them, a page at a
-   * time; where it stopped (a record it could not fold, or the end). The pages start small: rows
-   * stuck at a record they cannot fold meet it again on every append, which should cost little.
+   * Folds pending records in log order, at most `limit` of them, a page at a time; the offset of
+   * the first one still pending (null: none is). The pages start small: rows stuck at a record
+   * they cannot fold meet it again on every append, which should cost little.
    */
-  private foldStored(fold: Fold, from: number, until: number, limit: number): number {
-    const last = Math.min(until, from + limit);
-    let next = from;
-    for (let size = FIRST_STORED_PAGE; next < last; size = Math.min(size * 4, STORED_PAGE)) {
-      const page = this.sql.records.all(
-        TOPICS.runs,
-        next,
-        Math.min(size, last - next),
-      ) as unknown as StoredRow[];
-      if (page.length === 0) return next;
+  private foldPending(fold: Fold, limit: number): number | null {
+    let left = limit;
+    for (let size = FIRST_STORED_PAGE; ; size = Math.min(size * 4, STORED_PAGE)) {
+      if (left === 0) return this.firstPending();
+      const page = this.sql.pendingPage.all(Math.min(size, left)) as unknown as StoredRow[];
+      if (page.length === 0) return null;
       for (const r of page) {
         const rec = {
           offset: r.topic_offset,
@@ -186,11 +240,12 @@ export class RunRows {
           event: undefined,
           status: undefined,
         };
-        if (r.topic_offset !== next || !fold.apply(rec)) return next;
-        next++;
+        if (!fold.apply(rec)) return r.topic_offset;
       }
+      // Marked folded at once: the next page starts after them.
+      this.sql.folded.run((page.at(-1) as StoredRow).topic_offset + 1);
+      left -= page.length;
     }
-    return next;
   }
 
   /** A run's row as stored, if it has one. */
@@ -232,20 +287,23 @@ export class RunRows {
     e.stored = e.row;
   }
 
-  setFolded(end: number): void {
-    this.sql.setFolded.run(end);
+  /** Pending records before offset `end` are folded now. */
+  markFolded(end: number): void {
+    this.sql.folded.run(end);
   }
 
-  private inSavepoint(fn: () => void): void {
+  /** `fn` in a savepoint; undefined when it threw (nothing of it is left: the rows stay as they were). */
+  private inSavepoint<T>(fn: () => T): T | undefined {
     const db = this.store.db;
     db.exec('SAVEPOINT run_rows');
     try {
-      fn();
+      const out = fn();
       db.exec('RELEASE run_rows');
+      return out;
     } catch {
-      // Left as they were: behind the log, never wrong.
       db.exec('ROLLBACK TO run_rows');
       db.exec('RELEASE run_rows');
+      return undefined;
     }
   }
 }
@@ -274,16 +332,20 @@ class Fold {
   /** Whether a run's state is folded here: then every event of that run is read. */
   private folding = false;
 
+  /** Records folded in. */
+  applied = 0;
+
   constructor(
     private readonly rows: RunRows,
-    /** Where the rows were folded to when this fold began. */
-    private readonly from: number,
+    /** Rows known to be the table's (read instead of it), kept up to date as this fold writes. */
+    private readonly known: Map<string, KnownRow>,
   ) {}
 
   /** Folds one record in; false (nothing changed) when it cannot be folded: the rows stop before it. */
   apply(r: RunRecordWritten): boolean {
     try {
       this.step(r);
+      this.applied++;
       return true;
     } catch (e) {
       if (e instanceof Unfoldable) return false;
@@ -291,10 +353,18 @@ class Fold {
     }
   }
 
-  /** Writes the rows that changed and how far they are folded (nothing when nothing was folded). */
-  finish(end: number): void {
-    for (const [runId, e] of this.entries) if (e.stored !== e.row) this.rows.write(runId, e);
-    if (end !== this.from) this.rows.setFolded(end);
+  /** Writes the rows that changed; the pending records before `end` are folded now (null: all were). */
+  finish(end: number | null): void {
+    for (const [runId, e] of this.entries) {
+      if (e.stored !== e.row) this.rows.write(runId, e);
+      this.known.delete(runId);
+      this.known.set(runId, { firstOffset: e.firstOffset, row: e.row });
+    }
+    for (const runId of this.known.keys()) {
+      if (this.known.size <= KNOWN_ROWS) break;
+      this.known.delete(runId);
+    }
+    if (end !== null) this.rows.markFolded(end);
   }
 
   private step(r: RunRecordWritten): void {
@@ -334,7 +404,7 @@ class Fold {
 
   /** The run's entry from the table, or a new one at its first record. */
   private load(r: RunRecordWritten): Entry {
-    const stored = this.rows.stored(r.runId);
+    const stored = this.known.get(r.runId) ?? this.rows.stored(r.runId);
     if (stored !== undefined)
       return { ...stored, stored: stored.row, state: undefined, settledBy: undefined };
     // A run without a row is first seen here; anything else is a log the rows cannot follow.
