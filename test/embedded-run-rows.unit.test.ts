@@ -15,6 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { openEmbeddedStore } from '../src/cli/open-store.js';
 import { DEFAULT_POLICY, type RecordedEvent } from '../src/domain/index.js';
+import { EventCodec, MemorySchemaStore } from '../src/events/index.js';
 import { DB_FILE } from '../src/log/embedded/database.js';
 import { EmbeddedLog } from '../src/log/embedded/embedded-log.js';
 import { SqliteSchemaStore } from '../src/log/embedded/sqlite-schema-store.js';
@@ -234,6 +235,24 @@ describe("the embedded store's run rows", () => {
     expect(n).toBe(0);
     expect(tableRows(dir)).toBeNull();
   });
+
+  it('take up a record they could not read once the store can: the next append folds from it on', async () => {
+    const source = tmp();
+    await libraryRuns(source);
+    const [run] = await runsOf(source);
+    const dir = tmp();
+    // Framed with the schema id of a store of its own, which this one does not hold yet.
+    const foreign = await EventCodec.create(new MemorySchemaStore(), `${TOPICS.runs}-value`);
+    const log = await EmbeddedLog.open(dir, { fsync: 'none' });
+    for (const r of renamed(run ?? [], 'early'))
+      await log.append(TOPICS.runs, [{ key: 'early', value: foreign.encode(r) }]);
+    await log.close();
+    expect(tableRows(dir)).toBeNull();
+    // The store registers the same schema under the same id: the records read now.
+    await libraryRuns(dir, 'later-');
+    await expectExact(dir);
+    expect(tableRows(dir)?.[0]?.runId).toBe('early');
+  }, 30_000);
 
   it("are the log's after a writer is killed between its writes", async () => {
     const dir = tmp();

@@ -16,11 +16,12 @@
  * up), a record this store cannot read (the rows stop before it and wait there).
  *
  * Keeping a row costs an append almost nothing: its records carry their flag, so a commit writes
- * no page it did not write before (but when a row changes); an event is read only when it may change the row
- * (mayChangeRow), and a writer through EventStore hands its events over with the records, so they
- * are not decoded again; the status moves by the machine's step from the row's status alone, but
- * at a wait's end, which only the run's state decides: the writer's own status after its append
- * (AppendToStream `status`), or else the run folded again from its records.
+ * no page it did not write before (but when a row changes); an event is read only when it may
+ * change the row (mayChangeRow), and a writer through EventStore hands its events over with the
+ * records, so they are not decoded again; the status moves by the machine's step from the row's
+ * status alone, but at a wait's end, which only the run's state decides: the writer's own status
+ * after its append (AppendToStream `status`), or else the run folded again from its records; and
+ * a process that writes alone reads neither the pending index nor its runs' rows (`known`).
  */
 import type { StatementSync } from 'node:sqlite';
 import type { RecordedEvent, RunState, RunStatus } from '../../domain/index.js';
@@ -38,7 +39,7 @@ import { TYPE_HEADER } from '../event-store.js';
 import { type EmbeddedDatabase, PENDING_RUNS_RECORDS, RUN_ROWS_TABLE } from './database.js';
 import { StoredEvents } from './stored-events.js';
 
-/** Pending records an append's transaction folds, at most, before its own (others' that did not keep the rows). */
+/** Pending records (others', who did not keep the rows) an append folds, at most, before its own. */
 export const CATCH_UP_PER_APPEND = 1000;
 /** Pending records read at a time when catching up: at first, and at most. */
 const FIRST_STORED_PAGE = 8;
@@ -108,7 +109,7 @@ export class RunRows {
   /** What the keep of the open transaction leaves (undefined: no keep ran in it; null: unknown). */
   private proposed: { readonly end: number; readonly rows: Map<string, KnownRow> } | null | undefined;
   private readonly sql: Record<
-    'pending' | 'pendingPage' | 'folded' | 'unfolded' | 'row' | 'insert' | 'update' | 'value' | 'earlier',
+    'pending' | 'end' | 'page' | 'folded' | 'unfolded' | 'row' | 'insert' | 'update' | 'value' | 'earlier',
     StatementSync
   >;
 
@@ -117,18 +118,17 @@ export class RunRows {
     this.events = new StoredEvents(store);
     this.sql = {
       pending: db.prepare(`SELECT min(topic_offset) AS m FROM records WHERE ${PENDING_RUNS_RECORDS}`),
+      end: db.prepare('SELECT max(topic_offset) AS m FROM records WHERE topic = ?'),
       // The type from the header; the value only of a type that may change a row.
-      pendingPage: db.prepare(
+      page: db.prepare(
         `SELECT topic_offset, key, seq, type, CASE WHEN type IS NULL OR type IN (${ROW_TYPES}) THEN value END AS value
          FROM (SELECT topic_offset, key, seq, json_extract(headers, '$."${TYPE_HEADER}"') AS type, value FROM records
-               WHERE ${PENDING_RUNS_RECORDS} ORDER BY topic_offset LIMIT ?)`,
+               WHERE topic = ? AND topic_offset >= ? ORDER BY topic_offset LIMIT ?)`,
       ),
       folded: db.prepare(
         `UPDATE records SET rows_folded = 1 WHERE ${PENDING_RUNS_RECORDS} AND topic_offset < ?`,
       ),
-      unfolded: db.prepare(
-        'UPDATE records SET rows_folded = NULL WHERE topic = ? AND topic_offset >= ? AND topic_offset < ?',
-      ),
+      unfolded: db.prepare('UPDATE records SET rows_folded = NULL WHERE topic = ? AND topic_offset = ?'),
       row: db.prepare(`SELECT first_offset, status, rule, tenant FROM ${RUN_ROWS_TABLE} WHERE run_id = ?`),
       insert: db.prepare(
         `INSERT INTO ${RUN_ROWS_TABLE} (first_offset, run_id, status, rule, tenant) VALUES (?, ?, ?, ?, ?)`,
@@ -141,10 +141,11 @@ export class RunRows {
 
   /**
    * Inside an append's write transaction, after its runs records, which it inserted as folded
-   * (`rows_folded` 1): folds them into the rows, after at most `catchUp` records before them still
-   * pending (written by a writer that does not keep the rows). Whatever it cannot fold, it leaves
-   * pending, its own records included, so the rows are never taken for the log's; and it never
-   * fails the append for them.
+   * (`rows_folded` 1): folds them into the rows, after at most `catchUp` records from the first
+   * pending one (written by a writer that does not keep the rows, or that the rows could not take).
+   * The rows hold exactly the records before the first pending one: where it cannot fold a record,
+   * it flags that one pending (the records after it count as not folded, whatever their flag), so
+   * the rows are never taken for the log's; and it never fails the append for them.
    */
   keep(written: readonly RunRecordWritten[], catchUp = CATCH_UP_PER_APPEND): void {
     const first = written[0];
@@ -157,27 +158,25 @@ export class RunRows {
     const current = known !== null && known.end === first.offset;
     const rows = current ? known.rows : new Map<string, KnownRow>();
     this.proposed = null;
-    const folded = this.inSavepoint(() => {
+    const done = this.inSavepoint(() => {
       const fold = new Fold(this, rows);
-      if (!current && this.firstPending() !== null) {
-        const stop = this.foldPending(fold, catchUp);
-        if (stop !== null) {
-          fold.finish(stop);
-          return stop;
-        }
+      const pending = current ? null : this.firstPending();
+      if (pending !== null) {
+        const stop = this.foldFrom(fold, pending, first.offset, catchUp);
+        if (!this.settle(fold, pending, stop, first.offset)) return true;
       }
       for (const r of written)
         if (!fold.apply(r)) {
-          fold.finish(r.offset);
-          return r.offset;
+          fold.finish();
+          this.sql.unfolded.run(TOPICS.runs, r.offset);
+          return true;
         }
-      fold.finish(null);
+      fold.finish();
       this.proposed = { end, rows };
-      return end;
+      return true;
     });
-    // Its own records not folded (or the fold failed whole): pending, for a later catch-up.
-    const from = Math.max(folded ?? first.offset, first.offset);
-    if (from < end) this.sql.unfolded.run(TOPICS.runs, from, end);
+    // Nothing of the fold is left (it threw): from its first record on, its own are not folded.
+    if (done === undefined) this.sql.unfolded.run(TOPICS.runs, first.offset);
   }
 
   /**
@@ -196,16 +195,18 @@ export class RunRows {
   }
 
   /**
-   * In a write transaction of the caller's: folds at most `limit` pending records. Whether there
-   * is more to fold (false: none are pending, or a record they cannot fold stopped them).
+   * In a write transaction of the caller's: folds at most `limit` records from the first pending
+   * one. Whether there is more to fold (false: none is pending, or a record the rows cannot take
+   * stopped them).
    */
   catchUp(limit: number): boolean {
     this.known = null;
     const more = this.inSavepoint(() => {
+      const pending = this.firstPending();
+      if (pending === null) return false;
       const fold = new Fold(this, new Map());
-      const stop = this.foldPending(fold, limit);
-      fold.finish(stop);
-      return stop !== null && fold.applied === limit;
+      const stop = this.foldFrom(fold, pending, Number.POSITIVE_INFINITY, limit);
+      return this.settle(fold, pending, stop, this.runsEnd()) ? false : stop - pending === limit;
     });
     return more ?? false;
   }
@@ -219,17 +220,40 @@ export class RunRows {
     return (this.sql.pending.get() as { m: number | null }).m;
   }
 
+  private runsEnd(): number {
+    const { m } = this.sql.end.get(TOPICS.runs) as { m: number | null };
+    return m === null ? 0 : m + 1;
+  }
+
   /**
-   * Folds pending records in log order, at most `limit` of them, a page at a time; the offset of
-   * the first one still pending (null: none is). The pages start small: rows stuck at a record
-   * they cannot fold meet it again on every append, which should cost little.
+   * Writes what `fold` folded of the records from `from` (the first pending one) to `stop`, and
+   * flags `stop` the first pending record when it is short of `until` (it is already, where
+   * nothing was folded: rows stuck there write nothing); whether it reached `until`.
    */
-  private foldPending(fold: Fold, limit: number): number | null {
-    let left = limit;
-    for (let size = FIRST_STORED_PAGE; ; size = Math.min(size * 4, STORED_PAGE)) {
-      if (left === 0) return this.firstPending();
-      const page = this.sql.pendingPage.all(Math.min(size, left)) as unknown as StoredRow[];
-      if (page.length === 0) return null;
+  private settle(fold: Fold, from: number, stop: number, until: number): boolean {
+    fold.finish();
+    if (stop === from) return stop >= until;
+    this.sql.folded.run(stop);
+    if (stop >= until) return true;
+    this.sql.unfolded.run(TOPICS.runs, stop);
+    return false;
+  }
+
+  /**
+   * Folds stored records from offset `from` up to `until`, at most `limit` of them, a page at a
+   * time; where it stopped (a record it could not fold, the limit, or `until`). The pages start
+   * small: rows stuck at a record they cannot fold meet it again on every append, at little cost.
+   */
+  private foldFrom(fold: Fold, from: number, until: number, limit: number): number {
+    const last = Math.min(until, from + limit);
+    let next = from;
+    for (let size = FIRST_STORED_PAGE; next < last; size = Math.min(size * 4, STORED_PAGE)) {
+      const page = this.sql.page.all(
+        TOPICS.runs,
+        next,
+        Math.min(size, last - next),
+      ) as unknown as StoredRow[];
+      if (page.length === 0) return next;
       for (const r of page) {
         const rec = {
           offset: r.topic_offset,
@@ -240,12 +264,11 @@ export class RunRows {
           event: undefined,
           status: undefined,
         };
-        if (!fold.apply(rec)) return r.topic_offset;
+        if (r.topic_offset !== next || !fold.apply(rec)) return next;
+        next++;
       }
-      // Marked folded at once: the next page starts after them.
-      this.sql.folded.run((page.at(-1) as StoredRow).topic_offset + 1);
-      left -= page.length;
     }
+    return next;
   }
 
   /** A run's row as stored, if it has one. */
@@ -285,11 +308,6 @@ export class RunRows {
     if (e.stored === undefined) this.sql.insert.run(e.firstOffset, runId, status, rule, tenant);
     else this.sql.update.run(status, rule, tenant, runId);
     e.stored = e.row;
-  }
-
-  /** Pending records before offset `end` are folded now. */
-  markFolded(end: number): void {
-    this.sql.folded.run(end);
   }
 
   /** `fn` in a savepoint; undefined when it threw (nothing of it is left: the rows stay as they were). */
@@ -332,9 +350,6 @@ class Fold {
   /** Whether a run's state is folded here: then every event of that run is read. */
   private folding = false;
 
-  /** Records folded in. */
-  applied = 0;
-
   constructor(
     private readonly rows: RunRows,
     /** Rows known to be the table's (read instead of it), kept up to date as this fold writes. */
@@ -345,7 +360,6 @@ class Fold {
   apply(r: RunRecordWritten): boolean {
     try {
       this.step(r);
-      this.applied++;
       return true;
     } catch (e) {
       if (e instanceof Unfoldable) return false;
@@ -353,8 +367,8 @@ class Fold {
     }
   }
 
-  /** Writes the rows that changed; the pending records before `end` are folded now (null: all were). */
-  finish(end: number | null): void {
+  /** Writes the rows that changed (and keeps them as known). */
+  finish(): void {
     for (const [runId, e] of this.entries) {
       if (e.stored !== e.row) this.rows.write(runId, e);
       this.known.delete(runId);
@@ -364,7 +378,6 @@ class Fold {
       if (this.known.size <= KNOWN_ROWS) break;
       this.known.delete(runId);
     }
-    if (end !== null) this.rows.markFolded(end);
   }
 
   private step(r: RunRecordWritten): void {
