@@ -14,6 +14,7 @@ import { EmbeddedLog } from '../src/log/embedded/embedded-log.js';
 import { decodeRecord, scanRecords } from '../src/log/embedded/segment-format.js';
 import { createGuard, SqliteLedger } from '../src/runtime/index.js';
 import { captureIo } from './support/capture-io.js';
+import { foldedRows, tableRows } from './support/run-rows.js';
 
 const FIXTURE = join(import.meta.dirname, 'fixtures', 'segment-data-dir');
 let dir: string;
@@ -60,6 +61,10 @@ describe('loopguard migrate', () => {
       expect(now).toEqual(rows);
     }
     await log.close();
+    // The run rows, folded by the migration itself (nothing has opened the store for writing yet).
+    const rows = tableRows(dir);
+    expect(rows?.map((r) => r.runId)).toContain('demo/ping-pong');
+    expect(rows).toEqual(await foldedRows(dir));
 
     const audit = captureIo();
     expect(await main(['audit', 'demo/ping-pong', '--data-dir', dir], audit)).toBe(0);

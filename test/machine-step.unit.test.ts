@@ -11,11 +11,12 @@ import {
   copyState,
   DEFAULT_POLICY,
   initialState,
+  mayEndWait,
   type RecordedEvent,
   type RunState,
 } from '../src/domain/index.js';
 import { type CommandInput, foldRun, machineEvent, RunActor, runMachine } from '../src/machines/index.js';
-import { machineStep } from '../src/machines/machine-step.js';
+import { machineStep, movesStatus, statusStep } from '../src/machines/machine-step.js';
 import { replayRun } from '../src/trace/replay.js';
 import { deps, FakeClock, policy } from './support/given.js';
 import { recordedTraces } from './support/recorded-traces.js';
@@ -110,5 +111,31 @@ describe("the machine's step without its interpreter", () => {
       ]),
     );
     expect(compared).toBeGreaterThan(500);
+  });
+
+  it('gives the status from the status alone wherever no guard reads more of the state, and says where one does', () => {
+    const logs = [
+      lifecycle(),
+      ...varied(recordedTraces().map((run) => replayRun(run, DEFAULT_POLICY, deps).events)),
+    ];
+    let asked = 0;
+    for (const log of logs) {
+      let s = initialState(log[0]?.runId ?? 'run');
+      for (const r of log) {
+        for (const value of STATES) {
+          const from = value === s.status ? s : copyState({ ...s, status: value as RunState['status'] });
+          const machine = foldRun(from, r).status;
+          const alone = statusStep(from.status, r);
+          if (alone === null) {
+            expect(from.status).toBe('WAITING');
+            expect(mayEndWait(r)).toBe(true);
+            asked++;
+          } else expect(alone, `${value} on ${r.event.type} (${r.eventId})`).toBe(machine);
+          if (!movesStatus(from.status, r.event.type)) expect(machine).toBe(from.status);
+        }
+        s = foldRun(s, r);
+      }
+    }
+    expect(asked).toBeGreaterThan(0);
   });
 });

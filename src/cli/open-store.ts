@@ -2,6 +2,7 @@ import { LoopguardError, type RecordedEvent } from '../domain/index.js';
 // Each from its own file: the log barrel also holds the Kafka adapters (kafkajs, an optional package).
 import { CopyProjector } from '../log/copy-projector.js';
 import { DEFAULT_DATA_DIR, EmbeddedLog } from '../log/embedded/embedded-log.js';
+import type { RunRowFilters } from '../log/embedded/filtered-runs.js';
 import type { RunIndexPage } from '../log/embedded/run-index.js';
 import { SqliteSchemaStore } from '../log/embedded/sqlite-schema-store.js';
 import { TOPICS } from '../log/event-log.js';
@@ -10,6 +11,13 @@ import type { RunStream } from '../ports/run-stream.js';
 import type { Projections } from '../projections/index.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
 import { rebuildFromStream } from './rebuild-from-stream.js';
+
+/** A filtered page of the run list: how many runs there are and match, and the page's runs' events. */
+export interface FilteredRunEvents {
+  readonly total: number;
+  readonly matching: number;
+  readonly runs: readonly (readonly RecordedEvent[])[];
+}
 
 /** A log the commands read and write, whichever adapter is behind it. */
 export interface OpenStore {
@@ -40,6 +48,13 @@ export interface OpenStore {
     page(offset: number, limit: number): Promise<RunIndexPage>;
     /** False for a store written before the index, opened read-only: pages then scan the table. */
     readonly indexed: boolean;
+    /**
+     * The runs that match `filters`, a page of them, from the store's run rows (run-rows.ts), each
+     * with its events; null when the rows are not the log's (none yet, or behind it): fold the log.
+     */
+    filtered(filters: RunRowFilters, offset: number, limit: number): Promise<FilteredRunEvents | null>;
+    /** False for a store written before the run rows, opened read-only: filtered pages fold the log. */
+    readonly rowsKept: boolean;
   };
   /** Events on the runs topic now: a progress bar's total. */
   eventCount(): Promise<number>;
@@ -80,7 +95,23 @@ export async function openEmbeddedStore(
         ),
       ),
     eventCount: () => log.endOffset(TOPICS.runs),
-    runIndex: { page: (offset, limit) => log.runPage(offset, limit), indexed: log.runIndexed },
+    runIndex: {
+      page: (offset, limit) => log.runPage(offset, limit),
+      indexed: log.runIndexed,
+      filtered: async (filters, offset, limit) => {
+        const found = await log.filteredRunPage(filters, offset, limit);
+        if (found === null) return null;
+        const runs: RecordedEvent[][] = [];
+        for (const run of found.runs) {
+          const list: RecordedEvent[] = [];
+          for (const v of run.values)
+            list.push(events.decodeKnown(TOPICS.runs, v) ?? (await events.decode(TOPICS.runs, v)));
+          runs.push(list);
+        }
+        return { total: found.total, matching: found.matching, runs };
+      },
+      rowsKept: log.runRowsKept,
+    },
     secretKey: (env) => chooseSecretKey(undefined, { kind: 'embedded', dataDir }, env),
     knownRunIds: async () => {
       const ids = new Set<string>();

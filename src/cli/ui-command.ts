@@ -38,6 +38,10 @@ export async function uiCommand(f: UiFlags, env: Env, io: Io, signal: AbortSigna
       io.err(
         'ui: this data dir has no run index yet (written by an older loopguard): list pages scan its table until any writing command or `loopguard repair` adds it',
       );
+    if (runIndex !== undefined && !runIndex.rowsKept)
+      io.err(
+        'ui: this data dir has no run rows yet (written by an older loopguard): filtered pages fold the whole log until any writing command or `loopguard repair` adds them',
+      );
     const ui = await startUiServer(
       {
         scan: (apply) => s.scan(apply),
@@ -48,6 +52,7 @@ export async function uiCommand(f: UiFlags, env: Env, io: Io, signal: AbortSigna
               runs: {
                 page: (offset: number, limit: number) => runIndex.page(offset, limit),
                 events: (runId: string) => s.stream.readStream(runId),
+                filtered: (f, offset, limit) => runIndex.filtered(f, offset, limit),
               },
             }),
       },

@@ -96,6 +96,27 @@ async function indexedPage(
   return { rows: fold.rows(), matching: total, total };
 }
 
+/**
+ * A filtered page from the store's run rows: which runs match and how many, then each of the
+ * page's runs folded from its own events; null when the store's rows cannot say (none, or behind
+ * the log), and the kept index answers instead.
+ */
+async function rowsPage(
+  runs: NonNullable<UiSource['runs']>,
+  f: RunFilters,
+  p: RunPaging,
+  signal: AbortSignal,
+): Promise<RunListView | null> {
+  const found = await runs.filtered?.(f, p.offset, p.limit);
+  if (found === undefined || found === null) return null;
+  const fold = new RunListFold();
+  for (const events of found.runs) {
+    if (signal.aborted) throw new Abandoned('the client went away');
+    for (const rec of events) fold.apply(rec);
+  }
+  return { rows: fold.rows(), matching: found.matching, total: found.total };
+}
+
 async function respond(
   source: UiSource,
   index: RunListIndex,
@@ -131,9 +152,11 @@ async function respond(
     const f = filters(url.searchParams);
     const unfiltered = f.state === undefined && f.rule === undefined && f.tenant === undefined;
     const view =
-      unfiltered && source.runs !== undefined
-        ? await indexedPage(source.runs, p, signal)
-        : viewOf(await index.rows(signal), f, p);
+      source.runs === undefined
+        ? viewOf(await index.rows(signal), f, p)
+        : unfiltered
+          ? await indexedPage(source.runs, p, signal)
+          : ((await rowsPage(source.runs, f, p, signal)) ?? viewOf(await index.rows(signal), f, p));
     return send(200, runListPage(view, f, runHref, p));
   }
   if (url.pathname === '/run') {
@@ -154,8 +177,8 @@ async function respond(
 }
 
 /**
- * Serves the run list (paged: from the store's run index, or filtered from a kept index) and each
- * run's timeline, read-only, on
+ * Serves the run list (paged: from the store's run index; filtered: from its run rows, or a kept
+ * index where it has none) and each run's timeline, read-only, on
  * `host:port` (port 0: any free port). Work for a client that went away is stopped.
  */
 export function startUiServer(
@@ -164,7 +187,8 @@ export function startUiServer(
   host = '127.0.0.1',
   opts: UiOptions = {},
 ): Promise<UiServer> {
-  // Filtered pages only: it reads the whole log once (then what is new), so not before one is asked for.
+  // Filtered pages the store's run rows cannot serve (Kafka, an old store): it reads the whole log
+  // once (then what is new), so not before one is asked for.
   const index = new RunListIndex(source);
   const allowed = new Set([...LOCAL_HOSTS, ...(opts.allowHosts ?? []).map((h) => h.toLowerCase())]);
   const server = createServer((req, res) => {

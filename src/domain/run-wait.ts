@@ -22,13 +22,21 @@ export const NO_WAIT: Pick<RunState, 'waitUntilMs' | 'waitCallFingerprint'> = Ob
 });
 
 /**
+ * Whether an event can end a wait at all (an execute decision before a call): the part of
+ * `endsWait` that reads the event alone. For any other event a reader that keeps only a run's
+ * status knows the machine's answer without the run's state.
+ */
+export function mayEndWait(rec: RecordedEvent): boolean {
+  const e = rec.event;
+  return e.type === 'GuardDecided' && e.phase === 'before' && e.decision === 'execute';
+}
+
+/**
  * Whether an event ends the run's bounded wait: the execute decision of the waited-for call, or of
  * any call once the wait ran out (another call may run during a backoff). The run machine's guard.
  */
 export function endsWait(s: RunState, rec: RecordedEvent): boolean {
-  const e = rec.event;
-  if (s.status !== 'WAITING' || e.type !== 'GuardDecided' || e.phase !== 'before' || e.decision !== 'execute')
-    return false;
+  if (s.status !== 'WAITING' || !mayEndWait(rec)) return false;
   const call = s.inFlight;
   return call !== null && (call.fingerprint === s.waitCallFingerprint || rec.atMs >= (s.waitUntilMs ?? 0));
 }

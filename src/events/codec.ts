@@ -4,9 +4,9 @@
  * the current reader schema; upcasters then fix what resolution cannot.
  */
 import type { Resolver, Type } from 'avsc';
-import { LoopguardError, toLoopguardError } from '../domain/errors.js';
+import { IllegalStateError, LoopguardError, toLoopguardError } from '../domain/errors.js';
 import type { RecordedEvent } from '../domain/events.js';
-import type { SchemaStore } from '../ports/schema-store.js';
+import { type SchemaStore, unknownSchema } from '../ports/schema-store.js';
 import { loadSchemas, typeFromJson } from './envelope-schema.js';
 import { fromWire, toWireLoose, type WireEnvelope } from './serde.js';
 import { type Upcaster, upcast } from './upcast.js';
@@ -40,6 +40,8 @@ export class EventCodec {
     private readonly type: Type,
     readonly schemaId: number,
     private readonly upcasters: readonly Upcaster[],
+    /** Writer schemas at hand without I/O (a reader's database): decodeSync learns them itself. */
+    private readonly schemaAtHand?: (schemaId: number) => string | undefined,
   ) {
     this.readings.set(schemaId, null);
   }
@@ -53,6 +55,27 @@ export class EventCodec {
     const schemas = loadSchemas(opts.schemasDir);
     const id = await store.register(subject, schemas.json);
     return new EventCodec(store, schemas.envelope, id, opts.upcasters ?? []);
+  }
+
+  /**
+   * A codec that only reads (it never registers, and encodes nothing), for a reader that holds its
+   * schemas at hand, a database inside a transaction: `schemaText` gives a writer schema's text at
+   * once (undefined: not there), so `decodeSync` reads a record of any schema there without I/O.
+   * `ownId`: the id the current schema has there, if it has one (read without a resolver).
+   */
+  static reader(
+    schemaText: (schemaId: number) => string | undefined,
+    opts: EventCodecOptions & { readonly ownId?: number } = {},
+  ): EventCodec {
+    const store: SchemaStore = {
+      register: () => Promise.reject(new IllegalStateError('read_only', 'a reading codec registers nothing')),
+      schemaById: (id) => {
+        const text = schemaText(id);
+        return text === undefined ? Promise.reject(unknownSchema(id)) : Promise.resolve(text);
+      },
+    };
+    const { envelope } = loadSchemas(opts.schemasDir);
+    return new EventCodec(store, envelope, opts.ownId ?? -1, opts.upcasters ?? [], schemaText);
   }
 
   /**
@@ -99,7 +122,11 @@ export class EventCodec {
   /** Decodes without I/O; throws `unknown_schema` if the writer schema has not been loaded yet. */
   decodeSync(buf: Buffer): RecordedEvent {
     const schemaId = schemaIdOf(buf);
-    const reading = this.readings.get(schemaId);
+    let reading = this.readings.get(schemaId);
+    if (reading === undefined) {
+      const text = this.schemaAtHand?.(schemaId);
+      if (text !== undefined) reading = this.learn(schemaId, text);
+    }
     if (reading === undefined) {
       throw new LoopguardError('unknown_schema', `schema ${schemaId} not loaded; use decode()`, {
         details: { schemaId },
@@ -144,6 +171,11 @@ export class EventCodec {
     } catch (e) {
       throw toLoopguardError(e, 'schema_store_unavailable');
     }
+    return this.learn(schemaId, text);
+  }
+
+  /** How records of writer schema `schemaId` (its text) are read from now on. */
+  private learn(schemaId: number, text: string): Reading {
     let resolver: Resolver;
     try {
       resolver = this.type.createResolver(typeFromJson(text));

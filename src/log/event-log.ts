@@ -3,6 +3,7 @@
  * in-memory one (tests, evaluation), the embedded SQLite store (default) and Kafka. All of them pass
  * the same contract suite (test/log-contract.ts).
  */
+import type { RecordedEvent } from '../domain/events.js';
 
 export const TOPICS = {
   runs: 'loopguard.runs',
@@ -18,6 +19,12 @@ export interface LogRecord {
   readonly key: string;
   readonly value: Buffer;
   readonly headers?: Record<string, string>;
+  /**
+   * The event `value` encodes, where the writer has it at hand (EventStore.runRecord). Never
+   * stored or sent: the embedded log, which keeps each run's row in the transaction of its appends
+   * (embedded/run-rows.ts), reads it instead of decoding `value` again.
+   */
+  readonly event?: RecordedEvent;
 }
 
 export interface StoredRecord extends LogRecord {

@@ -29,6 +29,8 @@ export interface StoredEvent {
 
 /** The header that carries a runs record's seq, so readers can follow a run without decoding. */
 export const SEQ_HEADER = 'loopguard.seq';
+/** The header that names a record's event type (every topic's records carry it). */
+export const TYPE_HEADER = 'loopguard.type';
 
 type Topic = typeof TOPICS.runs | typeof TOPICS.stops | typeof TOPICS.ledger;
 const PAGE = 500;
@@ -99,7 +101,7 @@ export class EventStore {
    */
   runRecord(r: RecordedEvent, headers: Readonly<Record<string, string>> = {}): LogRecord {
     const rec = this.record(TOPICS.runs, r.runId, r);
-    return { ...rec, headers: { ...rec.headers, [SEQ_HEADER]: String(r.seq), ...headers } };
+    return { ...rec, headers: { ...rec.headers, [SEQ_HEADER]: String(r.seq), ...headers }, event: r };
   }
 
   /**
@@ -211,7 +213,7 @@ export class EventStore {
   }
 
   private record(topic: Topic, key: string, r: RecordedEvent): LogRecord {
-    return { key, value: this.codecs[topic].encode(r), headers: { 'loopguard.type': r.event.type } };
+    return { key, value: this.codecs[topic].encode(r), headers: { [TYPE_HEADER]: r.event.type } };
   }
 }
 

@@ -4,6 +4,7 @@
  * (one record per event, keyed by run id) it is the run's last seq.
  */
 import { ConflictError, LoopguardError } from '../domain/errors.js';
+import type { RunStatus } from '../domain/events.js';
 import type { LogRecord, StoredRecord } from './event-log.js';
 import type { RunLog } from './run-log.js';
 
@@ -12,6 +13,15 @@ export interface ValuePage {
   readonly values: readonly Buffer[];
   /** The offset after the page's last record (the next page's start). */
   readonly next: number;
+}
+
+export interface KeyedAppendOptions {
+  /**
+   * On the runs topic: the run's status once these records are in, as the writer's run machine
+   * has it. The embedded log keeps each run's row in the append's transaction and takes it where
+   * the machine's step needs the run's whole state (a wait's end), instead of folding the run.
+   */
+  readonly runStatus?: RunStatus;
 }
 
 export interface KeyedLog extends RunLog {
@@ -32,6 +42,7 @@ export interface KeyedLog extends RunLog {
     key: string,
     expectedCount: number,
     records: readonly LogRecord[],
+    opts?: KeyedAppendOptions,
   ): Promise<number[]>;
 }
 

@@ -72,7 +72,7 @@ export class LogRunStream implements RunStream {
   async appendToStream(
     runId: string,
     events: readonly RecordedEvent[],
-    { expectedStreamVersion: expected }: AppendToStreamOptions,
+    { expectedStreamVersion: expected, status }: AppendToStreamOptions,
   ): Promise<AppendToStreamResult> {
     checkStreamAppend(runId, expected, events);
     let offsets: number[];
@@ -82,6 +82,7 @@ export class LogRunStream implements RunStream {
         runId,
         expected,
         events.map((e) => this.events.runRecord(e)),
+        status === undefined ? {} : { runStatus: status },
       );
     } catch (e) {
       if (e instanceof LoopguardError && e.code === 'conflict')

@@ -1,10 +1,16 @@
-import type { RecordedEvent, RunState } from '../domain/index.js';
-import { ASSIGNMENTS, GUARDS, runMachine } from './run-machine.js';
+import { initialState, patch, type RecordedEvent, type RunState, type RunStatus } from '../domain/index.js';
+import { ASSIGNMENTS, GUARD_READS_STATE, GUARDS, runMachine } from './run-machine.js';
 
-/** One of the machine's transitions, compiled: its guard (none: always) and what it assigns. */
+/**
+ * One of the machine's transitions, compiled: its guard (none: always), whether that guard's
+ * answer on a record rests on more of the state than its status, what it assigns, and the status
+ * it moves the run to (null: it stays).
+ */
 interface Compiled {
   readonly guard: ((s: RunState, rec: RecordedEvent) => boolean) | null;
+  readonly readsState: (rec: RecordedEvent) => boolean;
   readonly assign: (s: RunState, rec: RecordedEvent) => RunState;
+  readonly to: RunStatus | null;
 }
 
 type Named = string | { readonly type: string; readonly params?: unknown };
@@ -24,6 +30,7 @@ function compile(
 ): Compiled {
   const where = `run machine: ${from} on ${type}`;
   let guard: Compiled['guard'] = null;
+  let readsState: Compiled['readsState'] = () => false;
   if (t.guard !== undefined) {
     const g = nameOf(t.guard as Named);
     const fn = GUARDS[g.type as keyof typeof GUARDS] as
@@ -31,6 +38,7 @@ function compile(
       | undefined;
     if (fn === undefined) throw new Error(`${where}: a guard ${g.type} that is not one of GUARDS`);
     guard = (s, r) => fn(s, r, g.params);
+    readsState = GUARD_READS_STATE[g.type as keyof typeof GUARDS];
   }
   const steps = t.actions.map((a) => {
     const { type: name, params } = nameOf(a as Named);
@@ -48,7 +56,7 @@ function compile(
     steps.length === 1 && only !== undefined
       ? (s: RunState, r: RecordedEvent) => only.fn(s, r, only.params)
       : (s: RunState, r: RecordedEvent) => steps.reduce((x, step) => step.fn(x, r, step.params), s);
-  return { guard, assign };
+  return { guard, readsState, assign, to: (target as RunStatus | undefined) ?? null };
 }
 
 /** Per state, per event type, the machine's transitions in the order XState tries them. */
@@ -74,3 +82,49 @@ export function machineStep(s: RunState, record: RecordedEvent): RunState | null
   for (const t of ts) if (t.guard === null || t.guard(s, record)) return t.assign(s, record);
   return null;
 }
+
+/** A run in each status and nothing else: what a guard that reads only the status is asked on. */
+const STAND_INS: ReadonlyMap<string, RunState> = new Map(
+  [...TABLE.keys()].map((status) => [status, patch(initialState(''), { status: status as RunStatus })]),
+);
+
+/**
+ * The status the machine's step moves a run in `status` to on `record`, from the status alone:
+ * the transition the definition selects, its guard asked on a run in that status and nothing
+ * else, which is the machine's own answer wherever the guard reads no more than the status
+ * (GUARD_READS_STATE). Null where it may read more (a wait's end): then only the run's folded
+ * state answers. A move the machine does not take keeps the status, as every reader's fold does
+ * (fold-run.ts). For readers that keep runs' statuses without their states (the run list).
+ */
+export function statusStep(status: RunStatus, record: RecordedEvent): RunStatus | null {
+  const ts = TABLE.get(status)?.get(record.event.type);
+  if (ts === undefined) return status;
+  const standIn = STAND_INS.get(status) as RunState;
+  for (const t of ts) {
+    if (t.guard !== null) {
+      if (t.readsState(record)) return null;
+      if (!t.guard(standIn, record)) continue;
+    }
+    return t.to ?? status;
+  }
+  return status;
+}
+
+/**
+ * Whether an event of `type` may move a run in `status` (a transition that moves it, whatever its
+ * guard says): where it may not, a keeper of statuses passes over the event without reading it.
+ */
+export function movesStatus(status: RunStatus, type: string): boolean {
+  return (
+    TABLE.get(status)
+      ?.get(type)
+      ?.some((t) => t.to !== null) ?? false
+  );
+}
+
+/** The event types that may move a run in some status. */
+export const STATUS_MOVING_TYPES: ReadonlySet<string> = new Set(
+  [...TABLE.values()].flatMap((byType) =>
+    [...byType.entries()].filter(([, ts]) => ts.some((t) => t.to !== null)).map(([type]) => type),
+  ),
+);

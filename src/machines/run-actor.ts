@@ -94,6 +94,16 @@ export class RunActor {
     return ok(records);
   }
 
+  /**
+   * The run's status once `records` are committed: the machine's, when they are the last proposal
+   * (where it takes the run) or there are none; undefined for any others.
+   */
+  statusAfter(records: readonly RecordedEvent[]): RunStatus | undefined {
+    if (records.length === 0) return this.folded.status;
+    const p = this.proposed;
+    return p !== null && p.records === records && p.from === this.folded ? p.to.status : undefined;
+  }
+
   /** Moves the run by durable records: its own proposal, or history it loads or finds in the log. */
   commit(records: readonly RecordedEvent[]): void {
     const p = this.proposed;

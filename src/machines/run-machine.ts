@@ -12,6 +12,7 @@ import {
   endsWait,
   evolve,
   initialState,
+  mayEndWait,
   NO_WAIT,
   patch,
   type RecordedEvent,
@@ -86,6 +87,16 @@ export const GUARDS = {
   stopsAs: (_s: RunState, record: RecordedEvent, terminal: TerminalState): boolean =>
     record.event.type === 'RunStopped' && record.event.report.terminalState === terminal,
 };
+/**
+ * Per guard, whether its answer on a record may rest on more of the run's state than its status:
+ * where it does not, a reader that keeps only runs' statuses (the embedded store's run list) takes
+ * the machine's step without folding the run (machine-step.ts, statusStep).
+ */
+export const GUARD_READS_STATE: { readonly [G in keyof typeof GUARDS]: (record: RecordedEvent) => boolean } =
+  {
+    endsWait: (record) => mayEndWait(record),
+    stopsAs: () => false,
+  };
 
 const machine = setup({
   types: {

@@ -12,7 +12,7 @@
  * (test/run-stream-contract.ts) runs against every adapter.
  */
 import { ConflictError, LoopguardError } from '../domain/errors.js';
-import type { RecordedEvent } from '../domain/events.js';
+import type { RecordedEvent, RunStatus } from '../domain/events.js';
 import type { RunState } from '../domain/run-state.js';
 
 /** A run as loading finds it: a snapshot of its state (or none) and the events after it. */
@@ -25,6 +25,13 @@ export interface LoadedRun {
 export interface AppendToStreamOptions {
   /** The version (last seq) the writer found the stream at: 0 for a new run. */
   readonly expectedStreamVersion: number;
+  /**
+   * The run's status once these events are in, as the writer's run machine has it (a writer that
+   * holds the run's actor). A hint an adapter may take instead of folding the run again: the
+   * embedded store keeps each run's row in the append's transaction, and the end of a wait is the
+   * one step of the machine it cannot take from the row alone.
+   */
+  readonly status?: RunStatus;
 }
 
 export interface AppendToStreamResult {

@@ -3,6 +3,7 @@ export * from './fleet-loop-projection.js';
 export * from './ledger-projection.js';
 export * from './progress-projection.js';
 export * from './projections.js';
+export * from './run-filter-row.js';
 export * from './run-summary.js';
 export * from './run-timeline.js';
 export * from './run-tree-projection.js';

@@ -1,4 +1,4 @@
-import type { RecordedEvent, TerminalState } from '../domain/index.js';
+import type { DomainEvent, RecordedEvent, TerminalState } from '../domain/index.js';
 
 /** One run as `loopguard replay --json` and `rebuild --json` print it: exactly these keys. */
 export interface RunSummary {
@@ -30,6 +30,11 @@ const stepOf = (callId: string | null): number | null => {
 
 const ENDS = new Set(['refuse', 'stop_partial', 'stop', 'wait']);
 
+/** A run's rule after one more event: the first guard decision that ended or refused something names it. */
+export function ruleAfter(rule: string | null, e: DomainEvent): string | null {
+  return rule === null && e.type === 'GuardDecided' && ENDS.has(e.decision) ? e.rule : rule;
+}
+
 /**
  * Folds a run's events into its summary. Replay and rebuild both use this, so the two cannot
  * disagree: the rule is the first guard decision that ended or refused something, the stop step
@@ -57,7 +62,7 @@ export class RunSummaryFold {
       case 'GuardDecided':
         if (e.decision === 'execute') t.executed++;
         else if (e.decision === 'return_cached_success') t.cached++;
-        if (ENDS.has(e.decision) && t.rule === null) t.rule = e.rule;
+        t.rule = ruleAfter(t.rule, e);
         if (
           e.phase === 'before' &&
           e.decision !== 'execute' &&

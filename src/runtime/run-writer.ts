@@ -18,6 +18,7 @@ import {
   type Hashing,
   LoopguardError,
   type RecordedEvent,
+  type RunStatus,
   UnavailableError,
 } from '../domain/index.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
@@ -54,7 +55,11 @@ export class RunWriter implements DurableBoundary {
       this.held.push(...records);
       return true;
     }
-    const written = await this.write([...this.held, ...records], (e) => this.refused(cmd, e));
+    const written = await this.write(
+      [...this.held, ...records],
+      (e) => this.refused(cmd, e),
+      this.actor.statusAfter(records),
+    );
     this.held = [];
     return written;
   }
@@ -75,6 +80,7 @@ export class RunWriter implements DurableBoundary {
             `the event log did not accept the last result of run ${this.actor.runId}; resume the run (guard.resume) to settle it (${(e as Error).message})`,
             { cause: e },
           ),
+        this.actor.status,
       );
       this.held = [];
       this.store.snapshot(this.actor.state);
@@ -83,15 +89,22 @@ export class RunWriter implements DurableBoundary {
     }
   }
 
-  /** Appends at the seq of the first record; false when the run's own lost write was there instead. */
+  /**
+   * Appends at the seq of the first record; false when the run's own lost write was there instead.
+   * `status`: the run's once they are in (the actor's; the held records are committed to it).
+   */
   private async write(
     records: readonly RecordedEvent[],
     refused: (e: unknown) => LoopguardError,
+    status: RunStatus | undefined,
   ): Promise<boolean> {
     const first = records[0];
     if (first === undefined) return true;
     try {
-      await this.store.appendToStream(this.actor.runId, records, { expectedStreamVersion: first.seq - 1 });
+      await this.store.appendToStream(this.actor.runId, records, {
+        expectedStreamVersion: first.seq - 1,
+        ...(status === undefined ? {} : { status }),
+      });
       this.unconfirmed = null;
       return true;
     } catch (e) {
@@ -134,8 +147,10 @@ export class RunWriter implements DurableBoundary {
       ...failedResult('RETRYABLE', 'not_run', this.hashing),
     });
     if (!proposed.ok) throw proposed.error;
+    const status = this.actor.statusAfter(proposed.value);
     await this.store.appendToStream(this.actor.runId, proposed.value, {
       expectedStreamVersion: this.actor.state.seq,
+      ...(status === undefined ? {} : { status }),
     });
     this.actor.commit(proposed.value);
     return true;

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../domain/index.js';
 import { RunListFold } from './run-list-fold.js';
-import type { RunListRow } from './run-list-page.js';
+import type { RunFilters, RunListRow } from './run-list-page.js';
 
 /** Where the run list comes from: the runs topic read from an offset, or, where offsets are per partition (Kafka), a full scan. */
 export interface RunListSource {
@@ -20,6 +20,19 @@ export interface RunListSource {
       limit: number,
     ): Promise<{ readonly total: number; readonly runIds: readonly string[] }>;
     events(runId: string): Promise<readonly RecordedEvent[]>;
+    /**
+     * The runs that match the filters, a page of them, from the store's run rows, each with its
+     * events; null when the rows are not the log's (none yet, or behind it).
+     */
+    filtered?(
+      filters: RunFilters,
+      offset: number,
+      limit: number,
+    ): Promise<{
+      readonly total: number;
+      readonly matching: number;
+      readonly runs: readonly (readonly RecordedEvent[])[];
+    } | null>;
   };
 }
 

@@ -5,7 +5,7 @@
  *
  * Durability: `synchronous=FULL` by default, so a commit returns only once its WAL frames are
  * fsynced: a decision is on disk before the tool it allows runs. Tables (see the README's
- * "Embedded store"): records, ledger, reissues, schemas, subjects.
+ * "Embedded store"): records, ledger, reissues, schemas, subjects, run_rows.
  */
 
 import { existsSync, mkdirSync, statSync } from 'node:fs';
@@ -28,6 +28,30 @@ const SCHEMA_VERSION = 1;
 export const RUN_STARTS_INDEX = 'records_run_starts';
 const RUN_STARTS_DDL = `CREATE INDEX IF NOT EXISTS ${RUN_STARTS_INDEX} ON records (topic_offset) WHERE seq = 1;`;
 
+/**
+ * The run list's rows, one per run (what its filters ask: status, rule, tenant), kept in each
+ * append's transaction (run-rows.ts, which says why they exist), and which runs records they hold:
+ * a record's `rows_folded` is 1 once it is folded into them, NULL until then (what a writer that
+ * does not keep them leaves). The partial index RUN_ROWS_PENDING holds the records not folded yet:
+ * empty, the rows are the log's; an append that keeps them writes the flag in its own row and
+ * touches no other page. A store without them (written before them) gets them from a writable
+ * open, with every record pending until they catch up: no version change needed.
+ */
+export const RUN_ROWS_TABLE = 'run_rows';
+export const RUN_ROWS_PENDING = 'records_rows_pending';
+/** The records RUN_ROWS_PENDING holds; a query that reads the index says the same. */
+export const PENDING_RUNS_RECORDS = 'run_id IS NOT NULL AND rows_folded IS NULL';
+const RUN_ROWS_DDL = `
+CREATE TABLE IF NOT EXISTS ${RUN_ROWS_TABLE} (
+  first_offset INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL UNIQUE,
+  status TEXT NOT NULL,
+  rule TEXT,
+  tenant TEXT
+);
+CREATE INDEX IF NOT EXISTS ${RUN_ROWS_PENDING} ON records (topic_offset) WHERE ${PENDING_RUNS_RECORDS};
+`;
+
 const DDL = `
 CREATE TABLE IF NOT EXISTS records (
   pos INTEGER PRIMARY KEY,
@@ -39,12 +63,14 @@ CREATE TABLE IF NOT EXISTS records (
   at_ms INTEGER NOT NULL,
   headers TEXT,
   value BLOB NOT NULL,
+  rows_folded INTEGER,
   UNIQUE (topic, topic_offset),
   UNIQUE (run_id, seq)
 );
 -- The runs topic (nearly every record) is read by UNIQUE(run_id, seq); the other topics by key.
 CREATE INDEX IF NOT EXISTS records_by_key ON records (topic, key, topic_offset) WHERE run_id IS NULL;
 ${RUN_STARTS_DDL}
+${RUN_ROWS_DDL}
 CREATE TABLE IF NOT EXISTS ledger (
   operation_key TEXT PRIMARY KEY,
   status TEXT NOT NULL CHECK (status IN ('claimed', 'completed', 'in_doubt')),
@@ -258,7 +284,22 @@ export class EmbeddedDatabase {
         () => this.db.exec(`${DDL}PRAGMA user_version = ${SCHEMA_VERSION};`),
         this.busyTimeoutMs,
       );
-    else if (!this.hasRunIndex()) this.writeSync(() => this.db.exec(RUN_STARTS_DDL), this.busyTimeoutMs);
+    else if (!this.hasRunIndex() || !this.hasRunRows())
+      this.writeSync(() => {
+        const cols = this.db.prepare('PRAGMA table_info(records)').all() as { name: string }[];
+        if (!cols.some((c) => c.name === 'rows_folded'))
+          this.db.exec('ALTER TABLE records ADD COLUMN rows_folded INTEGER');
+        this.db.exec(`${RUN_STARTS_DDL}${RUN_ROWS_DDL}`);
+      }, this.busyTimeoutMs);
+  }
+
+  /** Whether the run list's rows exist (a store written before them, opened only for reading, lacks them). */
+  hasRunRows(): boolean {
+    return (
+      this.db
+        .prepare("SELECT 1 AS y FROM sqlite_master WHERE type = 'index' AND name = ?")
+        .get(RUN_ROWS_PENDING) !== undefined
+    );
   }
 
   /** Whether the run index exists (a store written before it, opened only for reading, lacks it). */

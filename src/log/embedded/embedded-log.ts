@@ -16,13 +16,22 @@ import type { RunStream } from '../../ports/run-stream.js';
 import type { LogRecord, StoredRecord } from '../event-log.js';
 import { TOPICS } from '../event-log.js';
 import type { EventStore } from '../event-store.js';
-import { checkKeyed, type KeyedLog, keyConflict, type ValuePage } from '../keyed-log.js';
+import { TYPE_HEADER } from '../event-store.js';
+import {
+  checkKeyed,
+  type KeyedAppendOptions,
+  type KeyedLog,
+  keyConflict,
+  type ValuePage,
+} from '../keyed-log.js';
 import { checkRead, checkTopic, closedError } from '../log-errors.js';
 import { LogRunStream } from '../log-run-stream.js';
 import { pollFollow } from '../poll-follow.js';
 import { storeOn } from '../run-log.js';
 import { EmbeddedDatabase, isUniqueViolation, storeError } from './database.js';
+import { FilteredRuns, type FilteredRunsPage, type RunRowFilters } from './filtered-runs.js';
 import { RunIndex, type RunIndexPage } from './run-index.js';
+import { type AppendStatus, type RunRecordWritten, RunRows } from './run-rows.js';
 
 export interface EmbeddedLogOptions {
   /** 'batch' (default): fsync every group commit (synchronous=FULL). 'none': leave flushing to the OS (tests, benches). */
@@ -52,6 +61,8 @@ interface Pending {
   readonly records: readonly LogRecord[];
   /** For a conditional append: how many records its key must have when the batch is written. */
   readonly expect?: { readonly key: string; readonly count: number };
+  /** The writer's run status once the append is in (KeyedAppendOptions.runStatus). */
+  readonly status?: AppendStatus;
   readonly resolve: (offsets: number[]) => void;
   readonly reject: (e: unknown) => void;
 }
@@ -67,6 +78,8 @@ interface Row {
 export const DEFAULT_DATA_DIR = './.loopguard';
 const DEFAULT_MAX_RECORD_BYTES = 1024 * 1024;
 const FOLLOW_PAGE = 1000;
+/** Records of the log a writable open folds into the run rows per transaction, catching them up. */
+const CATCH_UP_PAGE = 20_000;
 const COLUMNS = 'topic, topic_offset, key, headers, value';
 /**
  * A page of values as one SQLite value: the values back to back, with their lengths and offsets as
@@ -87,11 +100,15 @@ function recordBytes(rec: LogRecord): number {
 export class EmbeddedLog implements KeyedLog {
   private readonly wakers = new Map<string, Set<() => void>>();
   private readonly runIndex: RunIndex;
+  /** Kept by writers only (a writable open has the table; a reader of an old store has not). */
+  private readonly runRows: RunRows | null;
+  private readonly filteredRuns: FilteredRuns;
+  private readonly insert: StatementSync | null;
   private queue: Pending[] = [];
   private flushing: Promise<void> | undefined;
   private closed = false;
   private readonly sql: Record<
-    'insert' | 'end' | 'runHead' | 'keyCount' | 'read' | 'readKey' | 'readRun' | 'readValues',
+    'end' | 'runHead' | 'keyCount' | 'read' | 'readKey' | 'readRun' | 'readValues',
     StatementSync
   >;
 
@@ -101,10 +118,16 @@ export class EmbeddedLog implements KeyedLog {
   ) {
     const db = store.db;
     this.runIndex = new RunIndex(store);
+    this.runRows = opts.readOnly ? null : new RunRows(store);
+    // Writers only: a store written before the run rows, opened read-only, lacks rows_folded. A
+    // runs record is folded into the run rows in its own transaction (runRows.keep).
+    this.insert = opts.readOnly
+      ? null
+      : db.prepare(
+          'INSERT INTO records (topic, topic_offset, key, run_id, seq, at_ms, headers, value, rows_folded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        );
+    this.filteredRuns = new FilteredRuns(store);
     this.sql = {
-      insert: db.prepare(
-        `INSERT INTO records (topic, topic_offset, key, run_id, seq, at_ms, headers, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
       end: db.prepare('SELECT max(topic_offset) AS m FROM records WHERE topic = ?'),
       runHead: db.prepare('SELECT max(seq) AS m FROM records WHERE run_id = ?'),
       keyCount: db.prepare(
@@ -130,13 +153,32 @@ export class EmbeddedLog implements KeyedLog {
       ...(opts.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: opts.busyTimeoutMs }),
       ...(opts.maxPages === undefined ? {} : { maxPages: opts.maxPages }),
     });
-    return new EmbeddedLog(store, {
+    const log = new EmbeddedLog(store, {
       fsync: opts.fsync ?? 'batch',
       groupCommitMs: opts.groupCommitMs ?? 0,
       pollMs: opts.pollMs ?? 100,
       readOnly: opts.readOnly ?? false,
       maxRecordBytes: opts.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES,
     });
+    await log.catchUpRunRows();
+    return log;
+  }
+
+  /**
+   * Folds into the run rows what the log holds beyond them (a store written before them, records
+   * of an older loopguard), a page per transaction so other writers get their turns in between.
+   * Rows that could not be caught up (the write lock held too long, a full disk) stay behind the
+   * log, never wrong: readers fold the log meanwhile, and the next append catches up.
+   */
+  private async catchUpRunRows(): Promise<void> {
+    const rows = this.runRows;
+    if (rows === null || !this.store.read(() => rows.behind())) return;
+    try {
+      while (await this.store.write(() => rows.catchUp(CATCH_UP_PAGE)))
+        await new Promise<void>((r) => setImmediate(r));
+    } catch {
+      // Behind, as said.
+    }
   }
 
   /** The database file, for messages. */
@@ -145,7 +187,7 @@ export class EmbeddedLog implements KeyedLog {
   }
 
   append(topic: string, records: readonly LogRecord[]): Promise<number[]> {
-    return this.enqueue(topic, records, undefined);
+    return this.enqueue(topic, records, undefined, undefined);
   }
 
   appendKeyed(
@@ -153,9 +195,11 @@ export class EmbeddedLog implements KeyedLog {
     key: string,
     expectedCount: number,
     records: readonly LogRecord[],
+    opts: KeyedAppendOptions = {},
   ): Promise<number[]> {
     checkKeyed(key, expectedCount, records);
-    return this.enqueue(topic, records, { key, count: expectedCount });
+    const status = opts.runStatus === undefined ? undefined : { status: opts.runStatus };
+    return this.enqueue(topic, records, { key, count: expectedCount }, status);
   }
 
   async readKey(topic: string, key: string, fromIndex: number): Promise<StoredRecord[]> {
@@ -224,6 +268,25 @@ export class EmbeddedLog implements KeyedLog {
     return this.runIndex.indexed;
   }
 
+  /**
+   * The runs that match `filters`, offset+1 to offset+limit, from the run rows (run-rows.ts), with
+   * their records; null when the rows are not the log's (filtered-runs.ts): then fold the log.
+   */
+  async filteredRunPage(
+    filters: RunRowFilters,
+    offset: number,
+    limit: number,
+  ): Promise<FilteredRunsPage | null> {
+    checkRead(TOPICS.runs, offset, limit);
+    if (this.closed) throw closedError();
+    return this.filteredRuns.page(filters, offset, limit);
+  }
+
+  /** Whether the store has run rows at all (false: an old store opened read-only). */
+  get runRowsKept(): boolean {
+    return this.filteredRuns.kept;
+  }
+
   async endOffset(topic: string): Promise<number> {
     checkTopic(topic);
     if (this.closed) throw closedError();
@@ -252,6 +315,7 @@ export class EmbeddedLog implements KeyedLog {
     topic: string,
     records: readonly LogRecord[],
     expect: Pending['expect'],
+    status: AppendStatus | undefined,
   ): Promise<number[]> {
     checkTopic(topic);
     if (this.closed) throw closedError();
@@ -271,11 +335,14 @@ export class EmbeddedLog implements KeyedLog {
         );
     }
     return new Promise((resolve, reject) => {
-      this.queue.push(
-        expect === undefined
-          ? { topic, records, resolve, reject }
-          : { topic, records, expect, resolve, reject },
-      );
+      this.queue.push({
+        topic,
+        records,
+        resolve,
+        reject,
+        ...(expect === undefined ? {} : { expect }),
+        ...(status === undefined ? {} : { status }),
+      });
       this.flushing ??= this.flushSoon();
     });
   }
@@ -293,7 +360,9 @@ export class EmbeddedLog implements KeyedLog {
         let outcomes: Outcome[];
         try {
           outcomes = await this.store.write(() => this.writeBatch(batch));
+          this.runRows?.committed();
         } catch (e) {
+          this.runRows?.failed();
           const err = storeError(e, this.store.path);
           for (const p of batch) p.reject(err);
           continue;
@@ -316,13 +385,18 @@ export class EmbeddedLog implements KeyedLog {
 
   /**
    * Inside the write transaction: each append's condition is checked against what every process
-   * committed before, plus the appends before it in this batch, then its rows are inserted.
+   * committed before, plus the appends before it in this batch, then its rows are inserted; last,
+   * the runs records written are folded into the run rows, in the same transaction.
    */
   private writeBatch(batch: readonly Pending[]): Outcome[] {
+    const insert = this.insert;
+    if (insert === null)
+      throw new IllegalStateError('read_only', `${this.store.path} is open for reading only`);
     const ends = new Map<string, number>();
     const heads = new Map<string, number>();
     const now = Date.now();
-    return batch.map((p): Outcome => {
+    const runs: RunRecordWritten[] = [];
+    const outcomes = batch.map((p): Outcome => {
       const count = (key: string): number => {
         const cached = heads.get(`${p.topic}\0${key}`);
         if (cached !== undefined) return cached;
@@ -340,12 +414,23 @@ export class EmbeddedLog implements KeyedLog {
       }
       let next = ends.get(p.topic) ?? this.endSync(p.topic);
       const offsets: number[] = [];
+      const written: RunRecordWritten[] = [];
       this.store.db.exec('SAVEPOINT append');
       try {
         for (const r of p.records) {
           const seq = count(r.key) + 1;
           const isRun = p.topic === TOPICS.runs;
-          this.sql.insert.run(
+          if (isRun)
+            written.push({
+              offset: next,
+              runId: r.key,
+              seq,
+              value: r.value,
+              type: r.headers?.[TYPE_HEADER],
+              event: r.event,
+              status: p.status,
+            });
+          insert.run(
             p.topic,
             next,
             r.key,
@@ -354,6 +439,7 @@ export class EmbeddedLog implements KeyedLog {
             now,
             r.headers === undefined ? null : JSON.stringify(r.headers),
             r.value,
+            isRun ? 1 : null,
           );
           heads.set(`${p.topic}\0${r.key}`, seq);
           offsets.push(next++);
@@ -369,8 +455,11 @@ export class EmbeddedLog implements KeyedLog {
         throw e;
       }
       ends.set(p.topic, next);
+      for (const w of written) runs.push(w);
       return { offsets };
     });
+    this.runRows?.keep(runs);
+    return outcomes;
   }
 
   private subscribe(topic: string, wake: () => void): () => void {

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { IllegalStateError, type LoopguardError } from '../../domain/errors.js';
 import { TOPICS } from '../event-log.js';
 import { DB_FILE, EmbeddedDatabase, processAlive, SEGMENT_TOPICS_DIR } from './database.js';
+import { RunRows } from './run-rows.js';
 import { decodeRecord, scanRecords } from './segment-format.js';
 
 export interface Migration {
@@ -51,6 +52,8 @@ export function migrateDataDir(dir: string): Migration {
       const ids = copySchemas(store, join(dir, 'schemas'));
       const records = copyTopics(store, join(dir, SEGMENT_TOPICS_DIR), ids, notes);
       const { ledger, reissues } = copyLedger(store, join(dir, 'ledger'));
+      // The run rows, folded from the records just copied, in the same transaction.
+      new RunRows(store).catchUp(Number.POSITIVE_INFINITY);
       return { records, schemas: ids.size, ledger, reissues };
     });
   } finally {

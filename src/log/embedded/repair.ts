@@ -1,6 +1,7 @@
 /**
  * `loopguard repair`: SQLite's own integrity check (`PRAGMA integrity_check`) on the data dir's
- * database. A sound file is left alone (but for the run index, added if it lacks it). A damaged one is first copied whole (with its WAL) to
+ * database. A sound file is left alone (but for the run index and run rows, added if it lacks
+ * them, and the rows caught up with the log). A damaged one is first copied whole (with its WAL) to
  * `<data dir>/damaged/`, never deleted; then every row SQLite can still read is copied, table by
  * table in rowid order, into a fresh database that takes the damaged one's place.
  */
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { LoopguardError } from '../../domain/errors.js';
 import { DB_FILE, EmbeddedDatabase } from './database.js';
+import { catchUpRunRows } from './run-rows.js';
 
 export interface StoreRepair {
   /** `ok` from integrity_check, or the problems it listed. */
@@ -22,6 +24,8 @@ export interface StoreRepair {
 }
 
 const TABLES = ['schemas', 'subjects', 'records', 'ledger', 'reissues'] as const;
+/** How long the catch-up of a sound store's run rows waits for another process's write lock. */
+const LOCK_WAIT_MS = 10_000;
 
 export async function repairDataDir(dir: string, now: () => number = Date.now): Promise<StoreRepair> {
   const path = join(dir, DB_FILE);
@@ -31,8 +35,14 @@ export async function repairDataDir(dir: string, now: () => number = Date.now): 
     });
   const problems = integrityProblems(path);
   if (problems.length === 0) {
-    // A sound store is left as it is, but for what a writable open adds (the run index, if missing).
-    EmbeddedDatabase.openFile(path).close();
+    // A sound store is left as it is, but for what a writable open adds (the run index and the run
+    // rows, if missing) and the rows caught up with the log.
+    const store = EmbeddedDatabase.openFile(path);
+    try {
+      catchUpRunRows(store, LOCK_WAIT_MS);
+    } finally {
+      store.close();
+    }
     return { problems, keptIn: null, rows: countRows(path), unreadable: {} };
   }
 
@@ -72,8 +82,11 @@ function salvageInto(from: string, to: string): Record<string, number> {
   try {
     for (const table of TABLES) {
       lost[table] = 0;
-      const cols = (target.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map(
-        (c) => c.name,
+      // Columns both stores have (one written before a column was added lacks it); a record's
+      // rows_folded is not copied: the run rows are folded again from the records saved.
+      const have = new Set(columnsOf(src, table));
+      const cols = columnsOf(target.db, table).filter(
+        (c) => have.has(c) && !(table === 'records' && c === 'rows_folded'),
       );
       const insert = target.db.prepare(
         `INSERT OR IGNORE INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`,
@@ -88,6 +101,8 @@ function salvageInto(from: string, to: string): Record<string, number> {
         throw e;
       }
     }
+    // The run rows are not copied: folded afresh from the records that were saved.
+    catchUpRunRows(target);
   } finally {
     src.close();
     target.close();
@@ -129,6 +144,10 @@ function* readable(
   } catch {
     onLost();
   }
+}
+
+function columnsOf(db: DatabaseSync, table: string): string[] {
+  return (db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
 }
 
 function maxKey(db: DatabaseSync, table: string, key: string): number {
