@@ -1,13 +1,3 @@
-/**
- * The embedded store's run rows (src/log/embedded/run-rows.ts): per run, the status, rule and
- * tenant the run list filters by, kept in the transaction of each append. They must be the rows
- * RunListFold folds from the same log (the status the run machine's): for runs the library writes
- * (results held for the run's next write, waits begun and ended, stops, resumes), for runs written
- * without the writer's status (replay: whole runs at once; bare records, an event per append),
- * after a backfill of a store written before them, after an older writer's records, and after a
- * writer is killed mid-run. Where they cannot be the log's they are behind it, never wrong.
- */
-import { spawn } from 'node:child_process';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -27,10 +17,10 @@ import { replayRun } from '../src/trace/replay.js';
 import { captureIo } from './support/capture-io.js';
 import { tempDirs } from './support/cli-run.js';
 import { deps } from './support/given.js';
+import { killWriterAfter } from './support/kill-writer.js';
 import { recordedTraces } from './support/recorded-traces.js';
 import { foldedRows, libraryRuns, tableRows } from './support/run-rows.js';
 
-const ROOT = join(import.meta.dirname, '..');
 const tmp = tempDirs('lg-run-rows-');
 
 /** Every run of `dir`, in order of first appearance, with its events. */
@@ -256,26 +246,13 @@ describe("the embedded store's run rows", () => {
 
   it("are the log's after a writer is killed between its writes", async () => {
     const dir = tmp();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/run-rows-crash-writer.ts', dir], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    const exited = new Promise<NodeJS.Signals | null>((r) => child.on('exit', (_c, sig) => r(sig)));
-    const started = Date.now();
-    while ((out.match(/\n/g)?.length ?? 0) < 3 && Date.now() - started < 30_000)
-      await new Promise((r) => setTimeout(r, 20));
     // In the middle of a round: some runs live, some waiting, results held.
-    await new Promise((r) => setTimeout(r, 37));
-    child.kill('SIGKILL');
-    expect(await exited, err).toBe('SIGKILL');
+    const { signal, out, err } = await killWriterAfter('test/run-rows-crash-writer.ts', [dir], {
+      lines: 3,
+      withinMs: 30_000,
+      thenMs: 37,
+    });
+    expect(signal, err).toBe('SIGKILL');
     expect(out.match(/\n/g)?.length ?? 0, err).toBeGreaterThanOrEqual(3);
     await expectExact(dir);
   }, 60_000);

@@ -3,17 +3,16 @@
  * record, a killed writer, a read-only opening, a segment-log data dir that must be migrated,
  * and a second process reading and following what a writer appends.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EmbeddedLog } from '../src/log/embedded/embedded-log.js';
 import { SqliteLedger } from '../src/log/embedded/sqlite-ledger.js';
+import { killWriterAfter } from './support/kill-writer.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TOPIC = 'store.test';
 const rec = (v: string, bytes = 0) => ({ key: 'k', value: Buffer.from(v.padEnd(bytes, '.')) });
 const values = async (log: EmbeddedLog) =>
@@ -92,24 +91,11 @@ describe('embedded store durability', () => {
   });
 
   it('keeps every append a SIGKILLed writer acknowledged; appends continue after them', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/log-crash-writer.ts', dir, TOPIC], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const { signal, out, err } = await killWriterAfter('test/log-crash-writer.ts', [dir, TOPIC], {
+      lines: 2000,
+      withinMs: 15_000,
     });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    const exited = new Promise<NodeJS.Signals | null>((r) => child.on('exit', (_c, sig) => r(sig)));
-    const started = Date.now();
-    while ((out.match(/\n/g)?.length ?? 0) < 2000 && Date.now() - started < 15_000)
-      await new Promise((r) => setTimeout(r, 20));
-    child.kill('SIGKILL');
-    expect(await exited, err).toBe('SIGKILL');
+    expect(signal, err).toBe('SIGKILL');
     // Only complete lines count: the kill may cut the last one.
     const acks = out
       .split('\n')
