@@ -106,10 +106,26 @@ export class RunRows {
    * the table's and nothing is pending: that keep reads neither. Saves an append two queries.
    */
   private known: { readonly end: number; readonly rows: Map<string, KnownRow> } | null = null;
+  /**
+   * The pending record this process last failed to fold, and the newest schema then: the rows
+   * stay stuck there until the store holds another schema (a record of one it did not hold, the
+   * only thing that can change), so an append does not try it again meanwhile.
+   */
+  private stuck: { readonly offset: number; readonly schema: number | null } | null = null;
   /** What the keep of the open transaction leaves (undefined: no keep ran in it; null: unknown). */
   private proposed: { readonly end: number; readonly rows: Map<string, KnownRow> } | null | undefined;
   private readonly sql: Record<
-    'pending' | 'end' | 'page' | 'folded' | 'unfolded' | 'row' | 'insert' | 'update' | 'value' | 'earlier',
+    | 'pending'
+    | 'schemas'
+    | 'end'
+    | 'page'
+    | 'folded'
+    | 'unfolded'
+    | 'row'
+    | 'insert'
+    | 'update'
+    | 'value'
+    | 'earlier',
     StatementSync
   >;
 
@@ -118,6 +134,7 @@ export class RunRows {
     this.events = new StoredEvents(store);
     this.sql = {
       pending: db.prepare(`SELECT min(topic_offset) AS m FROM records WHERE ${PENDING_RUNS_RECORDS}`),
+      schemas: db.prepare('SELECT max(id) AS m FROM schemas'),
       end: db.prepare('SELECT max(topic_offset) AS m FROM records WHERE topic = ?'),
       // The type from the header; the value only of a type that may change a row.
       page: db.prepare(
@@ -162,6 +179,7 @@ export class RunRows {
       const fold = new Fold(this, rows);
       const pending = current ? null : this.firstPending();
       if (pending !== null) {
+        if (this.stuckAt(pending)) return true;
         const stop = this.foldFrom(fold, pending, first.offset, catchUp);
         if (!this.settle(fold, pending, stop, first.offset)) return true;
       }
@@ -169,6 +187,7 @@ export class RunRows {
         if (!fold.apply(r)) {
           fold.finish();
           this.sql.unfolded.run(TOPICS.runs, r.offset);
+          this.stick(r.offset);
           return true;
         }
       fold.finish();
@@ -220,6 +239,19 @@ export class RunRows {
     return (this.sql.pending.get() as { m: number | null }).m;
   }
 
+  /** Whether the rows are stuck at `pending`, as this process last found them (nothing new to read it with). */
+  private stuckAt(pending: number): boolean {
+    return this.stuck?.offset === pending && this.stuck.schema === this.newestSchema();
+  }
+
+  private stick(offset: number): void {
+    this.stuck = { offset, schema: this.newestSchema() };
+  }
+
+  private newestSchema(): number | null {
+    return (this.sql.schemas.get() as { m: number | null }).m;
+  }
+
   private runsEnd(): number {
     const { m } = this.sql.end.get(TOPICS.runs) as { m: number | null };
     return m === null ? 0 : m + 1;
@@ -247,6 +279,11 @@ export class RunRows {
   private foldFrom(fold: Fold, from: number, until: number, limit: number): number {
     const last = Math.min(until, from + limit);
     let next = from;
+    // Short of `last`, a record stopped it.
+    const stopped = (at: number): number => {
+      this.stick(at);
+      return at;
+    };
     for (let size = FIRST_STORED_PAGE; next < last; size = Math.min(size * 4, STORED_PAGE)) {
       const page = this.sql.page.all(
         TOPICS.runs,
@@ -264,7 +301,7 @@ export class RunRows {
           event: undefined,
           status: undefined,
         };
-        if (r.topic_offset !== next || !fold.apply(rec)) return next;
+        if (r.topic_offset !== next || !fold.apply(rec)) return stopped(next);
         next++;
       }
     }
