@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import {
   DEFAULT_POLICY,
   diceSimilarity,
@@ -27,7 +27,8 @@ export const argsOf = (i: number) => ({
   page: i,
   limit: 20,
 });
-export const resultHashOf = (i: number) => createHash('sha256').update(`result ${i}`).digest('hex');
+/** The tool result's sha256, hashed as the library hashes one (node-hashing.ts: one-shot `hash`). */
+export const resultHashOf = (i: number) => hash('sha256', `result ${i}`, 'hex');
 
 /** The events of a successful run of `calls` such searches, replayed through the guard under `policy`. */
 export function searchRun(runId: string, calls: number, policy: Policy): readonly RecordedEvent[] {

@@ -9,20 +9,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { captureIo } from './support/capture-io.js';
+import { until } from './support/until.js';
 
 const examples = join(import.meta.dirname, '..', 'examples');
 const dir = mkdtempSync(join(tmpdir(), 'lg-cli-ui-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function until<T>(what: string, get: () => T | undefined, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = get();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** The status of GET url sent with this Host header (fetch cannot set one). */
 const statusWithHost = (url: string, host: string): Promise<number | undefined> =>
@@ -47,10 +38,14 @@ describe('loopguard ui', () => {
       env: {},
       signal: ctl.signal,
     });
-    const [ui, metrics] = await until('the urls', () => {
-      const m = /ui: (http:\S+) .*metrics on (http:\S+);/.exec(io.stderr());
-      return m ? [m[1] as string, m[2] as string] : undefined;
-    });
+    const [ui, metrics] = await until(
+      'the urls',
+      () => {
+        const m = /ui: (http:\S+) .*metrics on (http:\S+);/.exec(io.stderr());
+        return m ? [m[1] as string, m[2] as string] : undefined;
+      },
+      { ms: 10_000, every: 25 },
+    );
     try {
       const list = await fetch(`${ui}/?rule=short_cycle`);
       expect(list.status).toBe(200);
@@ -88,7 +83,10 @@ describe('loopguard ui', () => {
       data,
     ];
     const running = main(args, io, { env: {}, signal: ctl.signal });
-    const ui = await until('the url', () => /ui: (http:\S+) /.exec(io.stderr())?.[1]);
+    const ui = await until('the url', () => /ui: (http:\S+) /.exec(io.stderr())?.[1], {
+      ms: 10_000,
+      every: 25,
+    });
     try {
       expect(await statusWithHost(ui, 'box.local')).toBe(200);
       expect(await statusWithHost(ui, 'other.lan')).toBe(200);

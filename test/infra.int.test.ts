@@ -1,7 +1,9 @@
 /**
  * Smoke test of the local test infrastructure: proves kafkajs 2.2.4 works against the broker
  * from infra/ (Kafka 4.x dropped old protocol versions, KIP-896) for everything the Kafka
- * adapter needs, and that the Apicurio registry works through @kafkajs/confluent-schema-registry.
+ * adapter needs, and that the Apicurio registry works for a Confluent client library
+ * (@kafkajs/confluent-schema-registry, a dev dependency here): records loopguard frames for it are
+ * records any Confluent client can decode.
  */
 import { randomUUID } from 'node:crypto';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';

@@ -12,6 +12,7 @@ import { KafkaLog } from '../src/log/kafka/kafka-log.js';
 import { kafkaEnv } from './setup/kafka-env.js';
 import { captureIo } from './support/capture-io.js';
 import { stopReport } from './support/stop-report.js';
+import { until } from './support/until.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -29,14 +30,6 @@ const stop = (
   atMs: 1_700_000_000_000 + i,
   event: { type: 'RunStopped', report: stopReport({ terminalState, guardReason: rule }) },
 });
-
-async function until(what: string, ok: () => Promise<boolean> | boolean, ms: number, log: () => string) {
-  const end = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; alert said:\n${log()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('loopguard alert --metrics-port', () => {
   it('serves the delivered stops by state and rule and a consumer lag of 0 once caught up', async () => {
@@ -67,7 +60,7 @@ describe('loopguard alert --metrics-port', () => {
       ctl.abort();
       await running;
     });
-    await until('3 alerts', () => io.stdout().trim().split('\n').length === 3, 30_000, io.stderr);
+    await until('3 alerts', () => io.stdout().trim().split('\n').length === 3, { log: io.stderr });
     const url = /metrics on (http:\S+)/.exec(io.stderr())?.[1];
     expect(url).toBeDefined();
     const topic = `${prefix}loopguard.stops`;
@@ -78,8 +71,7 @@ describe('loopguard alert --metrics-port', () => {
         text = await (await fetch(url as string)).text();
         return text.includes(`loopguard_consumer_lag{topic="${topic}"`);
       },
-      10_000,
-      io.stderr,
+      { ms: 10_000, log: io.stderr },
     );
     expect(text).toContain(
       'loopguard_stops_total{terminal_state="STOPPED_LOOP_GUARD",rule="exact_repeat"} 2\n',

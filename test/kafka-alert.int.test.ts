@@ -18,6 +18,7 @@ import { KafkaLog } from '../src/log/kafka/kafka-log.js';
 import { kafkaEnv } from './setup/kafka-env.js';
 import { captureIo } from './support/capture-io.js';
 import { stopReport } from './support/stop-report.js';
+import { until } from './support/until.js';
 
 const repo = join(import.meta.dirname, '..');
 const cleanups: Array<() => Promise<void>> = [];
@@ -97,14 +98,6 @@ const exited = (c: ChildProcess) =>
     else c.once('exit', (code, signal) => r(code ?? signal ?? -1));
   });
 
-async function until(what: string, ok: () => boolean, ms: number, log: () => string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; subscriber said:\n${log()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('loopguard alert --kafka --webhook', () => {
   it('delivers every stop exactly once after dedupe, across a SIGKILL and a restart', {
     timeout: 150_000,
@@ -127,7 +120,11 @@ describe('loopguard alert --kafka --webhook', () => {
     ];
 
     const a = startAlert(args);
-    await until('10 accepted alerts', () => receiver.accepted.size >= 10, 60_000, a.stderr_);
+    await until('10 accepted alerts', () => receiver.accepted.size >= 10, {
+      ms: 60_000,
+      log: a.stderr_,
+      every: 50,
+    });
     a.kill('SIGKILL');
     expect(await exited(a)).toBe('SIGKILL');
     const beforeRestart = receiver.accepted.size;
@@ -137,7 +134,11 @@ describe('loopguard alert --kafka --webhook', () => {
     const later = Array.from({ length: 10 }, (_, i) => stop(100 + i));
     await events.append(later);
     const all = [...first, ...later].map((s) => s.eventId);
-    await until('every alert', () => all.every((id) => receiver.accepted.has(id)), 90_000, b.stderr_);
+    await until('every alert', () => all.every((id) => receiver.accepted.has(id)), {
+      ms: 90_000,
+      log: b.stderr_,
+      every: 50,
+    });
     b.kill('SIGTERM');
     expect(await exited(b)).toBe(0);
 
@@ -176,7 +177,11 @@ describe('loopguard alert --kafka --webhook', () => {
       io,
       { env: {}, signal: ctl.signal },
     );
-    await until('3 lines', () => io.stdout().split('\n').length > 3, 30_000, io.stderr);
+    await until('3 lines', () => io.stdout().split('\n').length > 3, {
+      ms: 30_000,
+      log: io.stderr,
+      every: 50,
+    });
     ctl.abort();
     expect(await running).toBe(0);
     const lines = io
@@ -264,7 +269,11 @@ describe('loopguard alert --kafka --webhook', () => {
     const ctl2 = new AbortController();
     const again = main(['alert', ...kafka], next, { env: {}, signal: ctl2.signal });
     await events.append([stop(3)]);
-    await until('the next stop', () => next.stdout().includes('run-3/9'), 30_000, next.stderr);
+    await until('the next stop', () => next.stdout().includes('run-3/9'), {
+      ms: 30_000,
+      log: next.stderr,
+      every: 50,
+    });
     ctl2.abort();
     expect(await again).toBe(0);
     expect(next.stdout()).not.toContain('run-1/9');

@@ -15,6 +15,7 @@ import { AFTER_HEADER, BATCH_HEADER } from '../src/log/kafka/run-batch-fold.js';
 import { kafkaEnv } from './setup/kafka-env.js';
 import { captureIo } from './support/capture-io.js';
 import { writeLoopingFleet } from './support/looping-fleet.js';
+import { until } from './support/until.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'lg-kfleet-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -22,14 +23,6 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function kafkaArgs(prefix: string): string[] {
   const { brokers, registryUrl } = kafkaEnv();
   return ['--kafka', '--brokers', brokers.join(','), '--registry', registryUrl, '--topic-prefix', prefix];
-}
-
-async function until(what: string, ok: () => boolean, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 async function run(args: string[], signal?: AbortSignal) {

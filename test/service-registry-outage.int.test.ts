@@ -25,19 +25,12 @@ import { rebuiltRuns } from './support/service/rebuilt-runs.js';
 import { registryProxy } from './support/service/registry-proxy.js';
 import { SERVICE_SECRET_KEY } from './support/service/serve-process.js';
 import { readServiceTopics } from './support/service/service-topics-read.js';
+import { until } from './support/until.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
-
-async function until(what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('loopguard serve: a registry outage mid-batch', () => {
   it('leaves nothing decided in memory: the retry records every call, rebuild shows it', async () => {
@@ -109,14 +102,18 @@ describe('loopguard serve: a registry outage mid-batch', () => {
       },
     ]);
     // More refusals than the registry client's own retries: the batch failed more than once.
-    await until('the worker asked for the failing schema several times', () => proxy.refused() >= 6);
+    const log = () => lines.join('\n');
+    await until('the worker asked for the failing schema several times', () => proxy.refused() >= 6, {
+      ms: 60_000,
+      log,
+    });
     proxy.heal();
 
     const answered = async () => {
       const t = await readServiceTopics(brokers, registryUrl, topicPrefix);
       return [charge, result].every((r) => t.decisions.some((d) => d.request_id === r.request_id));
     };
-    await until('both requests answered', answered);
+    await until('both requests answered', answered, { ms: 60_000, every: 500, log });
     const { decisions } = await readServiceTopics(brokers, registryUrl, topicPrefix);
     const of = (r: WireRequest) => decisions.filter((d) => d.request_id === r.request_id);
     expect(of(charge).map((d) => d.decision)).toEqual(['execute']);

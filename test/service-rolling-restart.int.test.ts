@@ -3,6 +3,7 @@ import { createRemoteGuard } from '../src/client/index.js';
 import { rebuiltRuns } from './support/service/rebuilt-runs.js';
 import { balanced, SERVICE_SECRET_KEY, serveGroup } from './support/service/serve-process.js';
 import { decisionCounts, readServiceTopics } from './support/service/service-topics-read.js';
+import { within } from './support/until.js';
 
 const RUNS = 200;
 const cleanups: Array<() => Promise<void>> = [];
@@ -28,6 +29,11 @@ describe('loopguard serve: rolling restart', () => {
 
     let restarting = true;
     const calls = new Map<string, number>();
+    // Each run's page in flight, for the failure message of a run that never ends.
+    const paging = new Map<string, string>();
+    const retired: typeof live = [];
+    const everyLog = () =>
+      [...live, ...retired].map((w) => `--- worker ${w.pid}:\n${w.log().slice(-1500)}`).join('\n');
     const load = Promise.all(
       Array.from({ length: RUNS }, async (_, i) => {
         const runId = `run-${i}`;
@@ -35,23 +41,34 @@ describe('loopguard serve: rolling restart', () => {
         let page = 0;
         // Paging: every call is new information, so the guard lets the run go on for as long as it pages.
         while (restarting || page < 3) {
-          const r = await run.call({ tool: 'list', args: { page: ++page } }, () => ({ page }));
+          paging.set(runId, `page ${++page}`);
+          const r = await run.call({ tool: 'list', args: { page } }, () => ({ page }));
           expect(r.status).toBe('executed');
         }
         calls.set(runId, page);
-        return run.finish({ verified: true });
+        paging.set(runId, 'finish');
+        const end = await run.finish({ verified: true });
+        paging.delete(runId);
+        return end;
       }),
     );
     for (const old of [...live]) {
       const fresh = start();
       await balanced([...live, fresh], 6);
       old.child.kill('SIGTERM');
-      expect(await old.exited).toBe(0);
+      expect(
+        await within(`worker ${old.pid} to exit on SIGTERM`, old.exited, { ms: 60_000, log: old.log }),
+      ).toBe(0);
+      retired.push(old);
       live = [...live.filter((w) => w !== old), fresh];
       await balanced(live, 6);
     }
     restarting = false;
-    const ends = await load;
+    const ends = await within('every run to end', load, {
+      ms: 120_000,
+      log: () =>
+        `runs still paging: ${JSON.stringify([...paging].slice(0, 20))} (${paging.size})\n${everyLog()}`,
+    });
     expect(ends.every((s) => s.status === 'COMPLETED')).toBe(true);
 
     const topics = await readServiceTopics(brokers, registryUrl, prefix);

@@ -37,7 +37,7 @@ export async function openGuard(
     const store = await openEmbeddedStore(dataDir);
     return guardOver(store, SqliteLedger.open(dataDir), store.secretKey(env));
   }
-  // kafkajs and the registry client are optional packages: loaded only for a Kafka log.
+  // kafkajs is an optional package: loaded only for a Kafka log.
   const [{ openKafkaStore }, { KafkaLedger }, { RegistrySchemaStore }] = await needs(
     '--kafka',
     KAFKA_PACKAGES,

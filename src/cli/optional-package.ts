@@ -5,23 +5,17 @@ import { LoopguardError } from '../domain/index.js';
  * library and the embedded commands install without them. A command that needs some loads its
  * module through `needs`, by dynamic import.
  */
-export type OptionalPackage =
-  | 'kafkajs'
-  | '@kafkajs/confluent-schema-registry'
-  | '@modelcontextprotocol/sdk'
-  | 'prom-client'
-  | '@opentelemetry/api';
+export type OptionalPackage = 'kafkajs' | '@modelcontextprotocol/sdk' | 'prom-client' | '@opentelemetry/api';
 
 const OPTIONAL: readonly OptionalPackage[] = [
   'kafkajs',
-  '@kafkajs/confluent-schema-registry',
   '@modelcontextprotocol/sdk',
   'prom-client',
   '@opentelemetry/api',
 ];
 
 /** What a Kafka log needs (`--kafka`, `project`). */
-export const KAFKA_PACKAGES: readonly OptionalPackage[] = ['kafkajs', '@kafkajs/confluent-schema-registry'];
+export const KAFKA_PACKAGES: readonly OptionalPackage[] = ['kafkajs'];
 
 /** Whether `pkg` resolves from here (a package without a root export is still installed). */
 function installed(pkg: OptionalPackage): boolean {

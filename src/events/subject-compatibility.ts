@@ -1,16 +1,12 @@
 /**
- * Makes a subject's compatibility level explicit before registering through
- * @kafkajs/confluent-schema-registry. A copy of infra/registry-compat.ts, because src/ must not
- * depend on the test infrastructure.
- *
- * Why: `SchemaRegistry.register()` first GETs `/config/{subject}` and throws "Compatibility does
- * not match the configuration (BACKWARD != NONE)" unless the answer equals the level it was given;
- * a 404 means "first registration" and is fine. Confluent answers 404 for a subject without its
- * own level, but Apicurio answers `{"compatibilityLevel":"NONE"}` once the subject exists, so a
- * second `register()` fails there. Apicurio 3.x accepts `PUT /config/{subject}` even before the
- * subject exists and then enforces the level (an incompatible new version gets HTTP 409).
+ * Makes a subject's compatibility level explicit before its schemas are registered, so the
+ * registry refuses an incompatible version (HTTP 409) whatever its default. Confluent answers 404
+ * for a subject without its own level; Apicurio answers `{"compatibilityLevel":"NONE"}` once the
+ * subject exists. Apicurio 3.x accepts `PUT /config/{subject}` even before the subject exists and
+ * then enforces the level.
  */
-import { LoopguardError, UnavailableError } from '../domain/errors.js';
+import { LoopguardError } from '../domain/errors.js';
+import { type RegistryRequestOptions, registryRequest, unexpectedAnswer } from './registry-http.js';
 
 export type CompatibilityLevel =
   | 'NONE'
@@ -25,46 +21,48 @@ export type CompatibilityLevel =
  *  that keeps levels only for existing subjects answered 404 to the PUT). */
 export type CompatibilityOutcome = 'already' | 'set' | 'deferred-until-first-register';
 
-const CONTENT_TYPE = 'application/vnd.schemaregistry.v1+json';
-
 function configUrl(registryUrl: string, subject: string): string {
   return `${registryUrl.replace(/\/+$/, '')}/config/${encodeURIComponent(subject)}`;
 }
 
-function unavailable(what: string, status: number, body: string): LoopguardError {
-  return new UnavailableError('registry_unavailable', `${what}: HTTP ${status} ${body}`, {
-    retriable: status >= 500,
-    details: { status },
-  });
-}
-
-async function currentLevel(registryUrl: string, subject: string): Promise<string | undefined> {
-  const res = await fetch(configUrl(registryUrl, subject), { headers: { Accept: CONTENT_TYPE } });
+async function currentLevel(
+  registryUrl: string,
+  subject: string,
+  http: RegistryRequestOptions,
+): Promise<string | undefined> {
+  const what = `GET config of ${subject}`;
+  const res = await registryRequest(configUrl(registryUrl, subject), what, {}, http);
   if (res.status === 404) {
     await res.body?.cancel();
     return undefined;
   }
-  if (!res.ok) throw unavailable(`GET config of ${subject}`, res.status, await res.text());
+  if (!res.ok) throw await unexpectedAnswer(what, res);
   const body = (await res.json()) as { compatibilityLevel?: string; compatibility?: string };
   return (body.compatibilityLevel ?? body.compatibility)?.toUpperCase();
 }
 
 /**
- * Ensures `GET {registryUrl}/config/{subject}` answers `level`, so that
- * `registry.register(schema, { subject, compatibility: level })` passes its check.
+ * Ensures `GET {registryUrl}/config/{subject}` answers `level`; a registry that keeps levels only
+ * for existing subjects is asked again after the subject's first registration.
  * `registryUrl` is the Confluent-compatible base, e.g. `http://127.0.0.1:8081/apis/ccompat/v7`.
  */
 export async function ensureSubjectCompatibility(
   registryUrl: string,
   subject: string,
   level: CompatibilityLevel = 'BACKWARD',
+  http: RegistryRequestOptions = {},
 ): Promise<CompatibilityOutcome> {
-  if ((await currentLevel(registryUrl, subject)) === level) return 'already';
-  const res = await fetch(configUrl(registryUrl, subject), {
-    method: 'PUT',
-    headers: { 'Content-Type': CONTENT_TYPE, Accept: CONTENT_TYPE },
-    body: JSON.stringify({ compatibility: level }),
-  });
+  if ((await currentLevel(registryUrl, subject, http)) === level) return 'already';
+  const what = `PUT config of ${subject} to ${level}`;
+  const res = await registryRequest(
+    configUrl(registryUrl, subject),
+    what,
+    {
+      method: 'PUT',
+      body: { compatibility: level },
+    },
+    http,
+  );
   if (res.status === 404) {
     await res.body?.cancel();
     return 'deferred-until-first-register';
@@ -72,13 +70,13 @@ export async function ensureSubjectCompatibility(
   if (res.status === 409) {
     // Apicurio: another process set the subject's rule between our GET and PUT. Its level is
     // the one every loopguard process asks for, so a rule that now answers it is ours too.
-    const body = await res.text();
-    if ((await currentLevel(registryUrl, subject)) === level) return 'already';
-    throw unavailable(`PUT config of ${subject} to ${level}`, res.status, body);
+    const refused = await unexpectedAnswer(what, res);
+    if ((await currentLevel(registryUrl, subject, http)) === level) return 'already';
+    throw refused;
   }
-  if (!res.ok) throw unavailable(`PUT config of ${subject} to ${level}`, res.status, await res.text());
+  if (!res.ok) throw await unexpectedAnswer(what, res);
   await res.body?.cancel();
-  const after = await currentLevel(registryUrl, subject);
+  const after = await currentLevel(registryUrl, subject, http);
   if (after !== undefined && after !== level) {
     throw new LoopguardError('registry_config', `registry kept ${subject} at ${after} after PUT ${level}`);
   }
