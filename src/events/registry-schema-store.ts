@@ -5,7 +5,7 @@
  * already on the topic. Ids are the registry's global ids, so any Confluent client can decode our
  * records with `GET /schemas/ids/{id}`.
  */
-import { LoopguardError } from '../domain/errors.js';
+import { LoopguardError, UnavailableError } from '../domain/errors.js';
 import { normalizeSchema, type SchemaStore, unknownSchema } from '../ports/schema-store.js';
 import { type RegistryRequestOptions, registryRequest, unexpectedAnswer } from './registry-http.js';
 import { type CompatibilityLevel, ensureSubjectCompatibility } from './subject-compatibility.js';
@@ -67,7 +67,8 @@ export class RegistrySchemaStore implements SchemaStore {
     if (!res.ok) throw await unexpectedAnswer(what, res);
     const { id } = (await res.json()) as { id?: unknown };
     if (typeof id !== 'number')
-      throw new LoopguardError('registry_unavailable', `${what}: the answer has no id`, {
+      throw new UnavailableError('registry_unavailable', `${what}: the answer has no id`, {
+        retriable: false,
         details: { subject },
       });
     // A registry that keeps levels only for existing subjects takes the level now.
