@@ -10,8 +10,8 @@
 
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import { IllegalStateError, LoopguardError, UnavailableError } from '../../domain/errors.js';
+import { DatabaseSync } from './sqlite.js';
 
 export const DB_FILE = 'loopguard.db';
 /** Where the segment log (before SQLite) kept its topics: a data dir to migrate. */

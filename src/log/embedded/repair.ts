@@ -7,10 +7,10 @@
  */
 import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import { LoopguardError } from '../../domain/errors.js';
 import { DB_FILE, EmbeddedDatabase } from './database.js';
 import { catchUpRunRows } from './run-rows.js';
+import { DatabaseSync } from './sqlite.js';
 
 export interface StoreRepair {
   /** `ok` from integrity_check, or the problems it listed. */
