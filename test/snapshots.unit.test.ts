@@ -16,6 +16,7 @@ import {
   PartitionSnapshotCodec,
   PIECE_BYTES,
   partitionSnapshotDue,
+  persistApart,
   persistRun,
   RUN_SNAPSHOT_EVERY,
   RunSnapshotCodec,
@@ -49,6 +50,18 @@ describe('a stored run snapshot', () => {
       expect(JSON.parse(JSON.stringify(runMachine.getPersistedSnapshot(restored)))).toEqual(
         JSON.parse(JSON.stringify(runMachine.getPersistedSnapshot(snapshot))),
       );
+    }
+  });
+
+  it("stored apart, is the machine's persisted snapshot: its context, and the rest as XState persists it", () => {
+    for (const state of [running, stopped]) {
+      const snapshot = snapshotOf(state);
+      const { context, ...whole } = persistRun(snapshot) as StoredRunSnapshot & { context: unknown };
+      const apart = persistApart(snapshot);
+      expect(apart.state).toBe(state);
+      expect(context).toEqual(state);
+      expect(JSON.parse(JSON.stringify(apart.rest))).toEqual(JSON.parse(JSON.stringify(whole)));
+      expect(Object.keys(apart.rest).sort()).toEqual(Object.keys(whole).sort());
     }
   });
 
