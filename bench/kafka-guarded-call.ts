@@ -1,6 +1,6 @@
 /**
  * kafka-guarded-call: a guarded call on Kafka, durable before the tool runs (createGuard over
- * KafkaLog with no linger, the runs topic partitioned; a no-op tool), against one bare acks=all
+ * KafkaLog as a user connects it, the runs topic partitioned; a no-op tool), against one bare acks=all
  * produce round trip of a 400-byte record with kafkajs's idempotent producer, measured in the
  * same process, one of each in turn (alternating which goes first, each from a quiet client).
  * The guarded call's append check (what fences a second writer) is answered from the writer's
@@ -28,7 +28,7 @@ export const kafkaGuardedCallBench: Bench = {
     const target = await ctx.kafka();
     const dir = mkdtempSync(join(tmpdir(), 'lg-bench-kafka-call-'));
     const prefix = `bench-call-${randomUUID()}.`;
-    const log = await KafkaLog.connect({ brokers: target.brokers, topicPrefix: prefix, lingerMs: 0 });
+    const log = await KafkaLog.connect({ brokers: target.brokers, topicPrefix: prefix });
     const producer = log.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     try {
       const floorTopic = (await log.prepare('bare')).name;

@@ -11,7 +11,8 @@
  * `scan` (rebuild from every partition) or a consumer group (DecodingConsumer).
  *
  * Durability: one idempotent producer (acks=-1, one request in flight); `append` resolves after
- * the broker acked; concurrent appends within `lingerMs` share one produce request.
+ * the broker acked. Appends made while a produce request is in flight share the next one, so a
+ * busy process batches by itself and a lone append is sent at once (no linger by default).
  */
 import {
   type Admin,
@@ -44,7 +45,13 @@ export interface KafkaLogOptions extends TopicLayoutOptions {
   /** kafkajs log level; NOTHING by default, since a fresh broker's warm-up errors are noise and
    *  every real failure reaches the caller as a rejected promise anyway. */
   readonly logLevel?: logLevel;
-  /** How long an append waits for others to share its produce request. Default 2 ms. */
+  /**
+   * How long an append that finds no request in flight waits for others to share its produce
+   * request. Default 0: appends made during a request already share the next one, and a linger
+   * only delays a lone call (measured 2026-12-03, alternated on one broker: a guarded call's p50
+   * 3.3 to 4.1 ms with 2 ms against 1.1 to 1.7 ms with none, and 31k to 38k events/s published by
+   * 200 concurrent runs with 2 ms against 41k to 44k with none).
+   */
   readonly lingerMs?: number;
   readonly maxBatchRecords?: number;
   readonly maxBatchBytes?: number;
@@ -85,7 +92,7 @@ export class KafkaLog implements RunLog {
     this.retry = opts.retry ?? retryWithin(this.timeoutMs);
     this.topics = new TopicRegistry(admin, layout, this.retry);
     this.batcher = new AppendBatcher((appends) => this.send(appends), {
-      lingerMs: opts.lingerMs ?? 2,
+      lingerMs: opts.lingerMs ?? 0,
       maxBatchRecords: opts.maxBatchRecords ?? 10_000,
       // The broker refuses a record batch above message.max.bytes (about 1 MiB by default).
       maxBatchBytes: opts.maxBatchBytes ?? 512 * 1024,
