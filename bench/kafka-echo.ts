@@ -4,7 +4,8 @@
  * a consumer group consumes it and produces it back to a reply topic (idempotent producer,
  * acks=all, one send per batch, no transaction, no Avro, no decision), and the client consumes
  * the reply. The client publishes through KafkaLog, as the guard client does, so both sides
- * batch concurrent requests the same way (2 ms linger).
+ * batch concurrent requests the same way (KafkaLog's default: no linger; appends made during a
+ * produce share the next).
  */
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
