@@ -3,7 +3,9 @@
  * shape as a guard request, minus the guard. A client produces a keyed message, an echo worker in
  * a consumer group consumes it and produces it back to a reply topic (idempotent producer,
  * acks=all, one send per batch, no transaction, no Avro, no decision), and the client consumes
- * the reply. The client publishes through KafkaLog, as the guard client does, so both sides
+ * the reply. Two kinds: `commits`, the echo as kafkajs runs a consumer by default (each batch's
+ * offsets committed before the next fetch, on both hops), the baseline the service's targets were
+ * set against; and bare (no offset commits), the floor of a round trip through a consumer group. The client publishes through KafkaLog, as the guard client does, so both sides
  * batch concurrent requests the same way (KafkaLog's default: no linger; appends made during a
  * produce share the next).
  */
@@ -19,7 +21,11 @@ export interface Echo {
   close(): Promise<void>;
 }
 
-export async function startEcho(target: KafkaTarget, partitions: number): Promise<Echo> {
+export async function startEcho(
+  target: KafkaTarget,
+  partitions: number,
+  { commits }: { readonly commits: boolean },
+): Promise<Echo> {
   fixKafkajsRequestQueue(); // as loopguard's own clients run, so the baseline is like for like
   const kafka = new Kafka({ clientId: 'bench-echo', brokers: target.brokers, logLevel: logLevel.NOTHING });
   const id = randomUUID().slice(0, 8);
@@ -47,7 +53,9 @@ export async function startEcho(target: KafkaTarget, partitions: number): Promis
   await worker.subscribe({ topics: [req], fromBeginning: true });
   await replies.subscribe({ topics: [rep], fromBeginning: true });
   const waiting = new Map<string, () => void>();
+  // kafkajs's auto-commit puts an OffsetCommit before each next fetch, on both hops.
   await worker.run({
+    autoCommit: commits,
     partitionsConsumedConcurrently: partitions,
     eachBatch: async ({ batch }) => {
       await workerOut.send({
@@ -58,6 +66,7 @@ export async function startEcho(target: KafkaTarget, partitions: number): Promis
     },
   });
   await replies.run({
+    autoCommit: commits,
     partitionsConsumedConcurrently: partitions,
     eachBatch: async ({ batch }) => {
       for (const m of batch.messages) {

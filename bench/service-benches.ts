@@ -1,6 +1,8 @@
 /**
- * The guard as a service (`loopguard serve`), on the real broker, each figure against a bare
- * echo round trip (kafka-echo.ts) measured in the same run:
+ * The guard as a service (`loopguard serve`), on the real broker, each figure against an echo
+ * round trip (kafka-echo.ts) measured in the same run: the echo that commits each batch's offsets
+ * as kafkajs does by default (what the targets were set against), and for the figures marked
+ * "vs bare" the echo without offset commits, the floor of a round trip through a consumer group:
  *
  * - serve-decisions-Nw: decisions/s with 1, 2 and 3 worker processes, 100 runs at once, each
  *   request waiting for its decision before the next (start, then tool call / tool result pairs),
@@ -34,7 +36,7 @@ export const serviceBench: Bench = {
   ownTrials: true,
   async run(ctx): Promise<BenchResult[]> {
     const target = await ctx.kafka();
-    const echo = await startEcho(target, PARTITIONS);
+    const echo = await startEcho(target, PARTITIONS, { commits: true });
     const echoCurve = new Map<number, LoadFigures[]>();
     for (const runs of CURVE)
       echoCurve.set(
@@ -48,6 +50,13 @@ export const serviceBench: Bench = {
         `bench: echo ${l.map((x) => Math.round(x.perSecond)).join(' / ')} round trips/s at ${runs} at once`,
       );
     ctx.log(`bench: echo single p50 ${echoSeq.p50Ms.toFixed(1)} ms`);
+    const bare = await startEcho(target, PARTITIONS, { commits: false });
+    const bareLoad = await trialsOf(TRIALS, (t) => drive(bare.roundTrip, RUNS, stepsAt(RUNS), `bare-${t}`));
+    const bareSeq = await drive(bare.roundTrip, 1, SEQUENTIAL, 'bare-seq');
+    await bare.close();
+    ctx.log(
+      `bench: bare echo ${bareLoad.map((x) => Math.round(x.perSecond)).join(' / ')} round trips/s at ${RUNS} at once, single p50 ${bareSeq.p50Ms.toFixed(1)} ms`,
+    );
     const out: BenchResult[] = [];
     const curve: { runs: number; load: LoadFigures[] }[] = [];
     for (const n of [1, 2, 3]) {
@@ -90,6 +99,27 @@ export const serviceBench: Bench = {
             ),
           );
           out.push(result('serve-latency p99', 'ms', seq.p99Ms, 'echo round trip p99', echoSeq.p99Ms));
+          out.push(
+            result(
+              'serve-latency p50 (one request at a time) vs bare',
+              'ms',
+              seq.p50Ms,
+              'bare echo round trip p50 (no offset commits)',
+              bareSeq.p50Ms,
+            ),
+          );
+          const at = curve.find((c) => c.runs === RUNS)?.load ?? [];
+          out.push(
+            resultOfTrials(
+              `serve-decisions-1w (${RUNS} runs at once) vs bare`,
+              'decisions/s',
+              at.map((l, i) => ({
+                value: l.perSecond,
+                baseline_value: bareLoad[i]?.perSecond ?? Number.NaN,
+              })),
+              `bare echo round trips/s, ${RUNS} at once (no offset commits)`,
+            ),
+          );
           for (const { runs, load } of curve)
             for (const [p, of] of [
               ['p50', (l: LoadFigures) => l.p50Ms],
