@@ -5,9 +5,10 @@
  * acks=all, one send per batch, no transaction, no Avro, no decision), and the client consumes
  * the reply. Two kinds: `commits`, the echo as kafkajs runs a consumer by default (each batch's
  * offsets committed before the next fetch, on both hops), the baseline the service's targets were
- * set against; and bare (no offset commits), the floor of a round trip through a consumer group. The client publishes through KafkaLog, as the guard client does, so both sides
- * batch concurrent requests the same way (KafkaLog's default: no linger; appends made during a
- * produce share the next).
+ * set against; and bare (no offset commits), the floor of a round trip through a consumer group.
+ * The client publishes through KafkaLog, as the guard client does, so both sides batch concurrent
+ * requests the same way (KafkaLog's default: no linger; appends made during a produce share the
+ * next).
  */
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
