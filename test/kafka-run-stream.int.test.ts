@@ -19,6 +19,7 @@ import { RunSnapshotCodec } from '../src/snapshots/index.js';
 import { kafkaEnv } from './setup/kafka-env.js';
 import { PREVIOUS_RUN_SNAPSHOT_SCHEMA, previousRunSnapshotReader } from './support/previous-release.js';
 import { foldEvents, runEvents } from './support/run-events.js';
+import { until } from './support/until.js';
 
 const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -60,6 +61,30 @@ describe('KafkaRunStream on a real broker', () => {
     expect(foldEvents(loaded.snapshot ?? initialState('snap'), loaded.events)).toEqual(
       foldEvents(initialState('snap'), all),
     );
+  });
+
+  it('sends a due snapshot from the next turn of the event loop, never inside the call that recorded the state', async () => {
+    const { log, stream } = await setup();
+    const writer = stream();
+    const all = runEvents('later', 0, 22);
+    await writer.appendToStream('later', all.slice(0, 6), { expectedStreamVersion: 0 });
+    writer.snapshot(foldEvents(initialState('later'), all.slice(0, 6)));
+    // The first snapshot opens the snapshots topic; the one under test then has nothing to wait for.
+    await until('the first snapshot', async () => (await log.readKey(TOPICS.snapshots, 'later')).length === 1);
+    await writer.appendToStream('later', all.slice(6), { expectedStreamVersion: 6 });
+    const appended: string[] = [];
+    const append = log.append.bind(log);
+    log.append = (topic, records) => {
+      appended.push(topic);
+      return append(topic, records);
+    };
+    writer.snapshot(foldEvents(initialState('later'), all));
+    // What a guarded call does between recording its state and running its tool is microtasks.
+    for (let i = 0; i < 100; i++) await Promise.resolve();
+    expect(appended).toEqual([]);
+    await until('the snapshot at seq 22', async () => (await log.readKey(TOPICS.snapshots, 'later')).length === 2);
+    expect(appended).toEqual([TOPICS.snapshots]);
+    expect((await stream().load('later')).snapshot?.seq).toBe(22);
   });
 
   it('loads a run from a snapshot written before the snapshot format had a version (its bare state)', async () => {

@@ -144,8 +144,15 @@ export class KafkaRunStream implements RunStream {
     // the run's next append would queue behind it): only when the per-run strategy says it is due.
     if (!runSnapshotDue(this.snapshotted.get(state.runId), state)) return;
     this.snapshotted.set(state.runId, state.seq);
-    void Promise.all([this.snapshotting(), this.log.partitionOfKey(TOPICS.runs, state.runId)])
-      .then(([snapshots, runsPartition]) =>
+    // Encoded and sent from the next turn of the event loop, not from a microtask: a microtask
+    // would run inside the guarded call that recorded the state, before its tool (about 0.14 ms
+    // of encoding and a socket write on every fourth call, measured 2026-12-03).
+    const due = new Promise<void>((resolve) => setImmediate(resolve));
+    void Promise.all([this.snapshotting(), this.log.partitionOfKey(TOPICS.runs, state.runId), due])
+      .then(([snapshots, runsPartition]) => {
+        // A newer snapshot of the run was asked for while this one waited (the first ones wait
+        // for the snapshots topic to open): only the newest is worth sending.
+        if (this.snapshotted.get(state.runId) !== state.seq) return;
         snapshots.write({
           runId: state.runId,
           seq: state.seq,
@@ -153,8 +160,8 @@ export class KafkaRunStream implements RunStream {
           runsOffset: head.offset,
           batch: head.batch,
           snapshot: snapshotOf(state),
-        }),
-      )
+        });
+      })
       .catch(() => undefined);
   }
 
