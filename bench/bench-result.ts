@@ -22,6 +22,8 @@ export interface TrialSample {
 export interface KafkaTarget {
   readonly brokers: string[];
   readonly registryUrl: string;
+  /** The broker's process when the bench started it (or `infra:up` recorded it): its CPU is measured too. */
+  readonly brokerPid?: number;
 }
 
 export interface BenchContext {

@@ -6,9 +6,12 @@
  * into the README's `<!-- bench:BLOCK -->` block, `--readme all` every block in turn. A
  * benchmark, not a test: it asserts nothing.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { startInfra, stopInfra } from '../infra/stack.js';
+import { currentStateFile } from '../infra/paths.js';
+import { commandLineContains } from '../infra/proc.js';
+import { type InfraState, startInfra, stopInfra } from '../infra/stack.js';
 import type { Bench, BenchContext, BenchResult, KafkaTarget } from './bench-result.js';
 import { embeddedBenches } from './embedded-benches.js';
 import { figuresOf, markdownTable, textTable } from './figures.js';
@@ -105,16 +108,33 @@ const ctx: BenchContext = {
     target ??= (async () => {
       const brokers = process.env.KAFKA_BROKERS;
       const registryUrl = process.env.SCHEMA_REGISTRY_URL;
-      if (brokers && registryUrl) return { brokers: brokers.split(','), registryUrl };
+      if (brokers && registryUrl) {
+        const brokerPid = recordedBrokerPid(brokers);
+        return {
+          brokers: brokers.split(','),
+          registryUrl,
+          ...(brokerPid === undefined ? {} : { brokerPid }),
+        };
+      }
       ctx.log(
         'bench: starting a Kafka broker and schema registry (KAFKA_BROKERS / SCHEMA_REGISTRY_URL not set)',
       );
       infra = await startInfra();
-      return { brokers: [infra.kafka.brokers], registryUrl: infra.registry.url };
+      return { brokers: [infra.kafka.brokers], registryUrl: infra.registry.url, brokerPid: infra.kafka.pid };
     })();
     return target;
   },
 };
+
+/** The broker `npm run infra:up` started, when KAFKA_BROKERS names it: its CPU can be measured. */
+function recordedBrokerPid(brokers: string): number | undefined {
+  if (!existsSync(currentStateFile)) return undefined;
+  const state = JSON.parse(readFileSync(currentStateFile, 'utf8')) as InfraState;
+  const ours =
+    state.kafka.brokers === brokers &&
+    commandLineContains(state.kafka.pid, `-Dloopguard.infra.run=${state.runDir}`);
+  return ours ? state.kafka.pid : undefined;
+}
 
 async function runAll(benches: readonly Bench[]): Promise<BenchResult[]> {
   const results: BenchResult[] = [];

@@ -19,6 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { type Bench, type BenchResult, result, resultOfTrials } from './bench-result.js';
 import { guardTrip } from './guard-trip.js';
 import { startEcho } from './kafka-echo.js';
+import { describeCpu } from './process-cpu.js';
 import { benchGuard, SESSION_TIMEOUT_MS, startWorkers, stopWorkers } from './serve-workers.js';
 import { drive, type LoadFigures, type RoundTrip, trialsOf } from './service-load.js';
 
@@ -50,13 +51,22 @@ export const serviceBench: Bench = {
         `bench: echo ${l.map((x) => Math.round(x.perSecond)).join(' / ')} round trips/s at ${runs} at once`,
       );
     ctx.log(`bench: echo single p50 ${echoSeq.p50Ms.toFixed(1)} ms`);
+    const broker: Record<string, number> = target.brokerPid === undefined ? {} : { broker: target.brokerPid };
+    const echoCpu = { 'client and echo': process.pid, ...broker };
     const bare = await startEcho(target, PARTITIONS, { commits: false });
-    const bareLoad = await trialsOf(TRIALS, (t) => drive(bare.roundTrip, RUNS, stepsAt(RUNS), `bare-${t}`));
-    const bareSeq = await drive(bare.roundTrip, 1, SEQUENTIAL, 'bare-seq');
+    const bareLoad = await trialsOf(TRIALS, (t) =>
+      drive(bare.roundTrip, RUNS, stepsAt(RUNS), `bare-${t}`, echoCpu),
+    );
+    const bareSeq = await drive(bare.roundTrip, 1, SEQUENTIAL, 'bare-seq', echoCpu);
     await bare.close();
     ctx.log(
       `bench: bare echo ${bareLoad.map((x) => Math.round(x.perSecond)).join(' / ')} round trips/s at ${RUNS} at once, single p50 ${bareSeq.p50Ms.toFixed(1)} ms`,
     );
+    for (const l of [...bareLoad, bareSeq])
+      if (l.cpu)
+        ctx.log(
+          `bench: bare echo CPU per round trip at ${l === bareSeq ? 1 : RUNS} at once: ${describeCpu(l.cpu)}`,
+        );
     const out: BenchResult[] = [];
     const curve: { runs: number; load: LoadFigures[] }[] = [];
     for (const n of [1, 2, 3]) {
@@ -66,13 +76,15 @@ export const serviceBench: Bench = {
       try {
         const lastWorker = new Map<string, string>();
         const trip = guardTrip(guard, lastWorker);
+        // The curve's CPU: one worker, so every decision's cost is in the three processes.
+        const cpuOf = n === 1 ? { worker: workers[0]?.pid ?? 0, client: process.pid, ...broker } : {};
         for (const runs of n === 1 ? CURVE : [RUNS]) {
           const load = await trialsOf(TRIALS, (t) =>
-            drive(trip, runs, stepsAt(runs), `load-${n}-${runs}-${t}`),
+            drive(trip, runs, stepsAt(runs), `load-${n}-${runs}-${t}`, cpuOf),
           );
           for (const l of load)
             ctx.log(
-              `bench: serve ${n} worker(s), ${runs} runs at once: ${Math.round(l.perSecond)} decisions/s, p50 ${l.p50Ms.toFixed(1)} ms, p99 ${l.p99Ms.toFixed(1)} ms`,
+              `bench: serve ${n} worker(s), ${runs} runs at once: ${Math.round(l.perSecond)} decisions/s, p50 ${l.p50Ms.toFixed(1)} ms, p99 ${l.p99Ms.toFixed(1)} ms${l.cpu ? `; CPU per decision: ${describeCpu(l.cpu)}` : ''}`,
             );
           out.push(
             resultOfTrials(
@@ -88,7 +100,9 @@ export const serviceBench: Bench = {
           if (n === 1) curve.push({ runs, load });
         }
         if (n === 1) {
-          const seq = await drive(trip, 1, SEQUENTIAL, 'seq');
+          const seq = await drive(trip, 1, SEQUENTIAL, 'seq', cpuOf);
+          if (seq.cpu)
+            ctx.log(`bench: serve one request at a time, CPU per decision: ${describeCpu(seq.cpu)}`);
           out.push(
             result(
               'serve-latency p50 (one request at a time)',
@@ -133,6 +147,7 @@ export const serviceBench: Bench = {
                   `${p} one request at a time`,
                 ),
               );
+          out.push(...cpuRows(curve, seq, bareLoad, bareSeq));
         }
         if (n === 3) out.push(await failover(workers, lastWorker, trip));
       } finally {
@@ -143,6 +158,46 @@ export const serviceBench: Bench = {
     return out;
   },
 };
+
+/**
+ * CPU per decision of the worker, the bench's client and the broker together (when the bench knows
+ * the broker's process), against the bare echo's per round trip (its client and echo, and the
+ * broker): on one machine, what a load figure can reach is bounded by it. Absent without /proc.
+ */
+function cpuRows(
+  curve: readonly { runs: number; load: readonly LoadFigures[] }[],
+  seq: LoadFigures,
+  bareLoad: readonly LoadFigures[],
+  bareSeq: LoadFigures,
+): BenchResult[] {
+  const names = (l: LoadFigures | undefined) => Object.keys(l?.cpu?.perUnitMs ?? {}).join(' + ');
+  const out: BenchResult[] = [];
+  if (seq.cpu && bareSeq.cpu)
+    out.push(
+      result(
+        `serve-cpu per decision (one request at a time: ${names(seq)})`,
+        'ms',
+        seq.cpu.totalPerUnitMs,
+        `bare echo CPU per round trip, one at a time (${names(bareSeq)})`,
+        bareSeq.cpu.totalPerUnitMs,
+      ),
+    );
+  for (const { runs, load } of curve) {
+    if (load.some((l) => l.cpu === undefined) || bareLoad.some((l) => l.cpu === undefined)) continue;
+    out.push(
+      resultOfTrials(
+        `serve-cpu per decision, 1 worker, ${runs} runs at once`,
+        'ms',
+        load.map((l, i) => ({
+          value: l.cpu?.totalPerUnitMs ?? Number.NaN,
+          baseline_value: bareLoad[i]?.cpu?.totalPerUnitMs ?? Number.NaN,
+        })),
+        `bare echo CPU per round trip, ${RUNS} at once (${names(bareLoad[0])})`,
+      ),
+    );
+  }
+  return out;
+}
 
 /** Kills the busiest worker, then times the first decision for a run it was serving. */
 async function failover(

@@ -3,6 +3,7 @@
  * one after the other, and reports the rate and the latency of single round trips.
  */
 import { percentile } from './bench-result.js';
+import { type CpuReading, cpuMeter } from './process-cpu.js';
 
 /** One round trip for a run: resolves when its answer is back. */
 export type RoundTrip = (runKey: string, step: number) => Promise<void>;
@@ -12,6 +13,8 @@ export interface LoadFigures {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly count: number;
+  /** CPU per round trip of the processes asked for, when they were measured (process-cpu.ts). */
+  readonly cpu?: CpuReading;
 }
 
 export async function drive(
@@ -19,8 +22,10 @@ export async function drive(
   runs: number,
   stepsPerRun: number,
   label: string,
+  cpuOf: Readonly<Record<string, number>> = {},
 ): Promise<LoadFigures> {
   const latencies: number[] = [];
+  const meter = Object.keys(cpuOf).length === 0 ? undefined : cpuMeter(cpuOf);
   const started = performance.now();
   await Promise.all(
     Array.from({ length: runs }, async (_, r) => {
@@ -32,7 +37,9 @@ export async function drive(
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const cpu = meter?.stop(latencies.length);
   return {
+    ...(cpu === undefined ? {} : { cpu }),
     perSecond: latencies.length / seconds,
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
