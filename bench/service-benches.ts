@@ -12,6 +12,9 @@
  * - the load curve, 1 worker, 25 / 50 / 100 / 200 runs at once (about the same number of requests
  *   at each): decisions/s against the echo at the same concurrency, and p50 / p99 against the
  *   one-at-a-time figures (latency under load should stay near them until the worker saturates).
+ * - serve-cpu: CPU per decision of the worker, the bench's client and the broker (process-cpu.ts;
+ *   the broker's when the bench knows its process), one at a time and along the curve, against the
+ *   bare echo's CPU per round trip: on one machine, what bounds the load figures.
  * - serve-failover: SIGKILL of the worker owning the most partitions -> the first decision for a
  *   run it owned, against the session timeout (the group notices a dead member only after it).
  */
