@@ -70,7 +70,10 @@ describe('KafkaRunStream on a real broker', () => {
     await writer.appendToStream('later', all.slice(0, 6), { expectedStreamVersion: 0 });
     writer.snapshot(foldEvents(initialState('later'), all.slice(0, 6)));
     // The first snapshot opens the snapshots topic; the one under test then has nothing to wait for.
-    await until('the first snapshot', async () => (await log.readKey(TOPICS.snapshots, 'later')).length === 1);
+    await until(
+      'the first snapshot',
+      async () => (await log.readKey(TOPICS.snapshots, 'later')).length === 1,
+    );
     await writer.appendToStream('later', all.slice(6), { expectedStreamVersion: 6 });
     const appended: string[] = [];
     const append = log.append.bind(log);
@@ -82,7 +85,10 @@ describe('KafkaRunStream on a real broker', () => {
     // What a guarded call does between recording its state and running its tool is microtasks.
     for (let i = 0; i < 100; i++) await Promise.resolve();
     expect(appended).toEqual([]);
-    await until('the snapshot at seq 22', async () => (await log.readKey(TOPICS.snapshots, 'later')).length === 2);
+    await until(
+      'the snapshot at seq 22',
+      async () => (await log.readKey(TOPICS.snapshots, 'later')).length === 2,
+    );
     expect(appended).toEqual([TOPICS.snapshots]);
     expect((await stream().load('later')).snapshot?.seq).toBe(22);
   });
