@@ -14,6 +14,7 @@ import { KafkaRunStream } from '../src/log/kafka/kafka-run-stream.js';
 import { SAMPLE_EVENTS } from './log-sample-events.js';
 import { kafkaEnv } from './setup/kafka-env.js';
 import { runEvents } from './support/run-events.js';
+import { until } from './support/until.js';
 
 const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -33,6 +34,8 @@ describe('copy projectors of one group', () => {
     // What each projector did (takeovers, fences, aborted transactions), shown when the test fails.
     const lines: string[] = [];
     onTestFailed(() => console.error(lines.join('\n')));
+    // Each projector's newest assignment, from its log.
+    const assigned = new Map<string, number[]>();
     let n = 0;
     const start = async () => {
       const name = ++n === 1 ? 'older' : 'newer';
@@ -40,7 +43,12 @@ describe('copy projectors of one group', () => {
         log,
         events,
         sessionTimeoutMs: 6_000,
-        onLog: (line) => lines.push(`${new Date().toISOString()} ${name}: ${line}`),
+        onLog: (line) => {
+          lines.push(`${new Date().toISOString()} ${name}: ${line}`);
+          const got = /assigned runs partitions \[([0-9,]*)\]/.exec(line)?.[1];
+          if (got !== undefined) assigned.set(name, got === '' ? [] : got.split(',').map(Number));
+        },
+        onStep: (step, partition) => lines.push(`${new Date().toISOString()} ${name}: ${step} p${partition}`),
       });
       open.push({ close: () => p.stop() });
       return p;
@@ -62,6 +70,16 @@ describe('copy projectors of one group', () => {
     });
     await older.caughtUp();
     const newer = await start();
+    // Both hold their share of the partitions before the runs go in: records copied by the older
+    // before the rebalance would leave neither a batch to learn the fence by.
+    await until(
+      'the older and the newer sharing the runs partitions',
+      () => {
+        const [o, w] = [assigned.get('older') ?? [], assigned.get('newer') ?? []];
+        return w.length > 0 && o.length > 0 && o.length + w.length === partitions;
+      },
+      { log: () => lines.join('\n') },
+    );
     for (const run of RUNS.slice(1))
       await stream.appendToStream(run, runEvents(run, 0, SAMPLE_EVENTS.length), { expectedStreamVersion: 0 });
     // Bounded, so a pair in which neither learns it was fenced fails here with its logs.

@@ -36,8 +36,12 @@ import { transactionalProducer } from './transactional-producer.js';
 
 const DEFAULT_COPY_GROUP = 'loopguard-copies';
 
-/** Points a test can stop the process at: copies sent inside the open transaction, or committed. */
-type CopyStep = 'copies-sent' | 'committed';
+/**
+ * Where a batch of a runs partition is, for tests to stop the process at or to trace: taken up
+ * (this process holds the partition), left to whoever owns the partition since a rebalance,
+ * copies sent inside the open transaction, committed.
+ */
+type CopyStep = 'batch' | 'raced' | 'copies-sent' | 'committed';
 
 export interface KafkaCopyProjectorOptions {
   readonly log: KafkaLog;
@@ -46,7 +50,7 @@ export interface KafkaCopyProjectorOptions {
   readonly groupId?: string;
   readonly sessionTimeoutMs?: number;
   readonly onLog?: (line: string) => void;
-  readonly onStep?: (step: CopyStep) => void;
+  readonly onStep?: (step: CopyStep, partition: number) => void;
 }
 
 /** What this process holds after a takeover: every run's head per assigned partition, up to `committed`. */
@@ -307,7 +311,11 @@ export class KafkaCopyProjector {
     const owned = await owning;
     let heads = owned.heads.get(batch.partition);
     // A batch that raced a rebalance: left unresolved for whoever owns the partition now.
-    if (generation !== this.generation || heads === undefined) return;
+    if (generation !== this.generation || heads === undefined) {
+      this.opts.onStep?.('raced', batch.partition);
+      return;
+    }
+    this.opts.onStep?.('batch', batch.partition);
     const committed = owned.committed.get(batch.partition) ?? 0;
     const messages = batch.messages.filter((m) => Number(m.offset) >= committed);
     if (messages.length === 0) {
@@ -327,7 +335,7 @@ export class KafkaCopyProjector {
     let sent: RecordMetadata[] = [];
     try {
       if (topicMessages.length > 0) sent = await txn.sendBatch({ topicMessages, acks: -1 });
-      this.opts.onStep?.('copies-sent');
+      this.opts.onStep?.('copies-sent', batch.partition);
       await txn.sendOffsets({
         consumerGroupId: this.groupId,
         topics: [{ topic: this.topic, partitions: [{ partition: batch.partition, offset: String(next) }] }],
@@ -350,7 +358,7 @@ export class KafkaCopyProjector {
       );
       throw e;
     }
-    this.opts.onStep?.('committed');
+    this.opts.onStep?.('committed', batch.partition);
     owned.heads.set(batch.partition, heads);
     owned.committed.set(batch.partition, next);
     // Committed, so the marker will be written: caughtUp waits until the stable offset passed it.
