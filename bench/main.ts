@@ -6,12 +6,9 @@
  * into the README's `<!-- bench:BLOCK -->` block, `--readme all` every block in turn. A
  * benchmark, not a test: it asserts nothing.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { currentStateFile } from '../infra/paths.js';
-import { commandLineContains } from '../infra/proc.js';
-import { type InfraState, startInfra, stopInfra } from '../infra/stack.js';
+import { isRunProcess, recordedInfra, startInfra, stopInfra } from '../infra/stack.js';
 import type { Bench, BenchContext, BenchResult, KafkaTarget } from './bench-result.js';
 import { embeddedBenches } from './embedded-benches.js';
 import { figuresOf, markdownTable, textTable } from './figures.js';
@@ -128,11 +125,8 @@ const ctx: BenchContext = {
 
 /** The broker `npm run infra:up` started, when KAFKA_BROKERS names it: its CPU can be measured. */
 function recordedBrokerPid(brokers: string): number | undefined {
-  if (!existsSync(currentStateFile)) return undefined;
-  const state = JSON.parse(readFileSync(currentStateFile, 'utf8')) as InfraState;
-  const ours =
-    state.kafka.brokers === brokers &&
-    commandLineContains(state.kafka.pid, `-Dloopguard.infra.run=${state.runDir}`);
+  const state = recordedInfra();
+  const ours = state?.kafka.brokers === brokers && isRunProcess(state, state.kafka.pid);
   return ours ? state.kafka.pid : undefined;
 }
 

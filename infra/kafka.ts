@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { fixKafkajsRequestQueue } from '../src/log/kafka/kafkajs-request-queue.js';
 import { ensureKafkaLibs, KAFKA_VERSION } from './fetch.js';
+import { runMarker } from './paths.js';
 import { freePorts } from './ports.js';
 import { killGroup, runToCompletion, spawnDetached, waitUntil } from './proc.js';
 
@@ -159,8 +160,7 @@ export async function startKafka(opts: StartKafkaOptions): Promise<KafkaNode> {
     '-XX:+UseG1GC',
     '-Djava.awt.headless=true',
     `-Dlog4j2.configurationFile=${log4jFile}`,
-    // Marks the command line so `infra:down` can confirm a recorded pid is still ours.
-    `-Dloopguard.infra.run=${opts.runDir}`,
+    runMarker(opts.runDir),
     '-cp',
     join(libs, '*'),
   ];

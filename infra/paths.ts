@@ -22,5 +22,13 @@ export const repoRoot: string = findRoot(dirname(fileURLToPath(import.meta.url))
 export const infraDir: string = join(repoRoot, 'infra');
 export const cacheDir: string = join(repoRoot, '.infra', 'cache');
 export const runRoot: string = join(repoRoot, '.infra', 'run');
-/** Written by `infra:up`, read by `infra:down`. */
+/** Written by `infra:up`, read by `infra:down` (and by the benchmarks, to find the broker's process). */
 export const currentStateFile: string = join(runRoot, 'current.json');
+
+/**
+ * The mark on the command line of every process a run starts, so a recorded pid can be confirmed
+ * to still be ours before it is stopped or measured (a pid may have been reused).
+ */
+export function runMarker(runDir: string): string {
+  return `-Dloopguard.infra.run=${runDir}`;
+}

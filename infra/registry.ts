@@ -5,6 +5,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { ensureApicurio } from './fetch.js';
+import { runMarker } from './paths.js';
 import { freePorts } from './ports.js';
 import { killGroup, spawnDetached, waitUntil } from './proc.js';
 
@@ -53,8 +54,7 @@ export async function startRegistry(opts: StartRegistryOptions): Promise<Registr
     '-Xms128m',
     '-Xmx512m',
     '-Djava.awt.headless=true',
-    // Marks the command line so `infra:down` can confirm a recorded pid is still ours.
-    `-Dloopguard.infra.run=${opts.runDir}`,
+    runMarker(opts.runDir),
     // Vert.x would otherwise leave a cache folder in /tmp.
     `-Dvertx.cacheDirBase=${join(opts.runDir, 'vertx-cache')}`,
     '-jar',

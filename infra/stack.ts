@@ -4,10 +4,10 @@
  * `infra:up` can hand it to a later `infra:down` through `.infra/run/current.json`.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type KafkaNode, kafkaAnswers, startKafka } from './kafka.js';
-import { runRoot } from './paths.js';
+import { currentStateFile, runMarker, runRoot } from './paths.js';
 import { commandLineContains, killGroup } from './proc.js';
 import { type RegistryNode, registryAnswers, startRegistry } from './registry.js';
 
@@ -60,13 +60,24 @@ export async function startInfra(opts: StartInfraOptions = {}): Promise<InfraSta
 export async function stopInfra(state: InfraState, opts: { keepLogs?: boolean } = {}): Promise<void> {
   await Promise.all(
     [state.kafka.pid, state.registry.pid]
-      .filter((pid) => commandLineContains(pid, `-Dloopguard.infra.run=${state.runDir}`))
+      .filter((pid) => isRunProcess(state, pid))
       .map((pid) => killGroup(pid)),
   );
   rmSync(state.kafka.dataDir, { recursive: true, force: true });
   if (!(opts.keepLogs || process.env.LOOPGUARD_KEEP_INFRA_LOGS === '1')) {
     rmSync(state.runDir, { recursive: true, force: true });
   }
+}
+
+/** The pair `infra:up` recorded for `infra:down`, if there is one. */
+export function recordedInfra(): InfraState | undefined {
+  if (!existsSync(currentStateFile)) return undefined;
+  return JSON.parse(readFileSync(currentStateFile, 'utf8')) as InfraState;
+}
+
+/** Whether `pid` is still a process of the run `state` records, not a reused pid. */
+export function isRunProcess(state: InfraState, pid: number): boolean {
+  return commandLineContains(pid, runMarker(state.runDir));
 }
 
 /** Checks an externally provided pair answers; throws a message naming what did not. */

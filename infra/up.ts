@@ -4,13 +4,14 @@
  * env lines (stdout carries only these, so `eval "$(npm run -s infra:up)"`-style use works;
  * progress goes to stderr). A pair recorded by an earlier `infra:up` is stopped first.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { currentStateFile, runRoot } from './paths.js';
-import { type InfraState, startInfra, stopInfra } from './stack.js';
+import { recordedInfra, startInfra, stopInfra } from './stack.js';
 
-if (existsSync(currentStateFile)) {
+const earlier = recordedInfra();
+if (earlier !== undefined) {
   process.stderr.write('infra:up: stopping the pair recorded by an earlier infra:up\n');
-  await stopInfra(JSON.parse(readFileSync(currentStateFile, 'utf8')) as InfraState);
+  await stopInfra(earlier);
   rmSync(currentStateFile, { force: true });
 }
 
