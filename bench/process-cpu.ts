@@ -9,6 +9,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { procStatFields } from '../infra/proc.js';
 
 const TICK_MS = 10;
 
@@ -26,11 +27,8 @@ export interface CpuMeter {
 }
 
 function processTicks(pid: number): number {
-  // The command name may hold spaces and parentheses: the fields start after the last ") ".
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-  // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command.
-  return Number(fields[11]) + Number(fields[12]);
+  const fields = procStatFields(pid);
+  return Number(fields[11]) + Number(fields[12]); // utime + stime
 }
 
 function machineTicks(): { busy: number; all: number } {

@@ -103,6 +103,16 @@ export async function waitUntil(probe: () => Promise<boolean>, opts: WaitOptions
   }
 }
 
+/**
+ * The fields of `/proc/<pid>/stat` after the command name (state first, then ppid, ...; utime and
+ * stime are the 12th and 13th): the name may hold spaces and parentheses, so they start after the
+ * last ") ". Throws where there is no /proc.
+ */
+export function procStatFields(pid: number): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+}
+
 /** True while `pid` exists and is not a zombie (a zombie cannot be killed, only reaped). */
 export function isAlive(pid: number): boolean {
   try {
@@ -111,8 +121,7 @@ export function isAlive(pid: number): boolean {
     return false;
   }
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+    return procStatFields(pid)[0] !== 'Z';
   } catch {
     return true; // no /proc (not Linux): trust kill(0)
   }
