@@ -32,7 +32,7 @@ import {
   systemClock,
 } from '../machines/index.js';
 import type { Ledger } from '../ports/ledger.js';
-import type { RunStream } from '../ports/run-stream.js';
+import type { LoadedRun, RunStream } from '../ports/run-stream.js';
 import type { SchemaStore } from '../ports/schema-store.js';
 import { GuardTelemetry } from '../telemetry/call-telemetry.js';
 import type { CallTracing, GuardMetrics } from '../telemetry/guard-telemetry-ports.js';
@@ -115,8 +115,8 @@ export class Guard {
     };
     this.telemetry = new GuardTelemetry({
       hashing: this.deps.hashing,
-      ...(ports.metrics ? { metrics: ports.metrics } : {}),
-      ...(ports.tracing ? { tracing: ports.tracing } : {}),
+      metrics: ports.metrics,
+      tracing: ports.tracing,
     });
     this.machine = machineScope(ports.inspect);
   }
@@ -126,8 +126,26 @@ export class Guard {
     return this.deps.hashing;
   }
 
-  private clock(): Clock {
-    return this.ports.clock ?? systemClock;
+  /** A run of this guard, rebuilt from what the log holds of it (nothing for a new one). */
+  private guarded(
+    runId: string,
+    { events, snapshot }: LoadedRun = { snapshot: null, events: [] },
+  ): GuardedRun {
+    const clock = this.ports.clock ?? systemClock;
+    return new GuardedRun(
+      new RunActor(runId, this.deps, clock, events, snapshot, this.machine),
+      this.ports.store,
+      this.ports.ledger,
+      this.deps.hashing,
+      this.family,
+      this.telemetry,
+    );
+  }
+
+  private hold(run: GuardedRun): GuardedRun {
+    this.runs.set(run.runId, run);
+    this.family.add(run);
+    return run;
   }
 
   /**
@@ -151,23 +169,14 @@ export class Guard {
           `parentRunId: run ${opts.parentRunId} has ended (${parent.state.status}); a sub-agent cannot start under it`,
         );
     }
-    const run = new GuardedRun(
-      new RunActor(opts.runId, this.deps, this.clock(), [], null, this.machine),
-      this.ports.store,
-      this.ports.ledger,
-      this.deps.hashing,
-      this.family,
-      this.telemetry,
-    );
+    const run = this.guarded(opts.runId);
     try {
       await run.start({ ...opts, type: 'StartRun', policy: resolvePolicy(this.policy, opts.taskType) });
     } catch (e) {
       if (e instanceof LoopguardError && e.code === 'conflict') throw runExists(opts.runId);
       throw e;
     }
-    this.runs.set(opts.runId, run);
-    this.family.add(run);
-    return run;
+    return this.hold(run);
   }
 
   /**
@@ -186,16 +195,7 @@ export class Guard {
       const loaded = await this.ports.store.load(runId);
       if (loaded.snapshot === null && loaded.events.length === 0)
         throw new LoopguardError('unknown_run', `run ${runId} is not in the log`);
-      run = new GuardedRun(
-        new RunActor(runId, this.deps, this.clock(), loaded.events, loaded.snapshot, this.machine),
-        this.ports.store,
-        this.ports.ledger,
-        this.deps.hashing,
-        this.family,
-        this.telemetry,
-      );
-      this.runs.set(runId, run);
-      this.family.add(run);
+      run = this.hold(this.guarded(runId, loaded));
     }
     await run.resumeWith(change);
     return run;
@@ -206,7 +206,7 @@ export class Guard {
    * `/metrics`. Refused (`missing_dependency`) on a guard created without `metrics`.
    */
   metrics(): Promise<string> {
-    if (this.ports.metrics === undefined)
+    if (!this.ports.metrics)
       return Promise.reject(
         new LoopguardError(
           'missing_dependency',
@@ -262,33 +262,30 @@ export interface CreateGuard {
 
 /** Opens the adapters (embedded by default) and returns a Guard over them. */
 export async function createGuard(opts: CreateGuard = {}): Promise<Guard> {
+  const { policy, dataDir: dir, log: given, ledger, schemaStore, secretKey, ...rest } = opts;
+  const dataDir = dir ?? DEFAULT_DATA_DIR;
   // Everything that can be refused is checked before a file or a connection is opened.
-  const parsed = opts.policy === undefined ? null : parsePolicy(opts.policy);
+  const parsed = policy === undefined ? null : parsePolicy(policy);
   if (parsed !== null && !parsed.ok) throw parsed.error;
-  const dataDir = opts.dataDir ?? DEFAULT_DATA_DIR;
-  const secretKey = chooseSecretKey(
-    opts.secretKey,
-    opts.log === undefined
+  const key = chooseSecretKey(
+    secretKey,
+    given === undefined
       ? { kind: 'embedded', dataDir }
       : { kind: 'shared', where: 'createGuard({ log }) on a log of your own' },
   );
-  const log = opts.log ?? (await EmbeddedLog.open(dataDir));
-  const events = await EventStore.create(log, opts.schemaStore ?? new SqliteSchemaStore(dataDir));
+  const log = given ?? (await EmbeddedLog.open(dataDir));
+  const events = await EventStore.create(log, schemaStore ?? new SqliteSchemaStore(dataDir));
   // Each log gives its own run stream: the embedded and in-memory ones load no Kafka module.
   const store = log.runStream(events);
   return new Guard({
+    ...rest,
     store,
-    ledger: opts.ledger ?? SqliteLedger.open(dataDir),
-    secretKey,
-    ...(parsed !== null ? { policy: parsed.value } : {}),
-    ...(opts.clock ? { clock: opts.clock } : {}),
-    ...(opts.similarity ? { similarity: opts.similarity } : {}),
-    ...(opts.metrics ? { metrics: opts.metrics } : {}),
-    ...(opts.tracing ? { tracing: opts.tracing } : {}),
-    ...(opts.inspect ? { inspect: opts.inspect } : {}),
+    ledger: ledger ?? SqliteLedger.open(dataDir),
+    secretKey: key,
+    policy: parsed?.value,
     onClose: async () => {
       await store.close();
-      if (opts.log === undefined) await log.close();
+      if (given === undefined) await log.close();
     },
   });
 }
