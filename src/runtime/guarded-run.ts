@@ -12,7 +12,7 @@ import {
 import type { CommandInput, RunActor, RunSnapshot } from '../machines/index.js';
 import type { Ledger, ReissueNote } from '../ports/ledger.js';
 import type { RunStream } from '../ports/run-stream.js';
-import { type CallObservation, GuardTelemetry } from '../telemetry/call-telemetry.js';
+import type { CallObservation, GuardTelemetry } from '../telemetry/call-telemetry.js';
 import {
   type CallHooks,
   type CallRequest,
@@ -55,8 +55,8 @@ export class GuardedRun implements Run {
     store: RunStream,
     private readonly ledger: Ledger,
     private readonly hashing: Hashing,
-    private readonly family?: RunFamily,
-    private readonly telemetry: GuardTelemetry = new GuardTelemetry({ hashing }),
+    private readonly family: RunFamily,
+    private readonly telemetry: GuardTelemetry,
   ) {
     this.writer = new RunWriter(actor, store, hashing, (records) => this.telemetry.recorded(records));
     this.path = new CommandPath({
@@ -64,7 +64,7 @@ export class GuardedRun implements Run {
       boundary: this.writer,
       ledger,
       hashing,
-      withContext: (cmd) => withFamily(cmd, this.family?.view(this.runId)),
+      withContext: (cmd) => withFamily(cmd, family.view(this.runId)),
     });
   }
 
@@ -94,7 +94,7 @@ export class GuardedRun implements Run {
 
   /** Once this run has ended, so do its live sub-agents (outside its own queue: they wait on theirs). */
   private async cascade(): Promise<void> {
-    if (this.cascaded || this.family === undefined || !isTerminal(this.actor.state.status)) return;
+    if (this.cascaded || !isTerminal(this.actor.state.status)) return;
     this.cascaded = true;
     await this.family.ended(this.runId);
   }
