@@ -38,30 +38,6 @@ export function proxiedCapabilities(upstream: ServerCapabilities | undefined): S
   };
 }
 
-type PassedRequest =
-  | typeof ListResourcesRequestSchema
-  | typeof ListResourceTemplatesRequestSchema
-  | typeof ReadResourceRequestSchema
-  | typeof SubscribeRequestSchema
-  | typeof UnsubscribeRequestSchema
-  | typeof ListPromptsRequestSchema
-  | typeof GetPromptRequestSchema
-  | typeof CompleteRequestSchema
-  | typeof SetLevelRequestSchema;
-type PassedResult =
-  | typeof ListResourcesResultSchema
-  | typeof ListResourceTemplatesResultSchema
-  | typeof ReadResourceResultSchema
-  | typeof EmptyResultSchema
-  | typeof ListPromptsResultSchema
-  | typeof GetPromptResultSchema
-  | typeof CompleteResultSchema;
-type PassedNotification =
-  | typeof ResourceListChangedNotificationSchema
-  | typeof ResourceUpdatedNotificationSchema
-  | typeof PromptListChangedNotificationSchema
-  | typeof LoggingMessageNotificationSchema;
-
 /**
  * Everything but tools passes through as the upstream serves it: resources, resource templates,
  * subscriptions, prompts, completions and logging; and the upstream's list-changed, resource
@@ -75,7 +51,10 @@ export function passThrough(
   progress: UpstreamProgress,
 ): void {
   /** A request the upstream serves: forwarded as the client sent it, its progress routed back. */
-  const forward = (requestSchema: PassedRequest, resultSchema: PassedResult): void =>
+  const forward = (
+    requestSchema: Parameters<Server['setRequestHandler']>[0],
+    resultSchema: Parameters<Client['request']>[1],
+  ): void =>
     server.setRequestHandler(requestSchema, (req, extra) =>
       progress.forward(extra, (meta) =>
         upstream.request(
@@ -85,7 +64,7 @@ export function passThrough(
         ),
       ),
     );
-  const notify = (schema: PassedNotification): void =>
+  const notify = (schema: Parameters<Client['setNotificationHandler']>[0]): void =>
     upstream.setNotificationHandler(schema, (n) => server.notification(n));
   if (caps.resources) {
     forward(ListResourcesRequestSchema, ListResourcesResultSchema);
