@@ -187,6 +187,5 @@ export function guardToolApproval<T extends ToolSet>(
  * over the tools, so it fits the `stopWhen` of any tool set in AI SDK 5, 6 and 7.
  */
 export function guardStopped<TOOLS extends ToolSet = ToolSet>(run: Run): StopCondition<TOOLS> {
-  const end = endAfterStop(run);
-  return () => end();
+  return endAfterStop(run);
 }

@@ -125,6 +125,5 @@ export function wrapTools<T extends Record<string, object>>(
  * `{ maxSteps: 20, stopWhen: guardStopped(run) }`.
  */
 export function guardStopped(run: Run): (options: { readonly steps: readonly unknown[] }) => boolean {
-  const end = endAfterStop(run);
-  return () => end();
+  return endAfterStop(run);
 }
