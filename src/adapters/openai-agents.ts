@@ -91,16 +91,13 @@ export function agentsGuard<TOutput = string>(run: Run, opts: AgentsGuardOptions
       const report = run.state.report;
       if (!end() || report === null) return { isFinalOutput: false, isInterrupted: undefined };
       const text = stopNote(report);
-      if (opts.stopOutput === undefined) {
-        if (structuredOutput(results))
-          throw new IllegalStateError(
-            'run_stopped',
-            `${text} The agent declares an outputType: pass agentsGuard(run, { stopOutput }) to end it with a value of that type.`,
-            { details: { report } },
-          );
-        return { isFinalOutput: true, isInterrupted: undefined, finalOutput: text };
-      }
-      const value = opts.stopOutput(report);
+      if (opts.stopOutput === undefined && structuredOutput(results))
+        throw new IllegalStateError(
+          'run_stopped',
+          `${text} The agent declares an outputType: pass agentsGuard(run, { stopOutput }) to end it with a value of that type.`,
+          { details: { report } },
+        );
+      const value = opts.stopOutput === undefined ? text : opts.stopOutput(report);
       return {
         isFinalOutput: true,
         isInterrupted: undefined,
