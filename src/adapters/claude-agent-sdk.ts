@@ -185,57 +185,41 @@ export function claudeAgentGuard(run: Run, opts: GuardToolsOptions = {}): Claude
   };
 
   /** A hook on a tool event; the tool use id is the callback's own where the input lacks it (PermissionRequest). */
-  const hook =
-    (work: (e: ToolEvent) => Promise<ClaudeHookOutput | undefined>): ClaudeHook =>
-    async (input, toolUseId) => {
-      const e = input as ToolEvent;
-      return (await work(e.tool_use_id === undefined ? { ...e, tool_use_id: toolUseId } : e)) ?? {};
-    };
+  const on = (work: (e: ToolEvent) => Promise<ClaudeHookOutput | undefined>): ClaudeHookMatcher[] => [
+    {
+      hooks: [
+        async (input, toolUseId) => {
+          const e = input as ToolEvent;
+          return (await work(e.tool_use_id === undefined ? { ...e, tool_use_id: toolUseId } : e)) ?? {};
+        },
+      ],
+    },
+  ];
 
   return {
     hooks: {
       PreToolUse: [{ hooks: [preToolUse], onFailure: 'block' }],
-      PostToolUse: [{ hooks: [hook((e) => record('PostToolUse', e, () => recorded(e.tool_response)))] }],
-      PostToolUseFailure: [
-        {
-          hooks: [
-            hook((e) =>
-              record('PostToolUseFailure', e, () => {
-                // Interrupted: whether a side effect happened is unknown, so no class is claimed.
-                if (e.is_interrupt === true)
-                  throw Object.assign(new Error(e.error ?? 'interrupted'), { name: 'interrupted' });
-                throw toolFailed(e.error ?? 'tool error');
-              }),
-            ),
-          ],
-        },
-      ],
-      PermissionRequest: [
-        {
-          hooks: [
-            hook(async (e) => {
-              const a = e.tool_use_id === undefined ? undefined : allowed.get(e.tool_use_id);
-              if (a !== undefined) a.asked = true;
-              return undefined; // the SDK's own permission flow answers
-            }),
-          ],
-        },
-      ],
-      PermissionDenied: [
-        { hooks: [hook(async (e) => void (e.tool_use_id && (await settleNotRun(e.tool_use_id))))] },
-      ],
-      PostToolBatch: [
-        {
-          hooks: [
-            hook(async (e) => {
-              for (const c of e.tool_calls ?? []) if (c.tool_use_id) await settleNotRun(c.tool_use_id);
-              // The model's next turn has the stop before it; a tool it asks for then ends the query.
-              if (isTerminal(run.state.status)) endNext = true;
-              return undefined;
-            }),
-          ],
-        },
-      ],
+      PostToolUse: on((e) => record('PostToolUse', e, () => recorded(e.tool_response))),
+      PostToolUseFailure: on((e) =>
+        record('PostToolUseFailure', e, () => {
+          // Interrupted: whether a side effect happened is unknown, so no class is claimed.
+          if (e.is_interrupt === true)
+            throw Object.assign(new Error(e.error ?? 'interrupted'), { name: 'interrupted' });
+          throw toolFailed(e.error ?? 'tool error');
+        }),
+      ),
+      PermissionRequest: on(async (e) => {
+        const a = e.tool_use_id === undefined ? undefined : allowed.get(e.tool_use_id);
+        if (a !== undefined) a.asked = true;
+        return undefined; // the SDK's own permission flow answers
+      }),
+      PermissionDenied: on(async (e) => void (e.tool_use_id && (await settleNotRun(e.tool_use_id)))),
+      PostToolBatch: on(async (e) => {
+        for (const c of e.tool_calls ?? []) if (c.tool_use_id) await settleNotRun(c.tool_use_id);
+        // The model's next turn has the stop before it; a tool it asks for then ends the query.
+        if (isTerminal(run.state.status)) endNext = true;
+        return undefined;
+      }),
     },
     mcpServer: (server) =>
       guardedMcpServer(server, calls, {
