@@ -56,13 +56,12 @@ export type CallResult =
  */
 export function toModelMessage(r: CallResult): string {
   switch (r.status) {
-    case 'executed': {
+    case 'executed':
+    case 'cached': {
       const body = typeof r.value === 'string' ? r.value : JSON.stringify(r.value ?? null);
-      const note = guardNote(r);
+      const note = r.status === 'cached' ? r.message : guardNote(r);
       return note === null ? body : `${body}\n\n[loopguard] ${note}`;
     }
-    case 'cached':
-      return `${typeof r.value === 'string' ? r.value : JSON.stringify(r.value ?? null)}\n\n[loopguard] ${r.message}`;
     case 'refused':
       return `[loopguard] refused (${r.rule}): ${r.message}`;
     case 'waiting':
