@@ -175,15 +175,8 @@ export class CommandPath {
           : [],
       );
       if (outcomes.length === 0) return !sideEffect;
-      const told = await Promise.all(
-        outcomes.map((e) =>
-          this.tell(e).then(
-            () => true,
-            () => false,
-          ),
-        ),
-      );
-      return told.every(Boolean);
+      const told = await Promise.allSettled(outcomes.map((e) => this.tell(e)));
+      return told.every((t) => t.status === 'fulfilled');
     });
   }
 
