@@ -103,7 +103,7 @@ export class RunWriter implements DurableBoundary {
     try {
       await this.store.appendToStream(this.actor.runId, records, {
         expectedStreamVersion: first.seq - 1,
-        ...(status === undefined ? {} : { status }),
+        status,
       });
       this.unconfirmed = null;
       return true;
@@ -147,10 +147,9 @@ export class RunWriter implements DurableBoundary {
       ...failedResult('RETRYABLE', 'not_run', this.hashing),
     });
     if (!proposed.ok) throw proposed.error;
-    const status = this.actor.statusAfter(proposed.value);
     await this.store.appendToStream(this.actor.runId, proposed.value, {
       expectedStreamVersion: this.actor.state.seq,
-      ...(status === undefined ? {} : { status }),
+      status: this.actor.statusAfter(proposed.value),
     });
     this.actor.commit(proposed.value);
     return true;
