@@ -301,7 +301,5 @@ export class McpGuardProxy {
 }
 
 /** A tool call that never reached the guard: the session cannot take it; nothing was recorded. */
-const notStarted = (code: string, message: string): CallToolResult => ({
-  isError: true,
-  content: [{ type: 'text', text: `[loopguard] ${code}: ${message}; the call did not run` }],
-});
+const notStarted = (code: string, message: string): CallToolResult =>
+  guardErrorResult({ code, message: `${message}; the call did not run` });

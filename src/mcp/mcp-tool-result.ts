@@ -1,5 +1,4 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { LoopguardError } from '../domain/index.js';
 import { type CallResult, guardNote, toModelMessage } from '../runtime/index.js';
 import type { UpstreamAnswer } from './upstream-call.js';
 
@@ -40,7 +39,7 @@ export function toMcpToolResult(r: CallResult, answer: UpstreamAnswer | undefine
 }
 
 /** The guard could not decide (the log refused the decision, arguments it cannot fingerprint): nothing ran. */
-export const guardErrorResult = (e: LoopguardError): CallToolResult => ({
+export const guardErrorResult = (e: { readonly code: string; readonly message: string }): CallToolResult => ({
   isError: true,
   content: [text(`[loopguard] ${e.code}: ${e.message}`)],
 });
