@@ -38,10 +38,7 @@ import type { Run } from './run.js';
 import { type RunFamily, withFamily } from './run-family.js';
 import { RunWriter } from './run-writer.js';
 
-/**
- * One run as the agent loop sees it. Calls go one at a time; each decision is durable in the log
- * before anything acts on it, and only an `execute` decision runs the tool.
- */
+/** A run of the library's guard, in process (see Run). */
 export class GuardedRun implements Run {
   private queue: Promise<unknown> = Promise.resolve();
   private calls = 0;
@@ -171,7 +168,6 @@ export class GuardedRun implements Run {
     await this.serial(() => this.path.record({ type: 'RecordModelUsage', ...u }));
   }
 
-  /** Ends the run by a verifier's verdict: COMPLETED when verified, else PARTIAL with its gaps. */
   async finish(r: { verified: boolean; gaps?: readonly string[] }): Promise<RunState> {
     await this.serial(() =>
       this.path.record({ type: 'Finish', verified: r.verified, ...(r.gaps ? { gaps: r.gaps } : {}) }),
@@ -179,7 +175,6 @@ export class GuardedRun implements Run {
     return this.state;
   }
 
-  /** A user's cancel: PARTIAL, with the reason kept in the report. */
   async cancel(reason: string): Promise<RunState> {
     await this.serial(() => this.path.cancel({ type: 'Cancel', reason }));
     return this.state;
@@ -193,10 +188,6 @@ export class GuardedRun implements Run {
     return e?.type === 'CheckpointRecorded' ? e.checkpointId : '';
   }
 
-  /**
-   * A person's verdict on an in-doubt operation of this run: it happened (with its result, which
-   * later calls get back cached) or it certainly did not (the key is free to run again).
-   */
   async settle(
     operationKey: string,
     verdict: { happened: boolean; result?: unknown; settledBy: string },
@@ -218,10 +209,6 @@ export class GuardedRun implements Run {
     );
   }
 
-  /**
-   * A deliberate second execution: `newKey` may run although `oldKey` is done or in doubt. The
-   * reason and approver are recorded in the ledger; the old entry stays untouched.
-   */
   async reissue(
     oldKey: string,
     newKey: string,

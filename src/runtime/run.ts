@@ -34,12 +34,18 @@ export interface Run {
   recordModelUsage(u: { tokensIn: number; tokensOut: number; costUsd: number }): Promise<void>;
   /** Records a checkpoint (a safe point a stop report names); returns its id. */
   checkpoint(checkpointId?: string): Promise<string>;
-  /** A person's verdict on an in-doubt operation: it happened (with its result) or it certainly did not. */
+  /**
+   * A person's verdict on an in-doubt operation: it happened (with its result, which later calls
+   * get back cached) or it certainly did not (the key is free to run again).
+   */
   settle(
     operationKey: string,
     verdict: { happened: boolean; result?: unknown; settledBy: string },
   ): Promise<void>;
-  /** A deliberate second execution: `newKey` may run although `oldKey` is done or in doubt. */
+  /**
+   * A deliberate second execution: `newKey` may run although `oldKey` is done or in doubt. The
+   * reason and approver are recorded in the ledger; the old entry stays untouched.
+   */
   reissue(oldKey: string, newKey: string, why: { reason: string; approvedBy?: string }): Promise<ReissueNote>;
   /** Ends the run by a verifier's verdict: COMPLETED when verified, else PARTIAL with its gaps. */
   finish(r: { verified: boolean; gaps?: readonly string[] }): Promise<RunView>;
