@@ -1,11 +1,8 @@
 /**
- * The one command path of a run, for the library (GuardedRun) and the service (the guard worker)
- * alike: claim -> decide -> append -> commit. The two callers differ only in their durable
- * boundary: the library's is the run's stream (RunWriter: an append per write, a tool's result
- * held for the next one), the service's is the batch's Kafka transaction (its records join the
- * transaction, and the actor it moves is the batch's copy of the run, the partition's only once
- * the transaction commits). Everything else, the shared ledger's claims and outcomes included,
- * is here once.
+ * The one command path of a run (claim -> decide -> append -> commit), for the library
+ * (GuardedRun) and the service (the guard worker) alike. They differ only in their durable
+ * boundary: the library's is the run's stream (RunWriter), the service's the batch's Kafka
+ * transaction (the actor it moves is the batch's copy of the run until the transaction commits).
  */
 import {
   callIsSideEffect,
@@ -87,7 +84,7 @@ export class CommandPath {
     }
   }
 
-  /** Any command by its type: what the service does with each request's command. */
+  /** Any command by its type (the service's requests). */
   handle(cmd: CommandInput, hooks: CallHooks = {}): Promise<readonly RecordedEvent[]> {
     switch (cmd.type) {
       case 'RequestToolCall':

@@ -1,17 +1,14 @@
 /**
- * The library's durable boundary (command-path.ts): a run's stream. Record first, then act: the
- * actor proposes, the writer appends at the seq the stream is at, and only a durable append moves
- * the actor.
+ * The library's durable boundary (command-path.ts): a run's stream, appended at the seq it is at;
+ * only a durable append moves the actor.
  *
- * - Deferred events (a tool's result and the decision after it) need not be durable before the
- *   caller goes on: nothing runs on them, and a side effect's outcome is already in the ledger.
- *   They are held and ride on the run's next write: one durable write per guarded call. A stop
- *   is never held: alerting must see it at once.
- * - A write reported failed may land after all (a request that timed out, delivered later). The
- *   next write then meets a `conflict`; if the stream holds exactly the lost batch, it is the
- *   run's own history: the actor takes it, a call it decided to execute is recorded as never run
- *   (its caller was told nothing ran, and its claim was released), and the command path proposes
- *   the command again on that state. Any other conflict (another writer) is passed on as it is.
+ * - Deferred events (a tool's result and the decision after it) are held and ride on the run's
+ *   next write, one durable write per guarded call: nothing runs on them, and a side effect's
+ *   outcome is already in the ledger.
+ * - A write reported failed may land after all (a request that timed out, delivered later). If
+ *   the next write's `conflict` finds exactly the lost batch, it is the run's own: the actor takes
+ *   it, a call it decided to execute is recorded as never run (its caller was told nothing ran,
+ *   and its claim was released), and the command is proposed again. Other conflicts pass on.
  */
 import {
   failedResult,
