@@ -108,13 +108,10 @@ export class McpGuardProxy {
         { cause: e },
       );
     }
-    let run: GuardedRun;
-    try {
-      run = await McpGuardProxy.startRun(opts, opts.runId, shown);
-    } catch (e) {
+    const run = await McpGuardProxy.startRun(opts, opts.runId, shown).catch(async (e: unknown) => {
       await upstream.close();
       throw e;
-    }
+    });
     const info = upstream.getServerVersion();
     const instructions = upstream.getInstructions();
     const capabilities = proxiedCapabilities(upstream.getServerCapabilities());
