@@ -60,12 +60,9 @@ export async function callUpstream(
     const code = e instanceof McpError ? e.code : ErrorCode.InternalError;
     const message = e instanceof Error ? e.message : String(e);
     if (o.cancelled.aborted) {
-      o.onAnswer({
-        kind: 'error',
-        code: ErrorCode.RequestTimeout,
-        message: 'the MCP client cancelled the call',
-      });
-      throw new UpstreamFailure('cancelled', 'the MCP client cancelled the call');
+      const cancelled = 'the MCP client cancelled the call';
+      o.onAnswer({ kind: 'error', code: ErrorCode.RequestTimeout, message: cancelled });
+      throw new UpstreamFailure('cancelled', cancelled);
     }
     if (code === ErrorCode.ConnectionClosed) {
       o.onAnswer({ kind: 'error', code, message: 'the upstream MCP server exited during the call' });
