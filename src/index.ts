@@ -1,13 +1,9 @@
 /**
- * loopguard: a runtime guard for AI-agent tool calls. The package's root entry, its public API:
- * the guard and its calls, result classes, the policy, run states and stop reports, errors, the
- * run machine, the ports (EventLog, RunStream, Ledger, SchemaStore, and the GuardMetrics and
- * CallTracing telemetry ports) with their embedded and in-memory adapters. Kafka is
- * `loopguard/kafka`, the MCP proxy `loopguard/mcp`, Prometheus metrics `loopguard/metrics`,
- * OpenTelemetry spans `loopguard/otel`: each loads its optional package, this entry none of them
- * (every import below names its file, so no barrel pulls an adapter in). Everything else
- * (deciders, folds, codecs, detectors, the event store, topic names, wire records) is internal
- * and may change without a major version.
+ * loopguard: a runtime guard for AI-agent tool calls. The package's root entry, its public API.
+ * Kafka is `loopguard/kafka`, the MCP proxy `loopguard/mcp`, Prometheus metrics
+ * `loopguard/metrics`, OpenTelemetry spans `loopguard/otel`: each loads its optional package, this
+ * entry none of them (every import below names its file, so no barrel pulls an adapter in).
+ * What no entry exports is internal and may change without a major version.
  */
 export {
   type ChildState,
