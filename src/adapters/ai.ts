@@ -1,10 +1,8 @@
 /**
- * loopguard/ai: the guard in the Vercel AI SDK's tool loop (`generateText`, `streamText`,
- * `ToolLoopAgent`). `wrapTools` guards each tool's `execute` (AI SDK 5 to 7); on AI SDK 7,
- * `guardToolApproval` also takes the guard's decision in the call-level `toolApproval`, so a
- * refused call never reaches `execute` and the model gets the refusal as the denial's reason.
- * Only types come from `ai`, and only types that AI SDK 5, 6 and 7 all have: this file loads
- * without it, and its declarations type-check against each of them.
+ * loopguard/ai: the guard in the Vercel AI SDK's tool loop. `wrapTools` guards each tool's
+ * `execute` (AI SDK 5 to 7); on AI SDK 7, `guardToolApproval` decides in `toolApproval`, so a
+ * refused call never reaches `execute`. Only types that AI SDK 5, 6 and 7 all have come from
+ * `ai`: this file loads without it, and its declarations type-check against each of them.
  */
 import type { StopCondition, ToolExecutionOptions, ToolSet } from 'ai';
 import { isTerminal, put } from '../domain/index.js';
@@ -49,9 +47,8 @@ async function finalOutput(out: unknown): Promise<unknown> {
 }
 
 /**
- * The guard's answer for a call it did not let run, as the output of a tool that declares
- * `toModelOutput`: its own conversion would read the refusal as the declared output ("receipt
- * undefined"), so the wrapped conversion shows the model the refusal as an error text instead.
+ * The guard's answer for a call it did not run, from a tool with `toModelOutput`: that conversion
+ * would read it as the declared output ("receipt undefined"), so the wrapper shows an error text.
  */
 interface Refusal {
   readonly loopguard: string;
@@ -112,11 +109,10 @@ function wrapWith<T extends ToolSet>(calls: GuardedCalls, tools: T): T {
 }
 
 /**
- * The tools with every `execute` behind the run's guard (AI SDK 5, 6 and 7): a refused or stopped
- * call returns the guard's message as the tool's output instead of running (for a tool with
- * `toModelOutput`, the model reads it as an error text), a completed side effect asked for again
- * returns its first result. The tool's abort signal fires on the caller's abort and on the
- * guard's step timeout, whichever comes first. A tool's own `needsApproval` stays as it is.
+ * The tools with every `execute` behind the run's guard: a call the guard does not run returns
+ * its message as the output (an error text to `toModelOutput`), a completed side effect asked for
+ * again its first result. The abort signal fires on the caller's abort or the guard's step
+ * timeout, whichever is first. A tool's own `needsApproval` stays as it is.
  */
 export function wrapTools<T extends ToolSet>(run: Run, tools: T, opts: GuardToolsOptions = {}): T {
   return wrapWith(new GuardedCalls(run, opts), tools);
@@ -142,15 +138,13 @@ async function asksHuman(
 
 /**
  * AI SDK 7: the guard as `toolApproval`, with the tools it guards. A refused or stopped call is
- * denied with the guard's message as the reason (the model reads it), a bounded wait becomes a
- * user approval (the reason says why), an allowed call runs in its `execute`. When one step asks
- * for several tools, the guard decides one at a time: the first in the approval, the others when
- * they execute, where a refusal comes back as their output.
+ * denied with the guard's message as the reason, a bounded wait becomes a user approval, an
+ * allowed call runs in its `execute`. Of several tools in one step, the first is decided in the
+ * approval, the others when they execute (a refusal is then their output).
  *
- * The guard only adds refusals: a tool that declares `needsApproval` still asks the human (a
- * call-level `toolApproval` replaces the tool's own, so this one asks on its behalf), and the
- * guard judges that call when it runs, after the human approved; a refusal then is its output.
- * Once the run has ended, such a call is denied without asking anyone.
+ * The guard only adds refusals: a call-level `toolApproval` replaces a tool's own
+ * `needsApproval`, so this one asks the human on its behalf and the guard judges the call when it
+ * runs; once the run has ended, such a call is denied without asking anyone.
  */
 export function guardToolApproval<T extends ToolSet>(
   run: Run,
@@ -181,10 +175,9 @@ export function guardToolApproval<T extends ToolSet>(
 }
 
 /**
- * A stop condition for `stopWhen`: once the guard has ended the run, the model gets one more step,
- * with the stop message in its prompt, to answer; whatever it asks for then is refused, and the
- * loop ends. Use it beside a step cap: `stopWhen: [guardStopped(run), stepCountIs(20)]`. Generic
- * over the tools, so it fits the `stopWhen` of any tool set in AI SDK 5, 6 and 7.
+ * A stop condition: once the guard has ended the run, the model gets one more step to answer,
+ * then the loop ends. Use it beside a step cap: `stopWhen: [guardStopped(run), stepCountIs(20)]`;
+ * generic over the tools, so it fits any tool set's `stopWhen` in AI SDK 5, 6 and 7.
  */
 export function guardStopped<TOOLS extends ToolSet = ToolSet>(run: Run): StopCondition<TOOLS> {
   return endAfterStop(run);

@@ -1,19 +1,14 @@
 /**
- * loopguard/claude-agent-sdk: the guard in the Claude Agent SDK's `query()`. Hooks guard the
- * built-in tools (Bash, Read, Write, ...): `PreToolUse` takes the guard's decision before the tool
- * runs (a refusal is the SDK's own deny, whose reason the model reads), `PostToolUse` and
- * `PostToolUseFailure` record what the tool did, so repeats and calls that bring nothing new are
- * seen. `mcpServer` wraps the tools of an in-process MCP server (`tool()` / `createSdkMcpServer`):
- * the guard runs them itself, and a side effect already done (same operation key) is answered
- * with its recorded result instead of running again. Once the guard has ended the run, the model
- * gets one more turn to answer; a tool it asks for then is denied with `continue: false`, which
- * ends the query.
+ * loopguard/claude-agent-sdk: the guard in the Claude Agent SDK's `query()`. `PreToolUse` decides
+ * before a built-in tool runs (a refusal is the SDK's own deny), `PostToolUse` and
+ * `PostToolUseFailure` record what it did. `mcpServer` wraps an in-process MCP server's tools,
+ * which the guard runs itself (a side effect already done is answered from the ledger). Once the
+ * guard has ended the run, the model gets one more turn; a tool it asks for then is denied with
+ * `continue: false`, which ends the query.
  *
- * The SDK's own permissions stay its own: no hook here answers `allow` or `ask`, and none answers
- * a permission request, so `allowedTools`, the permission mode and `canUseTool` decide as without
- * loopguard; the guard only adds denials. Nothing is imported from the SDK (its package carries a
- * ~400 MB binary): the shapes below are the SDK's, spelled out, and a test type-checks them
- * against the SDK itself.
+ * The guard only adds denials: no hook answers `allow`, `ask` or a permission request, so the
+ * SDK's permissions decide as without loopguard. Nothing is imported from the SDK (its package
+ * carries a ~400 MB binary): its shapes are spelled out below, and a test checks them against it.
  */
 import { isTerminal } from '../domain/index.js';
 import { type GuardToolsOptions, type Run, ToolError, toModelMessage } from '../runtime/index.js';
@@ -74,10 +69,8 @@ export interface ClaudeAgentGuard {
    */
   readonly hooks: Record<GuardEvent, ClaudeHookMatcher[]>;
   /**
-   * The options of `createSdkMcpServer`, with every tool run by the guard:
-   * `createSdkMcpServer(guard.mcpServer({ name: 'shop', tools: [charge] }))`. The guard knows a
-   * tool by the name the model calls it, `mcp__<server>__<tool>` (as `allowedTools` does), and so
-   * does `operationKey`.
+   * `createSdkMcpServer(guard.mcpServer({ name: 'shop', tools: [charge] }))`: every tool run by
+   * the guard, which (like `operationKey`) knows it as the model does, `mcp__<server>__<tool>`.
    */
   mcpServer<S extends { readonly name: string; readonly tools?: readonly ClaudeMcpTool[] }>(server: S): S;
 }

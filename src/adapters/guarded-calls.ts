@@ -13,12 +13,11 @@ const argsOf = (input: unknown): Record<string, unknown> =>
     : { input };
 
 /**
- * A run's tool calls for a framework that asks first and executes later (the AI SDK's
- * `toolApproval`, an Agents SDK tool input guardrail): `decide` takes the guard's decision in the
- * framework's hook, `execute` runs the tool inside that same guarded call. Between the two the
- * run holds its turn, so no later call is decided on a state that lacks this call's result, and
- * the execute decision is durable in the log before the hook says yes. A framework without such a
- * hook uses `execute` alone: decision and execution in one step.
+ * A run's tool calls for a framework that asks first and executes later (`toolApproval`, a tool
+ * input guardrail): `decide` takes the guard's decision in the framework's hook, `execute` runs
+ * the tool inside that same guarded call. Between the two the run holds its turn, so no later
+ * call is decided without this call's result, and the decision is durable before the hook says
+ * yes. Without such a hook, `execute` alone decides and runs.
  */
 export class GuardedCalls {
   /** Calls allowed by `decide` that wait for their execute, by the framework's call id. */

@@ -1,9 +1,8 @@
 /**
- * loopguard/langchain: the guard as LangChain.js `createAgent` middleware. `wrapToolCall` puts
- * every tool call through the guard and answers a refused or stopped call with a `ToolMessage`
- * carrying the refusal (status `error`), without calling the tool; `beforeModel` ends the agent
- * once the guard has ended the run and the model has had its turn to answer. A human-in-the-loop
- * middleware before it keeps its interrupts: the guard judges a call only when the tool runs.
+ * loopguard/langchain: the guard as `createAgent` middleware. Every tool call goes through the
+ * guard (a call it does not run gets a `ToolMessage` of status `error`), and the agent ends once
+ * the guard has ended the run and the model has had its turn. A human-in-the-loop middleware
+ * before it keeps its interrupts: the guard judges a call only when the tool runs.
  */
 import { createMiddleware } from 'langchain';
 import type { GuardToolsOptions, Run } from '../runtime/index.js';

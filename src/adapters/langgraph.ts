@@ -1,10 +1,8 @@
 /**
- * loopguard/langgraph: the guard in LangGraph.js graphs. `GuardedToolNode` is LangGraph's own
- * `ToolNode` with every call put through the guard (a refused or stopped call is answered with a
- * `ToolMessage` of status `error` carrying the refusal, without running the tool); the end
- * conditions end the graph once the guard has ended the run, so neither `createReactAgent` nor a
- * hand-built graph runs on into `GraphRecursionError`: `guardPostModelHook` for
- * `createReactAgent({ postModelHook })`, `guardRoute` for the edge after a hand-built model node.
+ * loopguard/langgraph: the guard in LangGraph.js graphs. `GuardedToolNode` is a `ToolNode` whose
+ * calls go through the guard (a call it does not run gets a `ToolMessage` of status `error`).
+ * `guardPostModelHook` and `guardRoute` end the graph once the guard has ended the run, so it
+ * does not run on into `GraphRecursionError`.
  */
 import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { END } from '@langchain/langgraph';

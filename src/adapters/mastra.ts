@@ -1,7 +1,5 @@
 /**
- * loopguard/mastra: the guard in a Mastra agent's tool loop (`@mastra/core` `Agent`, tools made
- * with `createTool` or AI SDK tools). `wrapTools` puts each tool's `execute` behind the run's
- * guard; `guardStopped` is the stop condition for `agent.generate` / `agent.stream({ stopWhen })`.
+ * loopguard/mastra: the guard in a Mastra agent's tool loop (`createTool` or AI SDK tools).
  * Nothing is imported from `@mastra/core`, not even types: this file loads without it, and its
  * declarations type-check against whatever version the user has.
  */
@@ -14,11 +12,10 @@ import { GuardedCalls } from './guarded-calls.js';
 import { toolReply } from './tool-reply.js';
 
 /**
- * Thrown from a guarded tool's `execute` for a call that did not do its work: refused, stopped,
- * waiting, failed or in doubt. Mastra turns a tool's error into its own tool error, which the
- * model reads as the call's result (an `error-text` with this message), so a declared
- * `outputSchema` never sees the refusal. `result` is the guard's answer for programs; for a tool
- * that failed, `cause` is its error and the message starts with that error's.
+ * Thrown from a guarded tool's `execute` for a call that did not do its work (refused, stopped,
+ * waiting, failed, in doubt): the model reads Mastra's tool error, so a declared `outputSchema`
+ * never sees the refusal. `result` is the guard's answer; for a tool that failed, `cause` is its
+ * error, and the message starts with that error's.
  */
 export class GuardedCallError extends IllegalStateError {
   constructor(
@@ -98,12 +95,10 @@ function wrapOne(calls: GuardedCalls, name: string, tool: ToolLike): ToolLike {
 
 /**
  * The tools with every `execute` behind the run's guard, for `new Agent({ tools })`. A call that
- * runs and succeeds gets its own value (for a tool without `outputSchema`, the guard's note
- * beside it where there is one); a completed side effect asked for again gets its first result
- * from the ledger (a call with an `operationKey` is a side effect); any other call throws
- * `GuardedCallError`, which Mastra hands the model as the tool's error. The tool's
- * `abortSignal` fires on the caller's abort and on the guard's step timeout, whichever comes
- * first. A tool's `requireApproval` stays as it is: the guard judges the call once approved.
+ * succeeds gets its own value (without `outputSchema`, with the guard's note where it has one), a
+ * completed side effect asked for again its first result; any other call throws
+ * `GuardedCallError`. `abortSignal` fires on the caller's abort or the guard's step timeout,
+ * whichever is first. A tool's `requireApproval` stays: the guard judges the call once approved.
  */
 export function wrapTools<T extends Record<string, object>>(
   run: Run,
@@ -119,9 +114,8 @@ export function wrapTools<T extends Record<string, object>>(
 
 /**
  * A stop condition for `agent.generate(prompt, { stopWhen })`: once the guard has ended the run,
- * the model gets one more step, with the stop message in its prompt, to answer; whatever it asks
- * for then is refused, and the loop ends. Mastra caps the steps at 5 when it gets neither
- * `stopWhen` nor `maxSteps`, and at `maxSteps` beside a `stopWhen`: pass both,
+ * the model gets one more step to answer, then the loop ends. Mastra caps the steps at 5 with
+ * neither `stopWhen` nor `maxSteps`, at `maxSteps` beside a `stopWhen`: pass both,
  * `{ maxSteps: 20, stopWhen: guardStopped(run) }`.
  */
 export function guardStopped(run: Run): (options: { readonly steps: readonly unknown[] }) => boolean {

@@ -1,10 +1,8 @@
 /**
- * loopguard/openai-agents: the guard in the OpenAI Agents SDK's runner. A tool input guardrail
- * takes the guard's decision before the tool runs (a refusal reaches the model through
- * `rejectContent`), a wrapper for `tool({ execute })` runs the tool inside that decision (or
- * under the guard alone, without the guardrail), and a `toolUseBehavior` ends the agent's turns
- * once the guard has ended the run. A tool's own `needsApproval` is left to the runner: its
- * interruption still goes to the human, and the guardrail judges the call after the approval.
+ * loopguard/openai-agents: the guard in the OpenAI Agents SDK's runner: a tool input guardrail
+ * decides before the tool runs, `execute` runs the tool inside that decision (or under the guard
+ * alone), and `toolUseBehavior` ends the agent once the guard has ended the run. A tool's own
+ * `needsApproval` still goes to the human; the guardrail judges the call after the approval.
  */
 import {
   type RunContext,
@@ -24,9 +22,8 @@ type Execute<I, R> = (input: I, context?: RunContext, details?: CallDetails) => 
 
 export interface AgentsGuardOptions<TOutput> extends GuardToolsOptions {
   /**
-   * The agent's final output when the guard ends the run, for an agent with an `outputType`: a
-   * value of that type (the runner validates it). Without it the final output is the stop report
-   * as text, which only an agent without `outputType` takes.
+   * The final output when the guard ends the run: for an agent with an `outputType`, a value of
+   * that type. Without it the output is the stop report as text (no `outputType` only).
    */
   readonly stopOutput?: (report: StopReport) => TOutput;
 }
@@ -40,18 +37,15 @@ export interface AgentsGuard {
    */
   readonly inputGuardrail: ToolInputGuardrailDefinition;
   /**
-   * Wraps the `execute` of `tool({ name, execute })`; `name` is the tool's name. A call the guard
-   * does not run gets the guard's message as its output; a completed side effect asked for again
-   * gets its first result. The tool's `details.signal` fires on the run's abort and on the
-   * guard's step timeout, whichever comes first.
+   * Wraps the `execute` of `tool({ name, execute })`. A call the guard does not run gets its
+   * message as output; a completed side effect asked for again gets its first result.
+   * `details.signal` fires on the run's abort or the guard's step timeout, whichever is first.
    */
   execute<I, R>(name: string, fn: Execute<I, R>): Execute<I, unknown>;
   /**
    * For `new Agent({ toolUseBehavior })`: once the guard has ended the run, the model gets one
-   * more turn to answer; if it calls a tool instead, the run ends with `stopOutput`'s value (or
-   * the stop report as text) as its final output. An agent with an `outputType` and no
-   * `stopOutput` ends with a `LoopguardError` (code `run_stopped`) instead of an output the
-   * runner would refuse.
+   * more turn; a tool it calls then ends the run with `stopOutput`'s value (or the stop report as
+   * text). With an `outputType` and no `stopOutput`, it throws `run_stopped` instead.
    */
   readonly toolUseBehavior: ToolToFinalOutputFunction;
 }
