@@ -89,9 +89,8 @@ export function callEnd(r: CallResult): CallEnd {
 }
 
 /**
- * A guard decision as a call result needs it: read off the records (library) or the wire (remote
- * run). For return_cached_success, `resultJson` is the recorded result handed back (see
- * cachedResultJson).
+ * A guard decision as a call result needs it, from the records (library) or the wire (remote run);
+ * for return_cached_success, `resultJson` is the recorded result handed back (cachedResultJson).
  */
 export type CallDecision = Omit<EventOf<'GuardDecided'>, 'type' | 'callId' | 'phase'>;
 

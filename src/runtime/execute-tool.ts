@@ -67,9 +67,8 @@ export async function executeTool(
     retryAfterMs,
   });
   /**
-   * The tool answered with something that cannot be recorded as given (a circular value, tokens
-   * of 1.5): FATAL, with the problem in the value. A side effect may well have happened, so it is
-   * in doubt, for a person or reconcile to settle, never run again blindly.
+   * The tool answered with something that cannot be recorded (a circular value, tokens of 1.5):
+   * FATAL, and a side effect is in doubt (it may well have happened), never run again blindly.
    */
   const unrecordable = (e: LoopguardError): Executed => {
     const value = { error: 'invalid_result', problem: e.message };

@@ -19,9 +19,8 @@ export interface GuardToolsOptions<Name extends string = string> {
 }
 
 /**
- * The signal a guarded tool gets: the guard's step timeout and the caller's own abort, whichever
- * fires first. A caller's abort (a user pressing stop) must reach the tool at once, not after
- * the guard's timeout.
+ * The signal a guarded tool gets: the guard's step timeout or the caller's own abort, whichever
+ * fires first; a user's stop must reach the tool at once, not after the guard's timeout.
  */
 export function combinedSignal(guard: AbortSignal, caller: AbortSignal | undefined): AbortSignal {
   return caller === undefined ? guard : AbortSignal.any([guard, caller]);
@@ -48,9 +47,8 @@ export function toolCallRequest<Name extends string>(
 type Executed = Extract<CallResult, { status: 'executed' }>;
 
 /**
- * A CallResult whose value has the tool's type where the guard has it: a successful call's and a
- * cached call's value are what the tool returned (a tool that returns an `outcome` gives unknown);
- * a call that failed carries the guard's value for the failure.
+ * A CallResult whose value has the tool's type where the tool gave it: a successful or cached
+ * call's (unknown for a tool that returns an `outcome`); a failed call carries the guard's value.
  */
 export type GuardedResult<V> =
   | (Executed & { readonly kind: 'SUCCESS'; readonly value: V })
@@ -81,9 +79,9 @@ export type GuardedTool<F> = F extends (...args: never[]) => infer R
 type AnyTool = { tool(args: Record<string, unknown>, signal: AbortSignal): unknown }['tool'];
 
 /**
- * Wraps a map of tools (name -> function of its arguments and a signal) for an agent framework:
- * every call goes through the run's guard, and the framework gets a typed result it can turn into
- * a message for the model (`toModelMessage`). Tool names in the options are checked against the map.
+ * Wraps a map of tools (name -> function of its arguments and a signal): every call goes through
+ * the run's guard and returns a typed result (`toModelMessage` makes it a message for the model).
+ * Tool names in the options are checked against the map.
  */
 export function guardTools<T extends { readonly [K in keyof T]: AnyTool }>(
   run: Run,

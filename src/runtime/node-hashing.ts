@@ -2,10 +2,9 @@ import { createHmac, hash } from 'node:crypto';
 import type { Hashing } from '../domain/index.js';
 
 /**
- * sha256 for fingerprints; HMAC-sha256 with a key for secret values, so equal secrets compare
- * equal in events while the events never hold them. The key is always given (see
- * chooseSecretKey): a default would be public, and a guessable password could then be confirmed
- * offline from the log.
+ * sha256 for fingerprints; HMAC-sha256 for secret values, so equal secrets compare equal in events
+ * that never hold them. The key is always given: a default would be public, and a guessable
+ * password could then be confirmed offline from the log.
  */
 export function nodeHashing(key: string): Hashing {
   return {

@@ -5,9 +5,8 @@ import type { CallResult } from './call-result.js';
 import type { ToolFn } from './execute-tool.js';
 
 /**
- * A run as every caller can see it, in the library and behind the service alike: its status, the
- * seq of its last recorded event, and the stop report once it has ended. The library's run has
- * the whole `RunState` (a superset); a remote run knows only what the worker's last decision said.
+ * A run as every caller can see it, in the library and behind the service alike. The library's
+ * run has the whole `RunState` (a superset); a remote run only what the worker's last decision said.
  */
 export interface RunView {
   readonly status: RunStatus;
@@ -16,10 +15,9 @@ export interface RunView {
 }
 
 /**
- * One run as the agent loop drives it: `GuardedRun` (the library, in process) and `RemoteRun`
- * (the guard as a service, over Kafka) both are one, and the framework adapters take either.
- * Calls go one at a time; a decision is durable before anything acts on it, and only an
- * `execute` runs the tool. `state` is the run as of its last recorded step.
+ * One run as the agent loop drives it: `GuardedRun` (in process) or `RemoteRun` (the guard as a
+ * service, over Kafka). Calls go one at a time; a decision is durable before anything acts on it,
+ * and only an `execute` runs the tool. `state` is the run as of its last recorded step.
  */
 export interface Run {
   readonly runId: string;
