@@ -59,13 +59,12 @@ export class CommandPath {
   constructor(private readonly d: CommandPathDeps) {}
 
   /**
-   * Decide -> append -> commit. `report` runs between the decision and the append (the ledger
-   * learns a side effect's outcome before the run's record of it); it says whether the outcome
-   * is safe somewhere, which lets a deferred record wait for the run's next write.
+   * Decide -> append -> commit. `report` (a tool's result) runs between the decision and the
+   * append (the ledger learns a side effect's outcome before the run's record of it); it says
+   * whether the outcome is safe somewhere, which lets the record wait for the run's next write.
    */
   async record(
     cmd: CommandInput,
-    deferred = false,
     report?: (records: readonly RecordedEvent[]) => Promise<boolean>,
   ): Promise<RecordedEvent[]> {
     const { actor, boundary } = this.d;
@@ -74,9 +73,9 @@ export class CommandPath {
       const proposed = actor.propose(input);
       if (!proposed.ok) throw proposed.error;
       const records = proposed.value;
-      const covered = report === undefined || (await report(records));
+      const covered = report !== undefined && (await report(records));
       // A stop is never held: alerting must see it at once.
-      const hold = deferred && covered && !records.some((r) => r.event.type === 'RunStopped');
+      const hold = covered && !records.some((r) => r.event.type === 'RunStopped');
       if (!(await boundary.append(records, cmd, hold))) continue;
       actor.commit(records);
       boundary.committed?.(records);
@@ -165,7 +164,7 @@ export class CommandPath {
   completeCall(cmd: Input<'CompleteToolCall'>): Promise<RecordedEvent[]> {
     const call = this.d.actor.state.inFlight;
     const sideEffect = call !== null && call.callId === cmd.callId && call.sideEffect;
-    return this.record(cmd, true, async (records) => {
+    return this.record(cmd, async (records) => {
       const outcomes = records.flatMap(({ event: e }) =>
         e.type === 'OperationCompleted' || e.type === 'OperationInDoubt' || e.type === 'OperationReleased'
           ? [e]
