@@ -309,19 +309,6 @@ export class GuardWorker {
     }
   }
 
-  /**
-   * The batch is left unresolved, so kafkajs fetches it again after a backoff that heartbeats
-   * (batch-backoff.ts). Never thrown: kafkajs stops a consumer for good on an error it does not
-   * mark retriable, and the process would run on deciding nothing.
-   */
-  private retryLater(
-    payload: EachBatchPayload,
-    e: LoopguardError,
-    from = payload.batch.firstOffset() ?? '?',
-  ): Promise<void> {
-    return this.backoff.wait(payload.batch.partition, from, e, payload);
-  }
-
   private async onBatch(payload: EachBatchPayload): Promise<void> {
     const { batch, isRunning, isStale, resolveOffset } = payload;
     if (!isRunning() || isStale()) return;
@@ -331,8 +318,8 @@ export class GuardWorker {
     try {
       owned = await owning;
     } catch (e) {
-      // Never thrown to kafkajs (see retryLater); the next attempt takes the partition over afresh.
-      await this.retryLater(payload, kafkaError(e, `taking partition ${batch.partition} over`));
+      // Never thrown to kafkajs (see BatchBackoff.wait); the next attempt takes the partition over afresh.
+      await this.backoff.wait(payload, kafkaError(e, `taking partition ${batch.partition} over`));
       return;
     }
     // A rebalance while this batch waited: the partition may be someone else's now. Returning
@@ -350,7 +337,7 @@ export class GuardWorker {
     } catch (e) {
       // Nothing of the batch was kept (batch-runs.ts): the same offsets are fetched again.
       if (!(e instanceof LoopguardError && e.retriable)) throw e;
-      await this.retryLater(payload, e, messages[0]?.offset);
+      await this.backoff.wait(payload, e, messages[0]?.offset);
       return;
     }
     let txn: Transaction | undefined;
@@ -378,7 +365,7 @@ export class GuardWorker {
       // and kafkajs rejoins on that error (a zombie takes nothing back); an owner takes the
       // partition back when the batch is fetched again.
       await payload.heartbeat();
-      await this.retryLater(payload, kafkaError(e, 'committing the batch'));
+      await this.backoff.wait(payload, kafkaError(e, 'committing the batch'));
       return;
     }
     owned.committed = next;
