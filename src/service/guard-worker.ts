@@ -14,23 +14,15 @@
  * kept in the offset commit's metadata (snapshot-pointer.ts): a takeover reads it and the records since.
  */
 import { randomUUID } from 'node:crypto';
-import type { Admin, Consumer, EachBatchPayload, Producer, Transaction } from 'kafkajs';
-import {
-  cachedDiceSimilarity,
-  DEFAULT_POLICY,
-  type DeciderDeps,
-  LoopguardError,
-  type Policy,
-} from '../domain/index.js';
+import type { Consumer, EachBatchPayload, Producer, Transaction } from 'kafkajs';
+import { DEFAULT_POLICY, LoopguardError, type Policy } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
 import { kafkaError } from '../log/kafka/kafka-error.js';
 import { KafkaLedger } from '../log/kafka/kafka-ledger.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
-import { KafkaRunStream } from '../log/kafka/kafka-run-stream.js';
 import { transactionalProducer } from '../log/kafka/transactional-producer.js';
-import { type Clock, systemClock } from '../machines/index.js';
-import { nodeHashing } from '../runtime/node-hashing.js';
+import type { Clock } from '../machines/index.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
 import type { SnapshotPointer } from '../snapshots/index.js';
 import type { LoopguardMetrics } from '../telemetry/index.js';
@@ -40,9 +32,9 @@ import { type BatchTransactionContext, writeBatch } from './batch-transaction.js
 import { startNewPartitions } from './group-start.js';
 import { loadPartition } from './load-partition.js';
 import type { PartitionRuns } from './partition-runs.js';
-import { PartitionSnapshots } from './partition-snapshots.js';
 import { type BatchContext, type BatchOutput, processBatch } from './process-batch.js';
 import { recallSignatures } from './recall-signatures.js';
+import { type OpenedRunsContext, openRunsContext, type RunsContext } from './runs-context.js';
 import type { ServiceCodec } from './service-codec.js';
 import { SERVICE_TOPICS, type WireDecision, type WireRequest } from './service-topics.js';
 import { type TenantKey, tenancyNote } from './tenant-keys.js';
@@ -103,7 +95,7 @@ export class GuardWorker {
   private owned = new Map<number, Promise<Owned>>();
   /** Bumped on every rebalance: a batch fetched before it must not take a partition over after it. */
   private generation = 0;
-  private readonly deps: DeciderDeps;
+  private readonly ctx: RunsContext;
   private readonly backoff: BatchBackoff;
   /** Signed requests decided in the signature window, across partitions (replay protection). */
   private readonly replays = new SeenSignatures();
@@ -111,17 +103,18 @@ export class GuardWorker {
   private constructor(
     private readonly opts: GuardWorkerOptions,
     private readonly consumer: Consumer,
-    private readonly admin: Admin,
-    private readonly stream: KafkaRunStream,
+    private readonly opened: OpenedRunsContext,
     private readonly topic: string,
     private readonly ledger: KafkaLedger,
-    private readonly snapshots: PartitionSnapshots,
-    secretKey: string,
   ) {
     this.workerId = opts.workerId ?? `worker-${randomUUID().slice(0, 8)}`;
     this.stats = new WorkerStats(opts.metrics);
-    this.deps = { hashing: nodeHashing(secretKey), similarity: cachedDiceSimilarity() };
-    this.backoff = new BatchBackoff(this.stats, (line) => opts.onLog?.(`${this.workerId}: ${line}`));
+    this.ctx = { ...opened.ctx, note: (line) => this.say(line) };
+    this.backoff = new BatchBackoff(this.stats, (line) => this.say(line));
+  }
+
+  private say(line: string): void {
+    this.opts.onLog?.(`${this.workerId}: ${line}`);
   }
 
   static async start(opts: GuardWorkerOptions): Promise<GuardWorker> {
@@ -135,9 +128,8 @@ export class GuardWorker {
       schemaStore: opts.events.schemas,
       subject: opts.events.subjectFor(TOPICS.ledger),
     });
-    const snapshots = await PartitionSnapshots.open(log, opts.events.schemas, opts.events.subjectFor, 60_000);
-    const admin = log.kafka.admin();
-    await admin.connect();
+    const opened = await openRunsContext(opts, { group: opts.groupId, secretKey, clock: opts.clock });
+    const { admin } = opened.ctx;
     opts.onLog?.(tenancyNote(opts.tenantKeys));
     const note = await startNewPartitions(admin, opts.groupId, topic, opts.fromBeginning ?? false);
     if (note !== null) opts.onLog?.(note);
@@ -148,23 +140,14 @@ export class GuardWorker {
       maxWaitTimeInMs: 50,
       readUncommitted: false,
     });
-    const worker = new GuardWorker(
-      opts,
-      consumer,
-      admin,
-      new KafkaRunStream(opts.events, log),
-      topic,
-      ledger,
-      snapshots,
-      secretKey,
-    );
+    const worker = new GuardWorker(opts, consumer, opened, topic, ledger);
     consumer.on(consumer.events.GROUP_JOIN, (e) =>
       worker.rebalanced(e.payload.memberAssignment[topic] ?? []),
     );
     // A consumer kafkajs does not restart leaves a process that decides nothing: the log says so.
     consumer.on(consumer.events.CRASH, ({ payload }) =>
-      opts.onLog?.(
-        `${worker.workerId}: consumer crashed: ${payload.error.message}; ${payload.restart ? 'kafkajs restarts it' : 'not restarted: this worker decides nothing more'}`,
+      worker.say(
+        `consumer crashed: ${payload.error.message}; ${payload.restart ? 'kafkajs restarts it' : 'not restarted: this worker decides nothing more'}`,
       ),
     );
     await consumer.connect();
@@ -184,7 +167,7 @@ export class GuardWorker {
   async stop(): Promise<void> {
     await this.consumer.disconnect().catch(() => undefined);
     await this.dropAll();
-    await Promise.allSettled([this.admin.disconnect(), this.stream.close(), this.ledger.close()]);
+    await Promise.allSettled([this.opened.close(), this.ledger.close()]);
   }
 
   /** What deciding a batch needs, but its partition. */
@@ -195,9 +178,9 @@ export class GuardWorker {
       events: this.opts.events,
       log: this.opts.log,
       policy: this.opts.policy ?? DEFAULT_POLICY,
-      hashing: this.deps.hashing,
+      hashing: this.ctx.deps.hashing,
       ledger: this.ledger,
-      clock: this.opts.clock ?? systemClock,
+      clock: this.ctx.clock,
       workerId: this.workerId,
       topic: this.topic,
       ...(this.opts.tenantKeys ? { tenantKeys: this.opts.tenantKeys, replays: this.replays } : {}),
@@ -207,7 +190,7 @@ export class GuardWorker {
   private transactionContext(): BatchTransactionContext {
     return {
       snapshot: {
-        snapshots: this.snapshots,
+        snapshots: this.ctx.snapshots,
         group: this.opts.groupId,
         runsTopic: this.opts.log.physicalName(TOPICS.runs),
         everyRecords: this.opts.snapshotEveryRecords ?? 1000,
@@ -222,7 +205,7 @@ export class GuardWorker {
   private rebalanced(assigned: readonly number[]): void {
     this.stats.rebalanced([...assigned].sort((a, b) => a - b));
     this.generation++;
-    this.opts.onLog?.(`${this.workerId}: assigned partitions [${this.stats.assigned.join(',')}]`);
+    this.say(`assigned partitions [${this.stats.assigned.join(',')}]`);
     void this.dropAll();
     // Take every assigned partition over now, not on its first batch: a zombie is fenced at once,
     // and a moved run is loaded before its next request arrives. A failure is retried by that batch.
@@ -255,46 +238,20 @@ export class GuardWorker {
       `${this.opts.groupId}.${this.topic}.${partition}`,
     );
     try {
-      const offsets = await this.admin.fetchOffsets({ groupId: this.opts.groupId, topics: [this.topic] });
+      const offsets = await this.ctx.admin.fetchOffsets({ groupId: this.opts.groupId, topics: [this.topic] });
       const at = offsets[0]?.partitions.find((p) => p.partition === partition);
       const committed = Number(at?.offset ?? '-1');
-      const { runs, pointer, source } = await loadPartition(
-        {
-          log: this.opts.log,
-          admin: this.admin,
-          events: this.opts.events,
-          stream: this.stream,
-          snapshots: this.snapshots,
-          group: this.opts.groupId,
-          deps: this.deps,
-          clock: this.opts.clock ?? systemClock,
-          timeoutMs: 60_000,
-          note: (line) => this.opts.onLog?.(`${this.workerId}: ${line}`),
-        },
-        partition,
-        at?.metadata,
-      );
+      const { runs, pointer, source } = await loadPartition(this.ctx, partition, at?.metadata);
       if (this.opts.tenantKeys !== undefined) {
         // What the worker before this one decided here, so a replay of it is refused (recall-signatures.ts).
-        const now = (this.opts.clock ?? systemClock).now();
-        const recalled = await recallSignatures(
-          {
-            log: this.opts.log,
-            admin: this.admin,
-            requests: this.opts.requests,
-            topic: this.topic,
-            timeoutMs: 60_000,
-          },
-          partition,
-          committed,
-          now,
-        );
-        this.replays.add(recalled, now);
+        const now = this.ctx.clock.now();
+        const from = { ...this.ctx, requests: this.opts.requests, topic: this.topic };
+        this.replays.add(await recallSignatures(from, partition, committed, now), now);
       }
       const ms = Date.now() - started;
       this.stats.tookOver(ms / 1000, pointer !== null);
-      this.opts.onLog?.(
-        `${this.workerId}: partition ${partition}: fenced, ${runs.size} runs loaded in ${ms} ms from ${source}, from offset ${committed}`,
+      this.say(
+        `partition ${partition}: fenced, ${runs.size} runs loaded in ${ms} ms from ${source}, from offset ${committed}`,
       );
       return {
         producer,
@@ -354,9 +311,7 @@ export class GuardWorker {
       if (this.owned.get(batch.partition) === owning) this.owned.delete(batch.partition);
       await owned.producer.disconnect().catch(() => undefined);
       this.stats.aborted();
-      this.opts.onLog?.(
-        `${this.workerId}: partition ${batch.partition}: transaction aborted: ${(e as Error).message}`,
-      );
+      this.say(`partition ${batch.partition}: transaction aborted: ${(e as Error).message}`);
       // Not thrown: kafkajs stops a consumer for good on an error it does not mark retriable, as a
       // fenced producer's. Fenced means the partition's id was registered again since: by the
       // worker the partition went to, or by a takeover that finished after this worker's own
@@ -370,7 +325,7 @@ export class GuardWorker {
     }
     owned.committed = next;
     this.backoff.reset(batch.partition);
-    this.replays.add(out.signed, (this.opts.clock ?? systemClock).now());
+    this.replays.add(out.signed, this.ctx.clock.now());
     if (snapshot !== null) {
       owned.pointer = snapshot.pointer;
       owned.sinceSnapshot = 0;
