@@ -10,7 +10,7 @@
  * transaction is aborted. Only after that does the new owner read the committed offset (a zombie's
  * commit may have landed after the group handed out the stale one) and load the partition's runs.
  *
- * Snapshots. A batch may carry a snapshot of its partition's runs (batch-snapshot.ts), its place
+ * Snapshots. A batch may carry a snapshot of its partition's runs (batch-transaction.ts), its place
  * kept in the offset commit's metadata (snapshot-pointer.ts): a takeover reads it and the records since.
  */
 import { randomUUID } from 'node:crypto';
@@ -27,8 +27,7 @@ import { chooseSecretKey } from '../runtime/secret-key.js';
 import type { SnapshotPointer } from '../snapshots/index.js';
 import type { LoopguardMetrics } from '../telemetry/index.js';
 import { BatchBackoff } from './batch-backoff.js';
-import type { SnapshotWritten } from './batch-snapshot.js';
-import { type BatchTransactionContext, writeBatch } from './batch-transaction.js';
+import { type BatchTransactionContext, type SnapshotWritten, writeBatch } from './batch-transaction.js';
 import { startNewPartitions } from './group-start.js';
 import { loadPartition } from './load-partition.js';
 import type { PartitionRuns } from './partition-runs.js';
@@ -189,15 +188,12 @@ export class GuardWorker {
 
   private transactionContext(): BatchTransactionContext {
     return {
-      snapshot: {
-        snapshots: this.ctx.snapshots,
-        group: this.opts.groupId,
-        runsTopic: this.opts.log.physicalName(TOPICS.runs),
-        everyRecords: this.opts.snapshotEveryRecords ?? 1000,
-        endedIdleMs: this.opts.endedRunsIdleMs ?? 600_000,
-      },
+      snapshots: this.ctx.snapshots,
       groupId: this.opts.groupId,
       topic: this.topic,
+      runsTopic: this.opts.log.physicalName(TOPICS.runs),
+      everyRecords: this.opts.snapshotEveryRecords ?? 1000,
+      endedIdleMs: this.opts.endedRunsIdleMs ?? 600_000,
     };
   }
 
