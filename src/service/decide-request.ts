@@ -128,7 +128,7 @@ async function decideReissue(
   try {
     const made = await reissueOperation(ctx.ledger, note.value);
     return {
-      ...unrecorded(actor, req, ctx, atMs),
+      ...answerTo(req, ctx.workerId, atMs, actor.state),
       decision: 'recorded',
       message: `operation ${made.oldKey} may run again as ${made.newKey}: ${made.reason}`,
       result_json: JSON.stringify(made),
@@ -146,27 +146,27 @@ async function decideReissue(
  */
 function reconcileAsked(actor: RunActor, req: WireRequest, ctx: DecideContext, atMs: number): WireDecision {
   return {
-    ...unrecorded(actor, req, ctx, atMs),
+    ...answerTo(req, ctx.workerId, atMs, actor.state),
     decision: 'reconcile',
     message: `operation ${req.operation_key} may or may not have happened; reconcile it and send the call again with the answer`,
   };
 }
 
-/** A decision that records nothing in the run, with the run as it stands: the fields left to fill are the answer's. */
-function unrecorded(
-  actor: RunActor,
-  req: WireRequest,
-  ctx: DecideContext,
+/** A decision to `req` with its run at `run`: every field null but the answer's, left to fill. */
+export function answerTo(
+  req: Pick<WireRequest, 'request_id' | 'run_id'>,
+  workerId: string,
   atMs: number,
+  run: { readonly status: string; readonly seq: number },
 ): Omit<WireDecision, 'decision' | 'message'> {
   return {
+    ...quiet,
     request_id: req.request_id,
     run_id: req.run_id,
-    worker: ctx.workerId,
+    worker: workerId,
     decided_at_ms: atMs,
-    ...quiet,
-    status: actor.state.status,
-    seq: actor.state.seq,
+    status: run.status,
+    seq: run.seq,
   };
 }
 
@@ -179,7 +179,7 @@ export function refusal(
   e: LoopguardError,
 ): WireDecision {
   return {
-    ...unrecorded(actor, req, ctx, atMs),
+    ...answerTo(req, ctx.workerId, atMs, actor.state),
     decision: 'error',
     message: e.message,
     error_code: e.code,
@@ -206,14 +206,8 @@ export function recordedDecision(
   workerId: string,
 ): WireDecision {
   const after = {
-    request_id: req.request_id,
-    run_id: req.run_id,
-    worker: workerId,
     // The actor stamps every record of one request with one reading of its clock.
-    decided_at_ms: records[0]?.atMs ?? s.lastAtMs,
-    ...quiet,
-    status: s.status,
-    seq: s.seq,
+    ...answerTo(req, workerId, records[0]?.atMs ?? s.lastAtMs, s),
     report_json: isTerminal(s.status) && s.report !== null ? JSON.stringify(s.report) : null,
   };
   const phase = req.type === 'TOOL_CALL' ? 'before' : req.type === 'TOOL_RESULT' ? 'after' : null;
@@ -242,7 +236,7 @@ export function recordedDecision(
   };
 }
 
-export const quiet = {
+const quiet = {
   rule: null,
   warning: null,
   wait_until_ms: null,

@@ -24,7 +24,7 @@ import { AFTER_HEADER, BATCH_HEADER } from '../log/kafka/run-batch-fold.js';
 import type { Clock } from '../machines/index.js';
 import type { Ledger } from '../ports/ledger.js';
 import { BatchRuns } from './batch-runs.js';
-import { decideRequest, quiet, refusal } from './decide-request.js';
+import { answerTo, decideRequest, refusal } from './decide-request.js';
 import type { PartitionRuns } from './partition-runs.js';
 import { ANSWER_HEADERS } from './recent-answers.js';
 import { requestBodyHash } from './request-body.js';
@@ -267,17 +267,12 @@ function unanswered(
   requestId: string,
   e: { readonly code: string; readonly field: string | null; readonly message: string },
 ): WireDecision {
+  const run = { status: 'UNKNOWN', seq: 0 };
   return {
-    ...quiet,
-    request_id: requestId,
-    run_id: runId,
+    ...answerTo({ request_id: requestId, run_id: runId }, ctx.workerId, ctx.clock.now(), run),
     decision: 'error',
-    status: 'UNKNOWN',
-    seq: 0,
     message: e.message,
     error_code: e.code,
     error_field: e.field,
-    worker: ctx.workerId,
-    decided_at_ms: ctx.clock.now(),
   };
 }
