@@ -120,7 +120,8 @@ export class GuardWorker {
     // Every worker must hash secrets with the same key, so a shared log requires one.
     const secretKey = chooseSecretKey(opts.secretKey, { kind: 'shared', where: 'loopguard serve' });
     const { log } = opts;
-    await prepareTopics(log);
+    // Every topic a worker reads and writes (TopicRegistry retries a creation race briefly).
+    for (const t of [TOPICS.runs, TOPICS.dlq, ...Object.values(SERVICE_TOPICS)]) await log.prepare(t);
     const topic = log.physicalName(SERVICE_TOPICS.requests);
     const ledger = await KafkaLedger.open({
       log,
@@ -333,16 +334,4 @@ export class GuardWorker {
     this.stats.metrics.observe(out.recorded);
     // The stops and ledger copies are derived from the committed runs records by KafkaCopyProjector.
   }
-}
-
-/** The topics a worker reads and writes (TopicRegistry retries a creation race briefly). */
-async function prepareTopics(log: KafkaLog): Promise<void> {
-  for (const t of [
-    TOPICS.runs,
-    TOPICS.dlq,
-    SERVICE_TOPICS.requests,
-    SERVICE_TOPICS.decisions,
-    SERVICE_TOPICS.snapshots,
-  ])
-    await log.prepare(t);
 }
