@@ -10,21 +10,17 @@
  * older stamp can fall before it; its replay is not refused as a replay, only if still in its window.
  * Remembering a request that was refused is harmless: its replay is refused either way.
  */
-import type { Admin } from 'kafkajs';
-import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import { withKafkaRetry } from '../log/kafka/kafka-retry.js';
 import { readRanges } from '../log/kafka/partition-reader.js';
+import type { RunsContext } from './runs-context.js';
 import type { ServiceCodec } from './service-codec.js';
 import type { WireRequest } from './service-topics.js';
 import { SIGNATURE_WINDOW_MS, type Signed } from './tenant-replays.js';
 
-export interface RecallFrom {
-  readonly log: KafkaLog;
-  readonly admin: Admin;
+export interface RecallFrom extends Pick<RunsContext, 'log' | 'admin' | 'timeoutMs'> {
   readonly requests: ServiceCodec<WireRequest>;
   /** The physical requests topic. */
   readonly topic: string;
-  readonly timeoutMs: number;
 }
 
 /** The signed requests of `partition` before `committed` that the window at `nowMs` may still admit. */
