@@ -99,7 +99,6 @@ export class PartitionSnapshots {
       throw new UnavailableError(
         'log_unavailable',
         `snapshot ${key}: the broker returned no offset for a piece`,
-        {},
       );
     return { id, from, to, pieces: values.length };
   }
