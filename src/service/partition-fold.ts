@@ -12,7 +12,7 @@ import { EMPTY_HEAD, foldRunRecord, type RunHead } from '../log/kafka/run-batch-
 import { fetchTopicOffsets } from '../log/kafka/topic-registry.js';
 import { RunActor } from '../machines/index.js';
 import { type AnsweredRequest, recordedDecision } from './decide-request.js';
-import type { EndedRun, HeldRun, PartitionSnapshot } from './partition-snapshots.js';
+import type { EndedRun, PartitionSnapshot } from './partition-snapshots.js';
 import { ANSWER_HEADERS, ANSWERS_KEPT, RecentAnswers } from './recent-answers.js';
 import type { RunsContext } from './runs-context.js';
 import type { RequestType } from './service-topics.js';
@@ -100,7 +100,7 @@ export async function foldPartition(
     const ref = ended.get(runId);
     if (ref === undefined) continue;
     ended.delete(runId);
-    const run = await readEnded(ctx, partition, ref);
+    const run = await ctx.snapshots.readEnded(ref, ctx.group, partition);
     if (run !== null) base.set(runId, run);
     else {
       // Its record is gone: the run's own stream has all of it, the tail included (not its answers).
@@ -118,15 +118,6 @@ export async function foldPartition(
   }
   const lastBatch = new Map([...heads].filter(([id]) => runs.has(id)).map(([id, h]) => [id, h.batch]));
   return { runs, batches: lastBatch, answers, ended, runsRead };
-}
-
-/**
- * An ended run's own record, or null when it cannot be read (the caller loads the run from its
- * stream instead: slower, never a fresh run).
- */
-export async function readEnded(ctx: RunsContext, partition: number, ref: EndedRun): Promise<HeldRun | null> {
-  const run = await ctx.snapshots.readEnded(ref, ctx.group, partition);
-  return 'missing' in run ? null : run;
 }
 
 /** The run from its own stream (snapshot + tail, or all of it): what a missing record falls back on. */

@@ -14,7 +14,7 @@
 import { isTerminal } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import { RunActor } from '../machines/index.js';
-import { foldPartition, fromStream, readEnded } from './partition-fold.js';
+import { foldPartition, fromStream } from './partition-fold.js';
 import type { EndedRun, HeldRun, PartitionSnapshot } from './partition-snapshots.js';
 import type { Answer, RecentAnswers } from './recent-answers.js';
 import type { RunsContext } from './runs-context.js';
@@ -143,7 +143,7 @@ export class PartitionRuns {
   }
 
   private async revive(ref: EndedRun): Promise<RunActor> {
-    const run = await readEnded(this.ctx, this.partition, ref);
+    const run = await this.ctx.snapshots.readEnded(ref, this.ctx.group, this.partition);
     // A record that is gone costs the run its latest answers, not its state.
     const actor =
       run === null

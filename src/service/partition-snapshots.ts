@@ -103,16 +103,15 @@ export class PartitionSnapshots {
     return { id, from, to, pieces: values.length };
   }
 
-  /** The ended run `ref` points at, or why it cannot be read. */
-  async readEnded(ref: EndedRun, group: string, partition: number): Promise<HeldRun | Missing> {
+  /**
+   * The ended run `ref` points at, or null when its record cannot be read (the caller loads the
+   * run from its stream instead: slower, never a fresh run).
+   */
+  async readEnded(ref: EndedRun, group: string, partition: number): Promise<HeldRun | null> {
     const read = await this.read(ref.at, group, partition);
-    if ('missing' in read) return read;
-    const run = read.runs[0];
-    if (read.runs.length !== 1 || run?.runId !== ref.runId || run.seq !== ref.seq)
-      return {
-        missing: `the record at offsets ${ref.at.from}-${ref.at.to} is not run ${ref.runId} at seq ${ref.seq}`,
-      };
-    return run;
+    if ('missing' in read || read.runs.length !== 1) return null;
+    const [run] = read.runs;
+    return run?.runId === ref.runId && run.seq === ref.seq ? run : null;
   }
 
   /** The snapshot `p` points at, or why it cannot be read whole. */
