@@ -6,14 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { KafkaMessage } from 'kafkajs';
-import {
-  ConflictError,
-  type Hashing,
-  InvalidInputError,
-  LoopguardError,
-  type Policy,
-  type RecordedEvent,
-} from '../domain/index.js';
+import { ConflictError, InvalidInputError, LoopguardError, type RecordedEvent } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
 import type { OutMessage } from '../log/kafka/copies-of-batch.js';
@@ -22,9 +15,8 @@ import { headersToStrings } from '../log/kafka/kafka-error.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import { AFTER_HEADER, BATCH_HEADER } from '../log/kafka/run-batch-fold.js';
 import type { Clock } from '../machines/index.js';
-import type { Ledger } from '../ports/ledger.js';
 import { BatchRuns } from './batch-runs.js';
-import { answerTo, decideRequest, refusal } from './decide-request.js';
+import { answerTo, type DecideContext, decideRequest, refusal } from './decide-request.js';
 import type { PartitionRuns } from './partition-runs.js';
 import { ANSWER_HEADERS } from './recent-answers.js';
 import { requestBodyHash } from './request-body.js';
@@ -35,17 +27,12 @@ import { authenticate, authorize, type Checked, type RefusedFor } from './tenant
 import { type TenantKey, tenantsOf } from './tenant-keys.js';
 import type { SeenSignatures, Signed } from './tenant-replays.js';
 
-export interface BatchContext {
+export interface BatchContext extends DecideContext {
   readonly requests: ServiceCodec<WireRequest>;
   readonly decisions: ServiceCodec<WireDecision>;
   readonly events: EventStore;
   readonly log: KafkaLog;
-  readonly policy: Policy;
-  readonly hashing: Hashing;
-  /** The shared ledger of side effects, across runs and processes. */
-  readonly ledger: Ledger;
   readonly clock: Clock;
-  readonly workerId: string;
   readonly topic: string;
   readonly partition: number;
   /** Per-tenant credentials: every request must be signed with one (tenant-guard.ts). */
