@@ -1,8 +1,7 @@
 /**
  * Loading a requests partition's runs from the log: the runs partition with the same number,
  * folded from a partition snapshot (its states, then the records from its `runsFrom` on) or from
- * the partition's start. Each run's latest tagged batches are replayed one at a time, so the
- * decision each was given is read off the state right after it (the answers a repeat gets).
+ * the partition's start, committed records only, by the batch rule every run-stream reader applies.
  */
 import type { RecordedEvent, RunState } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
@@ -37,11 +36,7 @@ interface Batch {
   readonly body: string | null;
 }
 
-/**
- * Folds runs partition `partition` from `from` (a partition snapshot) or from its start, up to
- * its current end, into one actor per run with each run's latest answers: committed records
- * only, by the batch rule every run-stream reader applies.
- */
+/** One actor per run of runs partition `partition` up to its current end, with its latest answers. */
 export async function foldPartition(
   ctx: RunsContext,
   partition: number,
@@ -155,8 +150,9 @@ function placeInBatch(
 }
 
 /**
- * The run's actor from its history (after `from`, a snapshot's state, when there is one). The latest tagged batches are committed one at a time so the
- * decision each was given is read off the state right after it, exactly as its worker read it.
+ * The run's actor from its history (after `from`, a snapshot's state, if any). The latest tagged
+ * batches are committed one at a time so the decision each was given (the answer a repeat gets) is
+ * read off the state right after it, exactly as its worker read it.
  */
 function replay(
   ctx: RunsContext,
