@@ -103,10 +103,8 @@ export async function decideRequest(
 
 /**
  * A REISSUE, decided as the library's `run.reissue` (reissueOperation): the note goes to the shared
- * ledger, which refuses it (reissue_refused) when the old key has no entry or is still in flight,
- * or the new key is in use. Like the library it records no run event: the note lives in the
- * ledger (read back with `reissuedFrom`), so a run's stream is the same whether its operator
- * reissued through the library or through the service.
+ * ledger, which may refuse it (reissue_refused), and, as in the library, no run event is recorded,
+ * so a run's stream is the same whichever way its operator reissued.
  */
 async function decideReissue(
   actor: RunActor,

@@ -170,7 +170,6 @@ export class GuardWorker {
     await Promise.allSettled([this.opened.close(), this.ledger.close()]);
   }
 
-  /** What deciding a batch needs, but its partition. */
   private batchContext(): Omit<BatchContext, 'partition'> {
     return {
       requests: this.opts.requests,

@@ -158,7 +158,6 @@ export async function processBatch(
       continue;
     }
     const at = actor.state.seq;
-    // The command path with this batch's transaction as its durable boundary (decide-request.ts).
     const { records, decision } = await decideRequest(actor, req, ctx, ctx.clock.now());
     // A REISSUE is the ledger's alone, recording no run event: nothing joins the transaction but its answer.
     if (req.type === 'REISSUE' && decision.decision !== 'error') runs.remember(decision, body);

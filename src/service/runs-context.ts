@@ -12,7 +12,6 @@ import { nodeHashing } from '../runtime/node-hashing.js';
 import type { ServiceConnection } from './open-service.js';
 import { PartitionSnapshots } from './partition-snapshots.js';
 
-/** What loading a partition's runs needs. */
 export interface RunsContext {
   readonly log: KafkaLog;
   readonly admin: Admin;
