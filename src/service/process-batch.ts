@@ -81,10 +81,7 @@ export async function processBatch(
     refused.push(reason);
     const field = (error.details.field as string | undefined) ?? null;
     decisionsOut.push(
-      decisionMessage(
-        ctx,
-        unanswered(ctx, req.run_id, req.request_id, { code: error.code, field, message: error.message }),
-      ),
+      unanswered(ctx, req.run_id, req.request_id, { code: error.code, field, message: error.message }),
     );
   };
   for (const m of messages) {
@@ -112,10 +109,7 @@ export async function processBatch(
       });
       const message = `the request could not be decoded (${reason}); it is on the dead-letter topic`;
       decisionsOut.push(
-        decisionMessage(
-          ctx,
-          unanswered(ctx, key, headers[REQUEST_ID_HEADER] ?? '', { code, field: 'value', message }),
-        ),
+        unanswered(ctx, key, headers[REQUEST_ID_HEADER] ?? '', { code, field: 'value', message }),
       );
       continue;
     }
@@ -246,19 +240,19 @@ async function admitted(
   return authorize(auth.key, req, { started: state.seq > 0, tenant: state.tenant }, tenantsOf(keys));
 }
 
-/** An error decision that says nothing of the run: the request was not decided at all. */
+/** An error decision that says nothing of the run (the request was not decided at all), to send. */
 function unanswered(
   ctx: BatchContext,
   runId: string,
   requestId: string,
   e: { readonly code: string; readonly field: string | null; readonly message: string },
-): WireDecision {
+): OutMessage {
   const run = { status: 'UNKNOWN', seq: 0 };
-  return {
+  return decisionMessage(ctx, {
     ...answerTo({ request_id: requestId, run_id: runId }, ctx.workerId, ctx.clock.now(), run),
     decision: 'error',
     message: e.message,
     error_code: e.code,
     error_field: e.field,
-  };
+  });
 }
