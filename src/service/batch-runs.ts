@@ -11,19 +11,11 @@ import type { PartitionRuns } from './partition-runs.js';
 import { type Answer, RecentAnswers } from './recent-answers.js';
 import type { WireDecision } from './service-topics.js';
 
-type Kept =
-  | {
-      readonly actor: RunActor;
-      readonly decision: WireDecision;
-      readonly batch: string;
-      readonly body: string;
-    }
-  | { readonly actor: null; readonly decision: WireDecision; readonly body: string };
-
 export class BatchRuns {
   private readonly actors = new Map<string, RunActor>();
   private readonly answers = new RecentAnswers();
-  private readonly kept: Kept[] = [];
+  /** The partition's keep and remember calls of this batch, deferred to `apply`. */
+  private readonly kept: (() => void)[] = [];
 
   constructor(private readonly runs: PartitionRuns) {}
 
@@ -45,21 +37,18 @@ export class BatchRuns {
   /** As PartitionRuns.keep, once the batch commits. */
   keep(actor: RunActor, decision: WireDecision, batch: string, body: string): void {
     this.answers.add(decision, body);
-    this.kept.push({ actor, decision, batch, body });
+    this.kept.push(() => this.runs.keep(actor, decision, batch, body));
   }
 
   /** As PartitionRuns.remember, once the batch commits. */
   remember(decision: WireDecision, body: string): void {
     this.answers.add(decision, body);
-    this.kept.push({ actor: null, decision, body });
+    this.kept.push(() => this.runs.remember(decision, body));
   }
 
   /** The batch's actors and answers become the partition's, in the order they were decided. */
   apply(): void {
-    for (const k of this.kept) {
-      if (k.actor === null) this.runs.remember(k.decision, k.body);
-      else this.runs.keep(k.actor, k.decision, k.batch, k.body);
-    }
+    for (const k of this.kept) k();
     this.kept.length = 0;
   }
 }
