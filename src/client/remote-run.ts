@@ -152,24 +152,18 @@ export class RemoteRun implements Run {
       after_user_turn: req.afterUserTurn ?? null,
       can_reconcile: reconcile === undefined ? null : true,
     };
-    let callId = this.guard.newRequestId();
-    let before = await this.send('TOOL_CALL', fields, callId);
+    let before = await this.send('TOOL_CALL', fields);
     if (before.decision === 'reconcile' && reconcile !== undefined && req.operationKey !== undefined) {
       // The operation is in doubt and the worker recorded nothing: the hook's answer goes with the
       // call, sent again as a new request; the worker settles the key and decides on it, as the
       // library's claim does. A second `reconcile` (in doubt again meanwhile) is not asked again.
       const answer = await reconcile(req.operationKey);
-      callId = this.guard.newRequestId();
-      before = await this.send(
-        'TOOL_CALL',
-        {
-          ...fields,
-          reconciled: answer.happened,
-          // Redacted here as a tool's result is, before it is published (the worker redacts again).
-          result_json: recordedResult(answer.result, this.guard.hashing),
-        },
-        callId,
-      );
+      before = await this.send('TOOL_CALL', {
+        ...fields,
+        reconciled: answer.happened,
+        // Redacted here as a tool's result is, before it is published (the worker redacts again).
+        result_json: recordedResult(answer.result, this.guard.hashing),
+      });
     }
     if (before.decision !== 'execute') return notRunResult(wireDecision(before), this.last);
     // Only an execute decision, durable in the log before it reached us, runs the tool.
@@ -182,7 +176,8 @@ export class RemoteRun implements Run {
       ),
     );
     const after = await this.send('TOOL_RESULT', {
-      call_id: callId,
+      // The request id of a TOOL_CALL is its call id.
+      call_id: before.request_id,
       result_kind: ran.kind,
       result_code: ran.code,
       result_json: ran.resultJson,
