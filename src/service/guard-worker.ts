@@ -215,15 +215,13 @@ export class GuardWorker {
   }
 
   private own(partition: number): Promise<Owned> {
-    let o = this.owned.get(partition);
-    if (o === undefined) {
-      o = this.takeOver(partition);
-      this.owned.set(partition, o);
-      const mine = o;
-      o.catch(() => {
-        if (this.owned.get(partition) === mine) this.owned.delete(partition);
-      });
-    }
+    const held = this.owned.get(partition);
+    if (held !== undefined) return held;
+    const o = this.takeOver(partition);
+    this.owned.set(partition, o);
+    o.catch(() => {
+      if (this.owned.get(partition) === o) this.owned.delete(partition);
+    });
     return o;
   }
 
