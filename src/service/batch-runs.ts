@@ -1,10 +1,9 @@
 /**
- * One batch's view of a partition's runs: what the batch decides moves copies of the runs' actors
- * and answers kept here, never the partition's own, so a batch that fails before its transaction
- * (a registry that does not answer for a later request's schema) leaves nothing behind, and the
- * retry decides every request of it again. `apply` hands the batch's work to the partition once
- * the transaction is to commit; a transaction that then fails drops the partition whole
- * (guard-worker.ts), so nothing outlives a batch the log does not hold.
+ * One batch's view of a partition's runs: the batch moves copies of the runs' actors and answers,
+ * never the partition's own, so a batch that fails before its transaction (a registry that does
+ * not answer) leaves nothing behind, and its retry decides every request again. `apply` hands the
+ * work to the partition once the transaction is to commit; a transaction that then fails drops the
+ * partition whole (guard-worker.ts), so nothing outlives a batch the log does not hold.
  */
 import type { RunActor } from '../machines/index.js';
 import type { PartitionRuns } from './partition-runs.js';

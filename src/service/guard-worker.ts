@@ -306,13 +306,12 @@ export class GuardWorker {
       await owned.producer.disconnect().catch(() => undefined);
       this.stats.aborted();
       this.say(`partition ${batch.partition}: transaction aborted: ${(e as Error).message}`);
-      // Not thrown: kafkajs stops a consumer for good on an error it does not mark retriable, as a
-      // fenced producer's. Fenced means the partition's id was registered again since: by the
-      // worker the partition went to, or by a takeover that finished after this worker's own
-      // (begun for an older assignment, here or by a worker that had not yet learnt it lost the
-      // partition). The group tells which: a heartbeat fails for a worker it no longer counts,
-      // and kafkajs rejoins on that error (a zombie takes nothing back); an owner takes the
-      // partition back when the batch is fetched again.
+      // Not thrown (see BatchBackoff.wait), a fenced producer's error included. Fenced means the
+      // partition's id was registered again since: by the worker the partition went to, or by a
+      // takeover begun for an older assignment that finished after this worker's own. The group
+      // tells which: a heartbeat fails for a worker it no longer counts, and kafkajs rejoins on
+      // that error (a zombie takes nothing back); an owner takes the partition back when the
+      // batch is fetched again.
       await payload.heartbeat();
       await this.backoff.wait(payload, kafkaError(e, 'committing the batch'));
       return;

@@ -1,12 +1,10 @@
 /**
  * The per-partition snapshot strategy (src/snapshots/per-partition.ts) on
- * `loopguard.worker-snapshots`: the pieces of a snapshot go out in the transaction of the batch
- * they follow, each in a send of its own (the broker limits a record batch, not only a record, to
- * 1 MB by default), and the returned pointer goes into that transaction's offset commit. Once a
- * newer snapshot of a partition is committed, the older one's pieces are garbage (the topic is
- * compacted on group/partition/piece). A reader that finds a piece gone or unreadable gets the
- * reason instead of a snapshot, and the caller folds the runs partition: a snapshot only ever
- * saves work.
+ * `loopguard.worker-snapshots`: a snapshot's pieces go out in the transaction of the batch they
+ * follow, each in a send of its own (the broker limits a record batch, not only a record, to 1 MB
+ * by default), and its pointer goes into that transaction's offset commit. The topic is compacted
+ * on group/partition/piece, so a newer snapshot makes the older one's pieces garbage. A piece gone
+ * or unreadable gives the reason instead of a snapshot: the caller folds the runs partition.
  */
 import type { Transaction } from 'kafkajs';
 import { UnavailableError } from '../domain/errors.js';

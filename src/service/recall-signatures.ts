@@ -1,14 +1,10 @@
 /**
- * The memory of decided signatures (tenant-replays.ts) is each worker's own: a worker that takes a
- * requests partition over has not seen what the worker before it decided there, and would decide a
- * replay of it again once its run no longer remembers the answer. So a takeover reads the
- * signatures back from the partition itself: every request before the committed offset was
- * decided (or refused), and a signed request is admitted only while its `sent_at_ms` is inside the
- * window of the worker's clock. Its client stamps the record no earlier than it signed, in the
- * same clock, so every request that could still be admitted lies at or after the first record
- * stamped inside the window (what the broker's time index finds). A record whose client forged an
- * older stamp can fall before it; its replay is not refused as a replay, only if still in its window.
- * Remembering a request that was refused is harmless: its replay is refused either way.
+ * The memory of decided signatures (tenant-replays.ts) is each worker's own, so a takeover reads
+ * them back from the partition: every request before the committed offset was decided (or
+ * refused). A client stamps its record no earlier than it signed, in the same clock, so every
+ * request the window could still admit lies at or after the first record stamped inside it (what
+ * the broker's time index finds). One whose client forged an older stamp can fall before it: its
+ * replay is then refused only once out of its window. Remembering a refused request is harmless.
  */
 import { withKafkaRetry } from '../log/kafka/kafka-retry.js';
 import { readRanges } from '../log/kafka/partition-reader.js';
