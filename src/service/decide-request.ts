@@ -112,18 +112,12 @@ async function decideReissue(
   ctx: DecideContext,
   atMs: number,
 ): Promise<WireDecision> {
-  const note = reissueNote(req, ctx.hashing);
-  if (!note.ok) return refusal(actor, req, ctx, atMs, note.error);
-  // The note names its run: a run that never started has nothing to answer for.
-  if (actor.state.status === 'NEW')
-    return refusal(
-      actor,
-      req,
-      ctx,
-      atMs,
-      new IllegalStateError('run_not_started', `run ${req.run_id} has not been started`),
-    );
   try {
+    const note = reissueNote(req, ctx.hashing);
+    if (!note.ok) throw note.error;
+    // The note names its run: a run that never started has nothing to answer for.
+    if (actor.state.status === 'NEW')
+      throw new IllegalStateError('run_not_started', `run ${req.run_id} has not been started`);
     const made = await reissueOperation(ctx.ledger, note.value);
     return {
       ...answerTo(req, ctx.workerId, atMs, actor.state),
