@@ -12,10 +12,10 @@ import type { ServiceCodec } from '../service/service-codec.js';
 import { SERVICE_TOPICS, type WireDecision } from '../service/service-topics.js';
 import { PendingDecisions } from './pending-decisions.js';
 
-export class DecisionWaiters {
-  private readonly pending = new PendingDecisions();
-
-  private constructor(private readonly consumer: Consumer) {}
+export class DecisionWaiters extends PendingDecisions {
+  private constructor(private readonly consumer: Consumer) {
+    super();
+  }
 
   static async follow(
     log: KafkaLog,
@@ -42,7 +42,7 @@ export class DecisionWaiters {
           if (m.value === null) continue;
           // A decision this client cannot decode is someone else's problem, not a reason to stop.
           const d = await decisions.decode(m.value).catch(() => null);
-          if (d !== null) self.pending.deliver(d);
+          if (d !== null) self.deliver(d);
         }
       },
     });
@@ -50,13 +50,8 @@ export class DecisionWaiters {
     return self;
   }
 
-  /** Resolves with the decision for `requestId` of `runId` (both must match); `decision_timeout` after timeoutMs. */
-  wait(runId: string, requestId: string, timeoutMs: number): Promise<WireDecision> {
-    return this.pending.wait(runId, requestId, timeoutMs);
-  }
-
   async close(): Promise<void> {
-    this.pending.clear();
+    this.clear();
     await this.consumer.disconnect().catch(() => undefined);
   }
 }

@@ -114,20 +114,14 @@ export class RemoteGuard {
     const decided = this.waiters.wait(req.run_id, req.request_id, this.opts.timeoutMs ?? 10_000);
     try {
       await this.conn.log.append(SERVICE_TOPICS.requests, [
-        {
-          key: req.run_id,
-          value,
-          headers: { [REQUEST_ID_HEADER]: req.request_id },
-        },
+        { key: req.run_id, value, headers: { [REQUEST_ID_HEADER]: req.request_id } },
       ]);
     } catch (e) {
       decided.catch(() => undefined);
       throw new UnavailableError(
         'guard_unavailable',
         `request ${req.request_id} was not published: ${(e as Error).message}`,
-        {
-          cause: e,
-        },
+        { cause: e },
       );
     }
     return decided;

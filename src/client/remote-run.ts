@@ -152,24 +152,18 @@ export class RemoteRun implements Run {
       after_user_turn: req.afterUserTurn ?? null,
       can_reconcile: reconcile === undefined ? null : true,
     };
-    let callId = this.guard.newRequestId();
-    let before = await this.send('TOOL_CALL', fields, callId);
+    let before = await this.send('TOOL_CALL', fields);
     if (before.decision === 'reconcile' && reconcile !== undefined && req.operationKey !== undefined) {
       // The operation is in doubt and the worker recorded nothing: the hook's answer goes with the
       // call, sent again as a new request; the worker settles the key and decides on it, as the
       // library's claim does. A second `reconcile` (in doubt again meanwhile) is not asked again.
       const answer = await reconcile(req.operationKey);
-      callId = this.guard.newRequestId();
-      before = await this.send(
-        'TOOL_CALL',
-        {
-          ...fields,
-          reconciled: answer.happened,
-          // Redacted here as a tool's result is, before it is published (the worker redacts again).
-          result_json: recordedResult(answer.result, this.guard.hashing),
-        },
-        callId,
-      );
+      before = await this.send('TOOL_CALL', {
+        ...fields,
+        reconciled: answer.happened,
+        // Redacted here as a tool's result is, before it is published (the worker redacts again).
+        result_json: recordedResult(answer.result, this.guard.hashing),
+      });
     }
     if (before.decision !== 'execute') return notRunResult(wireDecision(before), this.last);
     // Only an execute decision, durable in the log before it reached us, runs the tool.
@@ -182,7 +176,8 @@ export class RemoteRun implements Run {
       ),
     );
     const after = await this.send('TOOL_RESULT', {
-      call_id: callId,
+      // The request id of a TOOL_CALL is its call id.
+      call_id: before.request_id,
       result_kind: ran.kind,
       result_code: ran.code,
       result_json: ran.resultJson,
@@ -197,16 +192,19 @@ export class RemoteRun implements Run {
     return executedResult(ran, wireDecision(after), this.last);
   }
 
+  /** Sends a request of this run in its turn, after the calls before it. */
+  private step(type: RequestType, fields: Partial<WireRequest>): Promise<WireDecision> {
+    return this.serial(() => this.send(type, fields));
+  }
+
   /** Counts a model call's tokens and cost toward the run's budgets, as the library's does. */
   async recordModelUsage(u: { tokensIn: number; tokensOut: number; costUsd: number }): Promise<void> {
-    await this.serial(() =>
-      this.send('MODEL_USAGE', { tokens_in: u.tokensIn, tokens_out: u.tokensOut, cost_usd: u.costUsd }),
-    );
+    await this.step('MODEL_USAGE', { tokens_in: u.tokensIn, tokens_out: u.tokensOut, cost_usd: u.costUsd });
   }
 
   /** Records a checkpoint (a safe point a stop report names); returns its id. */
   async checkpoint(checkpointId?: string): Promise<string> {
-    const d = await this.serial(() => this.send('CHECKPOINT', { checkpoint_id: checkpointId ?? null }));
+    const d = await this.step('CHECKPOINT', { checkpoint_id: checkpointId ?? null });
     return d.checkpoint_id ?? '';
   }
 
@@ -218,14 +216,12 @@ export class RemoteRun implements Run {
     operationKey: string,
     verdict: { happened: boolean; result?: unknown; settledBy: string },
   ): Promise<void> {
-    await this.serial(() =>
-      this.send('SETTLE', {
-        operation_key: operationKey,
-        happened: verdict.happened,
-        result_json: verdict.result === undefined ? null : JSON.stringify(verdict.result),
-        settled_by: verdict.settledBy,
-      }),
-    );
+    await this.step('SETTLE', {
+      operation_key: operationKey,
+      happened: verdict.happened,
+      result_json: verdict.result === undefined ? null : JSON.stringify(verdict.result),
+      settled_by: verdict.settledBy,
+    });
   }
 
   /**
@@ -239,26 +235,24 @@ export class RemoteRun implements Run {
     newKey: string,
     why: { reason: string; approvedBy?: string },
   ): Promise<ReissueNote> {
-    const d = await this.serial(() =>
-      this.send('REISSUE', {
-        operation_key: oldKey,
-        new_operation_key: newKey,
-        reason: why.reason,
-        approved_by: why.approvedBy ?? null,
-      }),
-    );
+    const d = await this.step('REISSUE', {
+      operation_key: oldKey,
+      new_operation_key: newKey,
+      reason: why.reason,
+      approved_by: why.approvedBy ?? null,
+    });
     // A worker that knows REISSUE answers with the note; one that does not refuses the type (an error).
     return JSON.parse(d.result_json as string) as ReissueNote;
   }
 
   /** Ends the run by a verifier's verdict: COMPLETED when verified, else PARTIAL with its gaps. */
   async finish(r: { verified: boolean; gaps?: readonly string[] }): Promise<RemoteRunState> {
-    await this.serial(() => this.send('FINISH', { verified: r.verified, gaps: r.gaps ? [...r.gaps] : null }));
+    await this.step('FINISH', { verified: r.verified, gaps: r.gaps ? [...r.gaps] : null });
     return this.last;
   }
 
   async cancel(reason: string): Promise<RemoteRunState> {
-    await this.serial(() => this.send('CANCEL', { reason }));
+    await this.step('CANCEL', { reason });
     return this.last;
   }
 }

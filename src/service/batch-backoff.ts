@@ -1,9 +1,8 @@
 /**
- * A dependency that does not answer (the schema registry, the runs topic) while a batch is decided,
- * or a takeover or transaction of the batch that failed (guard-worker.ts): the batch waits, longer after each failure in a row (doubling from 250 ms to 15 s, with jitter so
- * workers do not retry in step), heartbeating so the worker stays in its group instead of crashing
- * and rejoining, and is then fetched again (nothing of it was kept: batch-runs.ts). The log says
- * why; loopguard_serve_dependency_retries_total{code} counts it.
+ * A batch whose dependency did not answer (the schema registry, the runs topic), or whose takeover
+ * or transaction failed, waits longer after each failure in a row (250 ms doubling to 15 s, with
+ * jitter so workers do not retry in step), heartbeating so the worker stays in its group, and is
+ * then fetched again (nothing of it was kept: batch-runs.ts).
  */
 import type { EachBatchPayload } from 'kafkajs';
 import type { LoopguardError } from '../domain/index.js';
@@ -21,12 +20,17 @@ export class BatchBackoff {
     private readonly log: (line: string) => void,
   ) {}
 
+  /**
+   * Leaves the batch unresolved, so kafkajs fetches it again. Never thrown: kafkajs stops a
+   * consumer for good on an error it does not mark retriable, and the process would run on
+   * deciding nothing.
+   */
   async wait(
-    partition: number,
-    offset: string,
+    { batch, heartbeat, isRunning, isStale }: EachBatchPayload,
     e: LoopguardError,
-    { heartbeat, isRunning, isStale }: Pick<EachBatchPayload, 'heartbeat' | 'isRunning' | 'isStale'>,
+    offset = batch.firstOffset() ?? '?',
   ): Promise<void> {
+    const partition = batch.partition;
     const n = (this.attempts.get(partition) ?? 0) + 1;
     this.attempts.set(partition, n);
     // Jitter for identity of timing only (never for a decision): Math.random is enough.

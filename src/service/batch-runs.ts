@@ -1,29 +1,20 @@
 /**
- * One batch's view of a partition's runs: what the batch decides moves copies of the runs' actors
- * and answers kept here, never the partition's own, so a batch that fails before its transaction
- * (a registry that does not answer for a later request's schema) leaves nothing behind, and the
- * retry decides every request of it again. `apply` hands the batch's work to the partition once
- * the transaction is to commit; a transaction that then fails drops the partition whole
- * (guard-worker.ts), so nothing outlives a batch the log does not hold.
+ * One batch's view of a partition's runs: the batch moves copies of the runs' actors and answers,
+ * never the partition's own, so a batch that fails before its transaction (a registry that does
+ * not answer) leaves nothing behind, and its retry decides every request again. `apply` hands the
+ * work to the partition once the transaction is to commit; a transaction that then fails drops the
+ * partition whole (guard-worker.ts), so nothing outlives a batch the log does not hold.
  */
 import type { RunActor } from '../machines/index.js';
 import type { PartitionRuns } from './partition-runs.js';
 import { type Answer, RecentAnswers } from './recent-answers.js';
 import type { WireDecision } from './service-topics.js';
 
-type Kept =
-  | {
-      readonly actor: RunActor;
-      readonly decision: WireDecision;
-      readonly batch: string;
-      readonly body: string;
-    }
-  | { readonly actor: null; readonly decision: WireDecision; readonly body: string };
-
 export class BatchRuns {
   private readonly actors = new Map<string, RunActor>();
   private readonly answers = new RecentAnswers();
-  private readonly kept: Kept[] = [];
+  /** The partition's keep and remember calls of this batch, deferred to `apply`. */
+  private readonly kept: (() => void)[] = [];
 
   constructor(private readonly runs: PartitionRuns) {}
 
@@ -45,21 +36,18 @@ export class BatchRuns {
   /** As PartitionRuns.keep, once the batch commits. */
   keep(actor: RunActor, decision: WireDecision, batch: string, body: string): void {
     this.answers.add(decision, body);
-    this.kept.push({ actor, decision, batch, body });
+    this.kept.push(() => this.runs.keep(actor, decision, batch, body));
   }
 
   /** As PartitionRuns.remember, once the batch commits. */
   remember(decision: WireDecision, body: string): void {
     this.answers.add(decision, body);
-    this.kept.push({ actor: null, decision, body });
+    this.kept.push(() => this.runs.remember(decision, body));
   }
 
   /** The batch's actors and answers become the partition's, in the order they were decided. */
   apply(): void {
-    for (const k of this.kept) {
-      if (k.actor === null) this.runs.remember(k.decision, k.body);
-      else this.runs.keep(k.actor, k.decision, k.batch, k.body);
-    }
+    for (const k of this.kept) k();
     this.kept.length = 0;
   }
 }

@@ -103,10 +103,8 @@ export async function decideRequest(
 
 /**
  * A REISSUE, decided as the library's `run.reissue` (reissueOperation): the note goes to the shared
- * ledger, which refuses it (reissue_refused) when the old key has no entry or is still in flight,
- * or the new key is in use. Like the library it records no run event: the note lives in the
- * ledger (read back with `reissuedFrom`), so a run's stream is the same whether its operator
- * reissued through the library or through the service.
+ * ledger, which may refuse it (reissue_refused), and, as in the library, no run event is recorded,
+ * so a run's stream is the same whichever way its operator reissued.
  */
 async function decideReissue(
   actor: RunActor,
@@ -114,21 +112,15 @@ async function decideReissue(
   ctx: DecideContext,
   atMs: number,
 ): Promise<WireDecision> {
-  const note = reissueNote(req, ctx.hashing);
-  if (!note.ok) return refusal(actor, req, ctx, atMs, note.error);
-  // The note names its run: a run that never started has nothing to answer for.
-  if (actor.state.status === 'NEW')
-    return refusal(
-      actor,
-      req,
-      ctx,
-      atMs,
-      new IllegalStateError('run_not_started', `run ${req.run_id} has not been started`),
-    );
   try {
+    const note = reissueNote(req, ctx.hashing);
+    if (!note.ok) throw note.error;
+    // The note names its run: a run that never started has nothing to answer for.
+    if (actor.state.status === 'NEW')
+      throw new IllegalStateError('run_not_started', `run ${req.run_id} has not been started`);
     const made = await reissueOperation(ctx.ledger, note.value);
     return {
-      ...unrecorded(actor, req, ctx, atMs),
+      ...answerTo(req, ctx.workerId, atMs, actor.state),
       decision: 'recorded',
       message: `operation ${made.oldKey} may run again as ${made.newKey}: ${made.reason}`,
       result_json: JSON.stringify(made),
@@ -146,27 +138,27 @@ async function decideReissue(
  */
 function reconcileAsked(actor: RunActor, req: WireRequest, ctx: DecideContext, atMs: number): WireDecision {
   return {
-    ...unrecorded(actor, req, ctx, atMs),
+    ...answerTo(req, ctx.workerId, atMs, actor.state),
     decision: 'reconcile',
     message: `operation ${req.operation_key} may or may not have happened; reconcile it and send the call again with the answer`,
   };
 }
 
-/** A decision that records nothing in the run, with the run as it stands: the fields left to fill are the answer's. */
-function unrecorded(
-  actor: RunActor,
-  req: WireRequest,
-  ctx: DecideContext,
+/** A decision to `req` with its run at `run`: every field null but the answer's, left to fill. */
+export function answerTo(
+  req: Pick<WireRequest, 'request_id' | 'run_id'>,
+  workerId: string,
   atMs: number,
+  run: { readonly status: string; readonly seq: number },
 ): Omit<WireDecision, 'decision' | 'message'> {
   return {
+    ...quiet,
     request_id: req.request_id,
     run_id: req.run_id,
-    worker: ctx.workerId,
+    worker: workerId,
     decided_at_ms: atMs,
-    ...quiet,
-    status: actor.state.status,
-    seq: actor.state.seq,
+    status: run.status,
+    seq: run.seq,
   };
 }
 
@@ -179,7 +171,7 @@ export function refusal(
   e: LoopguardError,
 ): WireDecision {
   return {
-    ...unrecorded(actor, req, ctx, atMs),
+    ...answerTo(req, ctx.workerId, atMs, actor.state),
     decision: 'error',
     message: e.message,
     error_code: e.code,
@@ -206,14 +198,8 @@ export function recordedDecision(
   workerId: string,
 ): WireDecision {
   const after = {
-    request_id: req.request_id,
-    run_id: req.run_id,
-    worker: workerId,
     // The actor stamps every record of one request with one reading of its clock.
-    decided_at_ms: records[0]?.atMs ?? s.lastAtMs,
-    ...quiet,
-    status: s.status,
-    seq: s.seq,
+    ...answerTo(req, workerId, records[0]?.atMs ?? s.lastAtMs, s),
     report_json: isTerminal(s.status) && s.report !== null ? JSON.stringify(s.report) : null,
   };
   const phase = req.type === 'TOOL_CALL' ? 'before' : req.type === 'TOOL_RESULT' ? 'after' : null;
@@ -242,7 +228,7 @@ export function recordedDecision(
   };
 }
 
-export const quiet = {
+const quiet = {
   rule: null,
   warning: null,
   wait_until_ms: null,

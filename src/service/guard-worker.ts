@@ -10,39 +10,30 @@
  * transaction is aborted. Only after that does the new owner read the committed offset (a zombie's
  * commit may have landed after the group handed out the stale one) and load the partition's runs.
  *
- * Snapshots. A batch may carry a snapshot of its partition's runs (batch-snapshot.ts), its place
+ * Snapshots. A batch may carry a snapshot of its partition's runs (batch-transaction.ts), its place
  * kept in the offset commit's metadata (snapshot-pointer.ts): a takeover reads it and the records since.
  */
 import { randomUUID } from 'node:crypto';
-import type { Admin, Consumer, EachBatchPayload, Producer, Transaction } from 'kafkajs';
-import {
-  cachedDiceSimilarity,
-  DEFAULT_POLICY,
-  type DeciderDeps,
-  LoopguardError,
-  type Policy,
-} from '../domain/index.js';
+import type { Consumer, EachBatchPayload, Producer, Transaction } from 'kafkajs';
+import { DEFAULT_POLICY, LoopguardError, type Policy } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
 import { kafkaError } from '../log/kafka/kafka-error.js';
 import { KafkaLedger } from '../log/kafka/kafka-ledger.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
-import { KafkaRunStream } from '../log/kafka/kafka-run-stream.js';
 import { transactionalProducer } from '../log/kafka/transactional-producer.js';
-import { type Clock, systemClock } from '../machines/index.js';
-import { nodeHashing } from '../runtime/node-hashing.js';
+import type { Clock } from '../machines/index.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
 import type { SnapshotPointer } from '../snapshots/index.js';
 import type { LoopguardMetrics } from '../telemetry/index.js';
 import { BatchBackoff } from './batch-backoff.js';
-import type { SnapshotWritten } from './batch-snapshot.js';
-import { type BatchTransactionContext, writeBatch } from './batch-transaction.js';
+import { type BatchTransactionContext, type SnapshotWritten, writeBatch } from './batch-transaction.js';
 import { startNewPartitions } from './group-start.js';
 import { loadPartition } from './load-partition.js';
 import type { PartitionRuns } from './partition-runs.js';
-import { PartitionSnapshots } from './partition-snapshots.js';
 import { type BatchContext, type BatchOutput, processBatch } from './process-batch.js';
 import { recallSignatures } from './recall-signatures.js';
+import { type OpenedRunsContext, openRunsContext, type RunsContext } from './runs-context.js';
 import type { ServiceCodec } from './service-codec.js';
 import { SERVICE_TOPICS, type WireDecision, type WireRequest } from './service-topics.js';
 import { type TenantKey, tenancyNote } from './tenant-keys.js';
@@ -103,7 +94,7 @@ export class GuardWorker {
   private owned = new Map<number, Promise<Owned>>();
   /** Bumped on every rebalance: a batch fetched before it must not take a partition over after it. */
   private generation = 0;
-  private readonly deps: DeciderDeps;
+  private readonly ctx: RunsContext;
   private readonly backoff: BatchBackoff;
   /** Signed requests decided in the signature window, across partitions (replay protection). */
   private readonly replays = new SeenSignatures();
@@ -111,33 +102,34 @@ export class GuardWorker {
   private constructor(
     private readonly opts: GuardWorkerOptions,
     private readonly consumer: Consumer,
-    private readonly admin: Admin,
-    private readonly stream: KafkaRunStream,
+    private readonly opened: OpenedRunsContext,
     private readonly topic: string,
     private readonly ledger: KafkaLedger,
-    private readonly snapshots: PartitionSnapshots,
-    secretKey: string,
   ) {
     this.workerId = opts.workerId ?? `worker-${randomUUID().slice(0, 8)}`;
     this.stats = new WorkerStats(opts.metrics);
-    this.deps = { hashing: nodeHashing(secretKey), similarity: cachedDiceSimilarity() };
-    this.backoff = new BatchBackoff(this.stats, (line) => opts.onLog?.(`${this.workerId}: ${line}`));
+    this.ctx = { ...opened.ctx, note: (line) => this.say(line) };
+    this.backoff = new BatchBackoff(this.stats, (line) => this.say(line));
+  }
+
+  private say(line: string): void {
+    this.opts.onLog?.(`${this.workerId}: ${line}`);
   }
 
   static async start(opts: GuardWorkerOptions): Promise<GuardWorker> {
     // Every worker must hash secrets with the same key, so a shared log requires one.
     const secretKey = chooseSecretKey(opts.secretKey, { kind: 'shared', where: 'loopguard serve' });
     const { log } = opts;
-    await prepareTopics(log);
+    // Every topic a worker reads and writes (TopicRegistry retries a creation race briefly).
+    for (const t of [TOPICS.runs, TOPICS.dlq, ...Object.values(SERVICE_TOPICS)]) await log.prepare(t);
     const topic = log.physicalName(SERVICE_TOPICS.requests);
     const ledger = await KafkaLedger.open({
       log,
       schemaStore: opts.events.schemas,
       subject: opts.events.subjectFor(TOPICS.ledger),
     });
-    const snapshots = await PartitionSnapshots.open(log, opts.events.schemas, opts.events.subjectFor, 60_000);
-    const admin = log.kafka.admin();
-    await admin.connect();
+    const opened = await openRunsContext(opts, { group: opts.groupId, secretKey, clock: opts.clock });
+    const { admin } = opened.ctx;
     opts.onLog?.(tenancyNote(opts.tenantKeys));
     const note = await startNewPartitions(admin, opts.groupId, topic, opts.fromBeginning ?? false);
     if (note !== null) opts.onLog?.(note);
@@ -148,23 +140,14 @@ export class GuardWorker {
       maxWaitTimeInMs: 50,
       readUncommitted: false,
     });
-    const worker = new GuardWorker(
-      opts,
-      consumer,
-      admin,
-      new KafkaRunStream(opts.events, log),
-      topic,
-      ledger,
-      snapshots,
-      secretKey,
-    );
+    const worker = new GuardWorker(opts, consumer, opened, topic, ledger);
     consumer.on(consumer.events.GROUP_JOIN, (e) =>
       worker.rebalanced(e.payload.memberAssignment[topic] ?? []),
     );
     // A consumer kafkajs does not restart leaves a process that decides nothing: the log says so.
     consumer.on(consumer.events.CRASH, ({ payload }) =>
-      opts.onLog?.(
-        `${worker.workerId}: consumer crashed: ${payload.error.message}; ${payload.restart ? 'kafkajs restarts it' : 'not restarted: this worker decides nothing more'}`,
+      worker.say(
+        `consumer crashed: ${payload.error.message}; ${payload.restart ? 'kafkajs restarts it' : 'not restarted: this worker decides nothing more'}`,
       ),
     );
     await consumer.connect();
@@ -184,10 +167,9 @@ export class GuardWorker {
   async stop(): Promise<void> {
     await this.consumer.disconnect().catch(() => undefined);
     await this.dropAll();
-    await Promise.allSettled([this.admin.disconnect(), this.stream.close(), this.ledger.close()]);
+    await Promise.allSettled([this.opened.close(), this.ledger.close()]);
   }
 
-  /** What deciding a batch needs, but its partition. */
   private batchContext(): Omit<BatchContext, 'partition'> {
     return {
       requests: this.opts.requests,
@@ -195,9 +177,9 @@ export class GuardWorker {
       events: this.opts.events,
       log: this.opts.log,
       policy: this.opts.policy ?? DEFAULT_POLICY,
-      hashing: this.deps.hashing,
+      hashing: this.ctx.deps.hashing,
       ledger: this.ledger,
-      clock: this.opts.clock ?? systemClock,
+      clock: this.ctx.clock,
       workerId: this.workerId,
       topic: this.topic,
       ...(this.opts.tenantKeys ? { tenantKeys: this.opts.tenantKeys, replays: this.replays } : {}),
@@ -206,15 +188,12 @@ export class GuardWorker {
 
   private transactionContext(): BatchTransactionContext {
     return {
-      snapshot: {
-        snapshots: this.snapshots,
-        group: this.opts.groupId,
-        runsTopic: this.opts.log.physicalName(TOPICS.runs),
-        everyRecords: this.opts.snapshotEveryRecords ?? 1000,
-        endedIdleMs: this.opts.endedRunsIdleMs ?? 600_000,
-      },
+      snapshots: this.ctx.snapshots,
       groupId: this.opts.groupId,
       topic: this.topic,
+      runsTopic: this.opts.log.physicalName(TOPICS.runs),
+      everyRecords: this.opts.snapshotEveryRecords ?? 1000,
+      endedIdleMs: this.opts.endedRunsIdleMs ?? 600_000,
     };
   }
 
@@ -222,7 +201,7 @@ export class GuardWorker {
   private rebalanced(assigned: readonly number[]): void {
     this.stats.rebalanced([...assigned].sort((a, b) => a - b));
     this.generation++;
-    this.opts.onLog?.(`${this.workerId}: assigned partitions [${this.stats.assigned.join(',')}]`);
+    this.say(`assigned partitions [${this.stats.assigned.join(',')}]`);
     void this.dropAll();
     // Take every assigned partition over now, not on its first batch: a zombie is fenced at once,
     // and a moved run is loaded before its next request arrives. A failure is retried by that batch.
@@ -236,15 +215,13 @@ export class GuardWorker {
   }
 
   private own(partition: number): Promise<Owned> {
-    let o = this.owned.get(partition);
-    if (o === undefined) {
-      o = this.takeOver(partition);
-      this.owned.set(partition, o);
-      const mine = o;
-      o.catch(() => {
-        if (this.owned.get(partition) === mine) this.owned.delete(partition);
-      });
-    }
+    const held = this.owned.get(partition);
+    if (held !== undefined) return held;
+    const o = this.takeOver(partition);
+    this.owned.set(partition, o);
+    o.catch(() => {
+      if (this.owned.get(partition) === o) this.owned.delete(partition);
+    });
     return o;
   }
 
@@ -255,46 +232,20 @@ export class GuardWorker {
       `${this.opts.groupId}.${this.topic}.${partition}`,
     );
     try {
-      const offsets = await this.admin.fetchOffsets({ groupId: this.opts.groupId, topics: [this.topic] });
+      const offsets = await this.ctx.admin.fetchOffsets({ groupId: this.opts.groupId, topics: [this.topic] });
       const at = offsets[0]?.partitions.find((p) => p.partition === partition);
       const committed = Number(at?.offset ?? '-1');
-      const { runs, pointer, source } = await loadPartition(
-        {
-          log: this.opts.log,
-          admin: this.admin,
-          events: this.opts.events,
-          stream: this.stream,
-          snapshots: this.snapshots,
-          group: this.opts.groupId,
-          deps: this.deps,
-          clock: this.opts.clock ?? systemClock,
-          timeoutMs: 60_000,
-          note: (line) => this.opts.onLog?.(`${this.workerId}: ${line}`),
-        },
-        partition,
-        at?.metadata,
-      );
+      const { runs, pointer, source } = await loadPartition(this.ctx, partition, at?.metadata);
       if (this.opts.tenantKeys !== undefined) {
         // What the worker before this one decided here, so a replay of it is refused (recall-signatures.ts).
-        const now = (this.opts.clock ?? systemClock).now();
-        const recalled = await recallSignatures(
-          {
-            log: this.opts.log,
-            admin: this.admin,
-            requests: this.opts.requests,
-            topic: this.topic,
-            timeoutMs: 60_000,
-          },
-          partition,
-          committed,
-          now,
-        );
-        this.replays.add(recalled, now);
+        const now = this.ctx.clock.now();
+        const from = { ...this.ctx, requests: this.opts.requests, topic: this.topic };
+        this.replays.add(await recallSignatures(from, partition, committed, now), now);
       }
       const ms = Date.now() - started;
       this.stats.tookOver(ms / 1000, pointer !== null);
-      this.opts.onLog?.(
-        `${this.workerId}: partition ${partition}: fenced, ${runs.size} runs loaded in ${ms} ms from ${source}, from offset ${committed}`,
+      this.say(
+        `partition ${partition}: fenced, ${runs.size} runs loaded in ${ms} ms from ${source}, from offset ${committed}`,
       );
       return {
         producer,
@@ -309,19 +260,6 @@ export class GuardWorker {
     }
   }
 
-  /**
-   * The batch is left unresolved, so kafkajs fetches it again after a backoff that heartbeats
-   * (batch-backoff.ts). Never thrown: kafkajs stops a consumer for good on an error it does not
-   * mark retriable, and the process would run on deciding nothing.
-   */
-  private retryLater(
-    payload: EachBatchPayload,
-    e: LoopguardError,
-    from = payload.batch.firstOffset() ?? '?',
-  ): Promise<void> {
-    return this.backoff.wait(payload.batch.partition, from, e, payload);
-  }
-
   private async onBatch(payload: EachBatchPayload): Promise<void> {
     const { batch, isRunning, isStale, resolveOffset } = payload;
     if (!isRunning() || isStale()) return;
@@ -331,8 +269,8 @@ export class GuardWorker {
     try {
       owned = await owning;
     } catch (e) {
-      // Never thrown to kafkajs (see retryLater); the next attempt takes the partition over afresh.
-      await this.retryLater(payload, kafkaError(e, `taking partition ${batch.partition} over`));
+      // Never thrown to kafkajs (see BatchBackoff.wait); the next attempt takes the partition over afresh.
+      await this.backoff.wait(payload, kafkaError(e, `taking partition ${batch.partition} over`));
       return;
     }
     // A rebalance while this batch waited: the partition may be someone else's now. Returning
@@ -350,7 +288,7 @@ export class GuardWorker {
     } catch (e) {
       // Nothing of the batch was kept (batch-runs.ts): the same offsets are fetched again.
       if (!(e instanceof LoopguardError && e.retriable)) throw e;
-      await this.retryLater(payload, e, messages[0]?.offset);
+      await this.backoff.wait(payload, e, messages[0]?.offset);
       return;
     }
     let txn: Transaction | undefined;
@@ -367,23 +305,20 @@ export class GuardWorker {
       if (this.owned.get(batch.partition) === owning) this.owned.delete(batch.partition);
       await owned.producer.disconnect().catch(() => undefined);
       this.stats.aborted();
-      this.opts.onLog?.(
-        `${this.workerId}: partition ${batch.partition}: transaction aborted: ${(e as Error).message}`,
-      );
-      // Not thrown: kafkajs stops a consumer for good on an error it does not mark retriable, as a
-      // fenced producer's. Fenced means the partition's id was registered again since: by the
-      // worker the partition went to, or by a takeover that finished after this worker's own
-      // (begun for an older assignment, here or by a worker that had not yet learnt it lost the
-      // partition). The group tells which: a heartbeat fails for a worker it no longer counts,
-      // and kafkajs rejoins on that error (a zombie takes nothing back); an owner takes the
-      // partition back when the batch is fetched again.
+      this.say(`partition ${batch.partition}: transaction aborted: ${(e as Error).message}`);
+      // Not thrown (see BatchBackoff.wait), a fenced producer's error included. Fenced means the
+      // partition's id was registered again since: by the worker the partition went to, or by a
+      // takeover begun for an older assignment that finished after this worker's own. The group
+      // tells which: a heartbeat fails for a worker it no longer counts, and kafkajs rejoins on
+      // that error (a zombie takes nothing back); an owner takes the partition back when the
+      // batch is fetched again.
       await payload.heartbeat();
-      await this.retryLater(payload, kafkaError(e, 'committing the batch'));
+      await this.backoff.wait(payload, kafkaError(e, 'committing the batch'));
       return;
     }
     owned.committed = next;
     this.backoff.reset(batch.partition);
-    this.replays.add(out.signed, (this.opts.clock ?? systemClock).now());
+    this.replays.add(out.signed, this.ctx.clock.now());
     if (snapshot !== null) {
       owned.pointer = snapshot.pointer;
       owned.sinceSnapshot = 0;
@@ -395,16 +330,4 @@ export class GuardWorker {
     this.stats.metrics.observe(out.recorded);
     // The stops and ledger copies are derived from the committed runs records by KafkaCopyProjector.
   }
-}
-
-/** The topics a worker reads and writes (TopicRegistry retries a creation race briefly). */
-async function prepareTopics(log: KafkaLog): Promise<void> {
-  for (const t of [
-    TOPICS.runs,
-    TOPICS.dlq,
-    SERVICE_TOPICS.requests,
-    SERVICE_TOPICS.decisions,
-    SERVICE_TOPICS.snapshots,
-  ])
-    await log.prepare(t);
 }

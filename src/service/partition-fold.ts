@@ -1,8 +1,7 @@
 /**
  * Loading a requests partition's runs from the log: the runs partition with the same number,
  * folded from a partition snapshot (its states, then the records from its `runsFrom` on) or from
- * the partition's start. Each run's latest tagged batches are replayed one at a time, so the
- * decision each was given is read off the state right after it (the answers a repeat gets).
+ * the partition's start, committed records only, by the batch rule every run-stream reader applies.
  */
 import type { RecordedEvent, RunState } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
@@ -12,7 +11,7 @@ import { EMPTY_HEAD, foldRunRecord, type RunHead } from '../log/kafka/run-batch-
 import { fetchTopicOffsets } from '../log/kafka/topic-registry.js';
 import { RunActor } from '../machines/index.js';
 import { type AnsweredRequest, recordedDecision } from './decide-request.js';
-import type { EndedRun, HeldRun, PartitionSnapshot } from './partition-snapshots.js';
+import type { EndedRun, PartitionSnapshot } from './partition-snapshots.js';
 import { ANSWER_HEADERS, ANSWERS_KEPT, RecentAnswers } from './recent-answers.js';
 import type { RunsContext } from './runs-context.js';
 import type { RequestType } from './service-topics.js';
@@ -37,11 +36,7 @@ interface Batch {
   readonly body: string | null;
 }
 
-/**
- * Folds runs partition `partition` from `from` (a partition snapshot) or from its start, up to
- * its current end, into one actor per run with each run's latest answers: committed records
- * only, by the batch rule every run-stream reader applies.
- */
+/** One actor per run of runs partition `partition` up to its current end, with its latest answers. */
 export async function foldPartition(
   ctx: RunsContext,
   partition: number,
@@ -100,7 +95,7 @@ export async function foldPartition(
     const ref = ended.get(runId);
     if (ref === undefined) continue;
     ended.delete(runId);
-    const run = await readEnded(ctx, partition, ref);
+    const run = await ctx.snapshots.readEnded(ref, ctx.group, partition);
     if (run !== null) base.set(runId, run);
     else {
       // Its record is gone: the run's own stream has all of it, the tail included (not its answers).
@@ -118,15 +113,6 @@ export async function foldPartition(
   }
   const lastBatch = new Map([...heads].filter(([id]) => runs.has(id)).map(([id, h]) => [id, h.batch]));
   return { runs, batches: lastBatch, answers, ended, runsRead };
-}
-
-/**
- * An ended run's own record, or null when it cannot be read (the caller loads the run from its
- * stream instead: slower, never a fresh run).
- */
-export async function readEnded(ctx: RunsContext, partition: number, ref: EndedRun): Promise<HeldRun | null> {
-  const run = await ctx.snapshots.readEnded(ref, ctx.group, partition);
-  return 'missing' in run ? null : run;
 }
 
 /** The run from its own stream (snapshot + tail, or all of it): what a missing record falls back on. */
@@ -164,8 +150,9 @@ function placeInBatch(
 }
 
 /**
- * The run's actor from its history (after `from`, a snapshot's state, when there is one). The latest tagged batches are committed one at a time so the
- * decision each was given is read off the state right after it, exactly as its worker read it.
+ * The run's actor from its history (after `from`, a snapshot's state, if any). The latest tagged
+ * batches are committed one at a time so the decision each was given (the answer a repeat gets) is
+ * read off the state right after it, exactly as its worker read it.
  */
 function replay(
   ctx: RunsContext,

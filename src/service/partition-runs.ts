@@ -1,20 +1,16 @@
 /**
  * The run actors of one owned requests partition. Requests and runs are keyed alike (run id,
  * murmur2 as Kafka's Java client and kafkajs partition), so the runs of requests partition p live
- * in runs partition p: on assignment the worker loads that partition's runs from its newest
- * snapshot (partition-snapshots.ts) and folds only the runs records after it, or, without a
- * snapshot, folds the whole partition (committed records only, by the same batch rule every
- * run-stream reader applies). A run whose key the runs topic puts elsewhere (a client with another
- * partitioner) is loaded from its own stream (snapshot + tail) on first use, and is never part of
- * a partition snapshot: its records are not in this partition's tail. The map is the truth only
- * while this worker owns the partition: it is dropped on every rebalance and rebuilt from the log,
- * with each run's latest answers (the decisions its tagged batches were given), so a repeated
- * request is answered alike after a takeover.
+ * in runs partition p (folded by partition-fold.ts). A run whose key the runs topic puts elsewhere
+ * (a client with another partitioner) is loaded from its own stream on first use, and is never
+ * part of a partition snapshot: its records are not in this partition's tail. The map is the truth
+ * only while this worker owns the partition: it is dropped on every rebalance and rebuilt from the
+ * log with each run's latest answers, so a repeated request is answered alike after a takeover.
  */
 import { isTerminal } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import { RunActor } from '../machines/index.js';
-import { foldPartition, fromStream, readEnded } from './partition-fold.js';
+import { foldPartition, fromStream } from './partition-fold.js';
 import type { EndedRun, HeldRun, PartitionSnapshot } from './partition-snapshots.js';
 import type { Answer, RecentAnswers } from './recent-answers.js';
 import type { RunsContext } from './runs-context.js';
@@ -51,10 +47,7 @@ export class PartitionRuns {
     return this.runs.size;
   }
 
-  /**
-   * The runs of runs partition `partition` up to its current end: `from`'s states and the records
-   * from its `runsFrom` on, or every record of the partition when there is no snapshot.
-   */
+  /** The runs of runs partition `partition` up to its current end, from snapshot `from` if given. */
   static async load(
     ctx: RunsContext,
     partition: number,
@@ -143,7 +136,7 @@ export class PartitionRuns {
   }
 
   private async revive(ref: EndedRun): Promise<RunActor> {
-    const run = await readEnded(this.ctx, this.partition, ref);
+    const run = await this.ctx.snapshots.readEnded(ref, this.ctx.group, this.partition);
     // A record that is gone costs the run its latest answers, not its state.
     const actor =
       run === null

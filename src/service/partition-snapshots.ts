@@ -1,12 +1,10 @@
 /**
  * The per-partition snapshot strategy (src/snapshots/per-partition.ts) on
- * `loopguard.worker-snapshots`: the pieces of a snapshot go out in the transaction of the batch
- * they follow, each in a send of its own (the broker limits a record batch, not only a record, to
- * 1 MB by default), and the returned pointer goes into that transaction's offset commit. Once a
- * newer snapshot of a partition is committed, the older one's pieces are garbage (the topic is
- * compacted on group/partition/piece). A reader that finds a piece gone or unreadable gets the
- * reason instead of a snapshot, and the caller folds the runs partition: a snapshot only ever
- * saves work.
+ * `loopguard.worker-snapshots`: a snapshot's pieces go out in the transaction of the batch they
+ * follow, each in a send of its own (the broker limits a record batch, not only a record, to 1 MB
+ * by default), and its pointer goes into that transaction's offset commit. The topic is compacted
+ * on group/partition/piece, so a newer snapshot makes the older one's pieces garbage. A piece gone
+ * or unreadable gives the reason instead of a snapshot: the caller folds the runs partition.
  */
 import type { Transaction } from 'kafkajs';
 import { UnavailableError } from '../domain/errors.js';
@@ -99,21 +97,19 @@ export class PartitionSnapshots {
       throw new UnavailableError(
         'log_unavailable',
         `snapshot ${key}: the broker returned no offset for a piece`,
-        {},
       );
     return { id, from, to, pieces: values.length };
   }
 
-  /** The ended run `ref` points at, or why it cannot be read. */
-  async readEnded(ref: EndedRun, group: string, partition: number): Promise<HeldRun | Missing> {
+  /**
+   * The ended run `ref` points at, or null when its record cannot be read (the caller loads the
+   * run from its stream instead: slower, never a fresh run).
+   */
+  async readEnded(ref: EndedRun, group: string, partition: number): Promise<HeldRun | null> {
     const read = await this.read(ref.at, group, partition);
-    if ('missing' in read) return read;
-    const run = read.runs[0];
-    if (read.runs.length !== 1 || run?.runId !== ref.runId || run.seq !== ref.seq)
-      return {
-        missing: `the record at offsets ${ref.at.from}-${ref.at.to} is not run ${ref.runId} at seq ${ref.seq}`,
-      };
-    return run;
+    if ('missing' in read || read.runs.length !== 1) return null;
+    const [run] = read.runs;
+    return run?.runId === ref.runId && run.seq === ref.seq ? run : null;
   }
 
   /** The snapshot `p` points at, or why it cannot be read whole. */

@@ -6,14 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { KafkaMessage } from 'kafkajs';
-import {
-  ConflictError,
-  type Hashing,
-  InvalidInputError,
-  LoopguardError,
-  type Policy,
-  type RecordedEvent,
-} from '../domain/index.js';
+import { ConflictError, InvalidInputError, LoopguardError, type RecordedEvent } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
 import type { OutMessage } from '../log/kafka/copies-of-batch.js';
@@ -22,9 +15,8 @@ import { headersToStrings } from '../log/kafka/kafka-error.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import { AFTER_HEADER, BATCH_HEADER } from '../log/kafka/run-batch-fold.js';
 import type { Clock } from '../machines/index.js';
-import type { Ledger } from '../ports/ledger.js';
 import { BatchRuns } from './batch-runs.js';
-import { decideRequest, quiet, refusal } from './decide-request.js';
+import { answerTo, type DecideContext, decideRequest, refusal } from './decide-request.js';
 import type { PartitionRuns } from './partition-runs.js';
 import { ANSWER_HEADERS } from './recent-answers.js';
 import { requestBodyHash } from './request-body.js';
@@ -35,17 +27,12 @@ import { authenticate, authorize, type Checked, type RefusedFor } from './tenant
 import { type TenantKey, tenantsOf } from './tenant-keys.js';
 import type { SeenSignatures, Signed } from './tenant-replays.js';
 
-export interface BatchContext {
+export interface BatchContext extends DecideContext {
   readonly requests: ServiceCodec<WireRequest>;
   readonly decisions: ServiceCodec<WireDecision>;
   readonly events: EventStore;
   readonly log: KafkaLog;
-  readonly policy: Policy;
-  readonly hashing: Hashing;
-  /** The shared ledger of side effects, across runs and processes. */
-  readonly ledger: Ledger;
   readonly clock: Clock;
-  readonly workerId: string;
   readonly topic: string;
   readonly partition: number;
   /** Per-tenant credentials: every request must be signed with one (tenant-guard.ts). */
@@ -94,10 +81,7 @@ export async function processBatch(
     refused.push(reason);
     const field = (error.details.field as string | undefined) ?? null;
     decisionsOut.push(
-      decisionMessage(
-        ctx,
-        unanswered(ctx, req.run_id, req.request_id, { code: error.code, field, message: error.message }),
-      ),
+      unanswered(ctx, req.run_id, req.request_id, { code: error.code, field, message: error.message }),
     );
   };
   for (const m of messages) {
@@ -125,10 +109,7 @@ export async function processBatch(
       });
       const message = `the request could not be decoded (${reason}); it is on the dead-letter topic`;
       decisionsOut.push(
-        decisionMessage(
-          ctx,
-          unanswered(ctx, key, headers[REQUEST_ID_HEADER] ?? '', { code, field: 'value', message }),
-        ),
+        unanswered(ctx, key, headers[REQUEST_ID_HEADER] ?? '', { code, field: 'value', message }),
       );
       continue;
     }
@@ -171,7 +152,6 @@ export async function processBatch(
       continue;
     }
     const at = actor.state.seq;
-    // The command path with this batch's transaction as its durable boundary (decide-request.ts).
     const { records, decision } = await decideRequest(actor, req, ctx, ctx.clock.now());
     // A REISSUE is the ledger's alone, recording no run event: nothing joins the transaction but its answer.
     if (req.type === 'REISSUE' && decision.decision !== 'error') runs.remember(decision, body);
@@ -260,24 +240,19 @@ async function admitted(
   return authorize(auth.key, req, { started: state.seq > 0, tenant: state.tenant }, tenantsOf(keys));
 }
 
-/** An error decision that says nothing of the run: the request was not decided at all. */
+/** An error decision that says nothing of the run (the request was not decided at all), to send. */
 function unanswered(
   ctx: BatchContext,
   runId: string,
   requestId: string,
   e: { readonly code: string; readonly field: string | null; readonly message: string },
-): WireDecision {
-  return {
-    ...quiet,
-    request_id: requestId,
-    run_id: runId,
+): OutMessage {
+  const run = { status: 'UNKNOWN', seq: 0 };
+  return decisionMessage(ctx, {
+    ...answerTo({ request_id: requestId, run_id: runId }, ctx.workerId, ctx.clock.now(), run),
     decision: 'error',
-    status: 'UNKNOWN',
-    seq: 0,
     message: e.message,
     error_code: e.code,
     error_field: e.field,
-    worker: ctx.workerId,
-    decided_at_ms: ctx.clock.now(),
-  };
+  });
 }

@@ -1,30 +1,22 @@
 /**
- * The memory of decided signatures (tenant-replays.ts) is each worker's own: a worker that takes a
- * requests partition over has not seen what the worker before it decided there, and would decide a
- * replay of it again once its run no longer remembers the answer. So a takeover reads the
- * signatures back from the partition itself: every request before the committed offset was
- * decided (or refused), and a signed request is admitted only while its `sent_at_ms` is inside the
- * window of the worker's clock. Its client stamps the record no earlier than it signed, in the
- * same clock, so every request that could still be admitted lies at or after the first record
- * stamped inside the window (what the broker's time index finds). A record whose client forged an
- * older stamp can fall before it; its replay is not refused as a replay, only if still in its window.
- * Remembering a request that was refused is harmless: its replay is refused either way.
+ * The memory of decided signatures (tenant-replays.ts) is each worker's own, so a takeover reads
+ * them back from the partition: every request before the committed offset was decided (or
+ * refused). A client stamps its record no earlier than it signed, in the same clock, so every
+ * request the window could still admit lies at or after the first record stamped inside it (what
+ * the broker's time index finds). One whose client forged an older stamp can fall before it: its
+ * replay is then refused only once out of its window. Remembering a refused request is harmless.
  */
-import type { Admin } from 'kafkajs';
-import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import { withKafkaRetry } from '../log/kafka/kafka-retry.js';
 import { readRanges } from '../log/kafka/partition-reader.js';
+import type { RunsContext } from './runs-context.js';
 import type { ServiceCodec } from './service-codec.js';
 import type { WireRequest } from './service-topics.js';
 import { SIGNATURE_WINDOW_MS, type Signed } from './tenant-replays.js';
 
-export interface RecallFrom {
-  readonly log: KafkaLog;
-  readonly admin: Admin;
+export interface RecallFrom extends Pick<RunsContext, 'log' | 'admin' | 'timeoutMs'> {
   readonly requests: ServiceCodec<WireRequest>;
   /** The physical requests topic. */
   readonly topic: string;
-  readonly timeoutMs: number;
 }
 
 /** The signed requests of `partition` before `committed` that the window at `nowMs` may still admit. */

@@ -63,24 +63,20 @@ function idsProblem(req: WireRequest): Result<never> | null {
  */
 function recordedResult(json: string | null, hashing: Hashing): Result<string> {
   if (json === null) return { ok: true, value: 'null' };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(json);
-  } catch (e) {
-    return badField('result_json', `not JSON (${(e as Error).message})`);
-  }
-  const canonical = resultJsonOf(parsed, hashing);
+  const parsed = parseJson('result_json', json);
+  if (!parsed.ok) return parsed;
+  const canonical = resultJsonOf(parsed.value, hashing);
   return canonical.ok
     ? { ok: true, value: canonical.value.json }
     : badField('result_json', canonical.error.message);
 }
 
-function parseArgs(json: string | null): Result<unknown> {
-  if (json === null) return { ok: true, value: {} };
+function parseJson(field: string, json: string | null, ifNull?: unknown): Result<unknown> {
+  if (json === null) return { ok: true, value: ifNull };
   try {
     return { ok: true, value: JSON.parse(json) };
   } catch (e) {
-    return badField('args_json', `not JSON (${(e as Error).message})`);
+    return badField(field, `not JSON (${(e as Error).message})`);
   }
 }
 
@@ -116,7 +112,7 @@ export function requestCommand(req: WireRequest, policy: Policy, hashing: Hashin
           CALL_FIELDS,
         );
       if (bad !== null) return bad;
-      const args = parseArgs(req.args_json);
+      const args = parseJson('args_json', req.args_json, {});
       if (!args.ok) return args;
       if (req.reconciled !== null) {
         // A reconcile answer is about the call's operation, and its result is recorded as settled.

@@ -11,11 +11,11 @@ import type { WireRequest } from './service-topics.js';
 const DOMAIN = 'loopguard-request-v1\n';
 const NOT_SIGNED: ReadonlySet<string> = new Set(['signature']);
 
-/** What is signed: the request without its signature, canonical. */
-const signedText = (req: WireRequest): string => DOMAIN + fieldsJson(req, NOT_SIGNED);
-
+/** The HMAC of what is signed: the request without its signature, canonical. */
 function signatureOf(req: WireRequest, secret: string): string {
-  return createHmac('sha256', secret).update(signedText(req)).digest('hex');
+  return createHmac('sha256', secret)
+    .update(DOMAIN + fieldsJson(req, NOT_SIGNED))
+    .digest('hex');
 }
 
 /** `req` signed with `keyId`'s secret (what a client sends). */

@@ -1,6 +1,6 @@
 /**
- * What loading a partition's runs needs, opened on its own: for tools that load partitions as a
- * takeover does without being a worker (the snapshot tests, the takeover benchmark).
+ * What loading a partition's runs needs, opened on its own: by a worker, and by tools that load
+ * partitions as a takeover does (the snapshot tests, the takeover benchmark).
  */
 import type { Admin } from 'kafkajs';
 import { cachedDiceSimilarity, type DeciderDeps } from '../domain/index.js';
@@ -12,7 +12,6 @@ import { nodeHashing } from '../runtime/node-hashing.js';
 import type { ServiceConnection } from './open-service.js';
 import { PartitionSnapshots } from './partition-snapshots.js';
 
-/** What loading a partition's runs needs. */
 export interface RunsContext {
   readonly log: KafkaLog;
   readonly admin: Admin;
@@ -34,7 +33,7 @@ export interface OpenedRunsContext {
 }
 
 export async function openRunsContext(
-  conn: ServiceConnection,
+  conn: Pick<ServiceConnection, 'log' | 'events'>,
   opts: {
     readonly group: string;
     readonly secretKey: string;
@@ -45,7 +44,7 @@ export async function openRunsContext(
   const timeoutMs = opts.timeoutMs ?? 60_000;
   const snapshots = await PartitionSnapshots.open(
     conn.log,
-    conn.schemaStore,
+    conn.events.schemas,
     conn.events.subjectFor,
     timeoutMs,
   );

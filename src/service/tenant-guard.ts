@@ -6,8 +6,7 @@
  * and operation keys are scoped by tenant (`<tenant>:<key>`), so one tenant's ledger entries are
  * out of another's reach: naming another tenant's key names an operation of one's own, and naming
  * one by its ledger name (`<other tenant>:<key>`, as decisions show it) is refused, whether or not
- * the ledger holds it (the refusal tells nothing of what exists). A signature holds for
- * SIGNATURE_WINDOW_MS around the worker's clock (tenant-replays.ts keeps it from being replayed).
+ * the ledger holds it (the refusal tells nothing of what exists).
  */
 import { type CodeOf, InvalidInputError, type LoopguardError } from '../domain/index.js';
 import { signedWith } from './request-signature.js';

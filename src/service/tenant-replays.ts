@@ -1,15 +1,10 @@
 /**
  * Replay protection for signed requests. A signature holds only within SIGNATURE_WINDOW_MS of the
- * worker's clock (tenant-guard.ts refuses one signed earlier or later), and within that window a
- * worker remembers each signature it decided: the same signed bytes published again once their run
- * no longer remembers the answer (a run keeps its latest 16) are refused as a replay instead of
- * decided again. A client that re-sends after a timeout signs anew (a fresh send time), so a
- * re-send is never a replay; one re-sent byte for byte while its run still remembers it gets its
- * answer, as before.
- *
- * Memory: one entry per signed request decided in the last window, at most `cap`; past that the
- * oldest entries go and every request sent no later than the newest of them is refused as too old
- * (a window shrunk to what fits, never a replay let through).
+ * worker's clock (tenant-guard.ts), and within that window a worker remembers each signature it
+ * decided: the same signed bytes published again once their run no longer remembers the answer
+ * are refused as a replay. A client that re-sends after a timeout signs anew, so a re-send is
+ * never a replay. Past `cap` entries the oldest go, and every request sent no later than the
+ * newest of them is refused as too old (a window shrunk to what fits, never a replay let through).
  */
 
 /** How far a signed request's `sent_at_ms` may be from the worker's clock, either way. */
