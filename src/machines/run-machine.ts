@@ -18,6 +18,7 @@ import {
   type RecordedEvent,
   type RunState,
   type RunStatus,
+  TERMINAL_STATES,
   type TerminalState,
   waitBegun,
 } from '../domain/index.js';
@@ -48,14 +49,6 @@ const STAYING = [
   'OperationReleased',
   'FleetLoopDetected',
 ] as const satisfies readonly EventType[];
-
-const ENDS: readonly TerminalState[] = [
-  'COMPLETED',
-  'STOPPED_LOOP_GUARD',
-  'NEEDS_HUMAN',
-  'FAILED',
-  'PARTIAL',
-];
 
 /**
  * A move's one assignment (XState copies the whole context for each assignment, which costs a
@@ -120,7 +113,7 @@ const to = <T extends RunStatus>(target: T) => ({
   target,
   actions: { type: 'move' as const, params: target },
 });
-const stopTo = ENDS.map((terminal) => ({
+const stopTo = TERMINAL_STATES.map((terminal) => ({
   ...to(terminal),
   guard: { type: 'stopsAs' as const, params: terminal },
 }));
