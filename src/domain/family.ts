@@ -61,10 +61,10 @@ const counts = (t: TreeSpend): Record<string, number> => ({
 });
 
 /**
- * The first budget of `limits` that `used` has reached, as [rule, what, used, limit]; the same
- * order and rule names as a run's own budgets, so an audit reads alike whoever spent it.
+ * The first budget of `limits` that `used` has reached, as [rule, what, used, limit]: one order and
+ * one set of rule names for a run's own budgets, its ancestors' and a resume's.
  */
-function spentBudget(
+export function spentBudget(
   limits: AncestorView['limits'],
   used: TreeSpend,
 ): readonly [string, string, number, number] | null {
