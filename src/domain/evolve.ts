@@ -1,7 +1,7 @@
-import type { DomainEvent, EventOf, RecordedEvent } from './events.js';
+import type { EventOf, RecordedEvent } from './events.js';
 import { hasKeys, own } from './input-check.js';
 import { intentOf } from './intent.js';
-import { applyLedgerFact, type KeyEntry, type LedgerFact } from './ledger-rules.js';
+import { applyLedgerFact, type KeyEntry, ledgerFactOf, type OperationEvent } from './ledger-rules.js';
 import { nearDuplicatesAfter, newsOf } from './news.js';
 import { failuresAfter } from './repeated-failure.js';
 import {
@@ -234,8 +234,6 @@ function apply(s: RunState, rec: RecordedEvent): RunState {
   }
 }
 
-type OperationEvent = Extract<DomainEvent, { readonly operationKey: string; readonly callId: string }>;
-
 /** The run's own view of its operations, by the ledger's one set of rules. */
 function operation(s: RunState, e: OperationEvent, atMs: number): RunState {
   const known = own(s.operations, e.operationKey);
@@ -248,13 +246,12 @@ function operation(s: RunState, e: OperationEvent, atMs: number): RunState {
         : known.status === 'in_doubt'
           ? { status: 'in_doubt', owner, reason: '' }
           : { status: 'claimed', owner, atMs };
-  const fact: LedgerFact =
-    e.type === 'OperationCompleted'
-      ? { type: e.type, resultJson: e.resultJson }
-      : e.type === 'OperationInDoubt'
-        ? { type: e.type, reason: e.reason }
-        : { type: e.type };
-  const { next, refused } = applyLedgerFact(entry, fact, { runId: s.runId, callId: e.callId }, atMs);
+  const { next, refused } = applyLedgerFact(
+    entry,
+    ledgerFactOf(e),
+    { runId: s.runId, callId: e.callId },
+    atMs,
+  );
   if (refused !== null) return s;
   if (next === undefined) return patch(s, { operations: without(s.operations, e.operationKey) });
   const resultJson = next.status === 'completed' ? next.resultJson : null;
