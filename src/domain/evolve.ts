@@ -73,6 +73,20 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
           [call.tool]: askedNow.length > ASKED_CAP ? askedNow.slice(-ASKED_CAP) : askedNow,
         };
   const blocked = outsideNews ? {} : s.blocked;
+  // New information, the only thing that opens a new window: a higher progress version, a user
+  // turn since the last call, a result this exact call has never returned, or (a bounded number
+  // of times) one that differs from what it returned last time. A check of what a change did is
+  // progress for no_progress only (below), so cycles through it still show (news.ts).
+  const fresh = outsideNews || !known;
+  const progressed = e.kind !== 'RETRYABLE' && (fresh || news.flipBack);
+  const entry: WindowEntry = {
+    callId: e.callId,
+    fingerprint: fp,
+    tool: call.tool,
+    kind: e.kind,
+    progressed,
+    result,
+  };
   // Built by assignment into a fresh copy: the hottest fold of all, once per call.
   const n = copyState(s) as Mutable<RunState>;
   n.inFlight = null;
@@ -84,37 +98,15 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   n.nearDuplicates = nearDuplicatesAfter(s, call, e.kind, e.resultHash, prior, news, outsideNews, known);
   n.blocked = blocked;
   if (e.kind === 'RETRYABLE') {
-    const entry: WindowEntry = {
-      callId: e.callId,
-      fingerprint: fp,
-      tool: call.tool,
-      kind: e.kind,
-      progressed: false,
-      result,
-    };
     n.retries = { ...s.retries, [fp]: (s.retries[fp] ?? 0) + 1 };
     n.window = capped(s.window, entry, WINDOW_CAP);
     n.recent = capped(s.recent, entry, RECENT_CAP);
     return n;
   }
-  // New information, the only thing that opens a new window: a higher progress version, a user
-  // turn since the last call, a result this exact call has never returned, or (a bounded number
-  // of times) one that differs from what it returned last time. A check of what a change did is
-  // progress for no_progress only (below), so cycles through it still show (news.ts).
-  const fresh = outsideNews || !known;
-  const progressed = fresh || news.flipBack;
   n.answers = news.answers;
   n.failures = failuresAfter(s.failures, e.callId, result, e.failed === true, outsideNews || news.changed);
   n.sinceChange = news.sinceChange;
   n.revisits = fresh ? 0 : news.flipBack || news.recheck ? s.revisits + 1 : s.revisits;
-  const entry: WindowEntry = {
-    callId: e.callId,
-    fingerprint: fp,
-    tool: call.tool,
-    kind: e.kind,
-    progressed,
-    result,
-  };
   // Polls are bounded by maxPolls and retries by maxRetries: neither counts as spinning here.
   const counts = e.kind !== 'PENDING';
   n.seen = known ? s.seen : capped(s.seen, pair, SEEN_CAP);
