@@ -7,6 +7,7 @@
  * that takes a run over in another process compute the same intent for the same call.
  */
 import { put } from './input-check.js';
+import { jsonValue } from './json-value.js';
 import { normalisedKey } from './redact.js';
 
 /** Argument names that page through a result, once normalised. */
@@ -59,19 +60,15 @@ export function intentOf(argsJson: string): string {
 
 /** The intent by parsing: the definition, for any JSON text. */
 export function intentByParse(argsJson: string): string {
-  let v: unknown;
-  try {
-    v = JSON.parse(argsJson);
-  } catch {
-    return argsJson;
-  }
+  const v = jsonValue(argsJson);
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return argsJson;
-  let paging = false;
-  for (const k of Object.keys(v)) if (isPagingKey(k)) paging = true;
-  if (!paging) return argsJson;
   const kept: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) if (!isPagingKey(k)) put(kept, k, x);
-  return JSON.stringify(kept);
+  let paging = false;
+  for (const [k, x] of Object.entries(v)) {
+    if (isPagingKey(k)) paging = true;
+    else put(kept, k, x);
+  }
+  return paging ? JSON.stringify(kept) : argsJson;
 }
 
 const INTEGER_KEY = /^(0|[1-9][0-9]*)$/;

@@ -1,3 +1,5 @@
+import { jsonValue } from './json-value.js';
+
 /**
  * Near-duplicate detection compares argument sets of one tool. The built-in measure is
  * deterministic text similarity; users can bring their own (embeddings) through `Similarity`.
@@ -13,11 +15,8 @@ function valuesText(argsJson: string): string {
     else if (Array.isArray(v)) v.forEach(walk);
     else if (v !== null && typeof v === 'object') Object.values(v).forEach(walk);
   };
-  try {
-    walk(JSON.parse(argsJson));
-  } catch {
-    text = argsJson;
-  }
+  // Text that is not JSON is walked as one string: its words are its values.
+  walk(jsonValue(argsJson, argsJson));
   return text
     .toLowerCase()
     .replace(/[\s\p{P}]+/gu, ' ')
