@@ -84,8 +84,7 @@ const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
 /** A name: a run id, tool, operation key, task type, result code. Not blank, not huge, valid Unicode. */
 export const nameProblem: Check = (v) => {
   if (v === undefined) return 'missing or not a non-empty string';
-  if (typeof v !== 'string') return `expected a non-empty string, got ${shown(v)}`;
-  if (v.trim() === '') return `expected a non-empty string, got ${shown(v)}`;
+  if (typeof v !== 'string' || v.trim() === '') return `expected a non-empty string, got ${shown(v)}`;
   if (v.length > MAX_NAME_CHARS) return `longer than ${MAX_NAME_CHARS} characters`;
   if (!wellFormed(v)) return 'not valid Unicode (a lone surrogate has no UTF-8 form)';
   return null;
