@@ -1,12 +1,7 @@
 /**
- * Every code a LoopguardError can carry, with its family, whether the same input may succeed later
- * (`retriable`, the default a throw site gets) and what it means. This table is the single source:
- * `ErrorCode` is its keys, the README's "Error codes" section is checked against it, and a test
- * fails when src raises a code that is not here or the table keeps a code nothing raises.
- *
- * Families: `conflict` (someone else wrote first), `invalid_input` (bad input, names the field),
- * `illegal_state` (the input is fine, the run or store is not in a state to take it),
- * `unavailable` (a dependency did not answer; usually worth a retry), `other`.
+ * Every code a LoopguardError can carry, with its family (errors.ts has a class for each), whether
+ * the same input may succeed later (`retriable`, the default a throw site gets) and what it means.
+ * The single source: `ErrorCode` is its keys, and tests hold the README and the codes src raises to it.
  */
 export type ErrorFamily = 'conflict' | 'invalid_input' | 'illegal_state' | 'unavailable' | 'other';
 

@@ -1,10 +1,8 @@
 /**
  * What a call asks, apart from which page or which item: its canonical arguments without paging
  * and identity fields. Two calls with one intent are a next page or another item, never a
- * rephrasing; near-duplicate detection compares intents.
- *
- * One function of the arguments' text and nothing else: the live guard, a rebuild and a worker
- * that takes a run over in another process compute the same intent for the same call.
+ * rephrasing; near-duplicate detection compares intents. A pure function of the arguments' text,
+ * so every process computes the same intent for the same call.
  */
 import { put } from './input-check.js';
 import { jsonValue } from './json-value.js';

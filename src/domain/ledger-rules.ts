@@ -1,7 +1,6 @@
 /**
- * The idempotency ledger's rules, written once. Every ledger view folds Operation* events with
- * them: the file and Kafka ledgers (which also answer callers, so a refusal becomes an error),
- * the ledger projection over all runs, and a run's own RunState.operations.
+ * The idempotency ledger's rules, written once for every ledger view (the embedded, memory and
+ * Kafka ledgers, the ledger projection, a run's own RunState.operations).
  *
  * - The first claim wins: a claim on a key that has an entry changes nothing (even its holder's).
  * - A completion is final: nothing changes a completed key.
