@@ -1,4 +1,4 @@
-import type { ChildState } from './family.js';
+import type { ChildState, TreeSpend } from './family.js';
 import type { RunPolicy } from './policy.js';
 
 export type ResultKind = 'SUCCESS' | 'RETRYABLE' | 'PRECONDITION' | 'FATAL' | 'PENDING';
@@ -48,11 +48,7 @@ export interface Evidence {
   readonly thresholds: Readonly<Record<string, number>>;
 }
 
-export interface Spend {
-  readonly steps: number;
-  readonly toolCalls: number;
-  readonly tokens: number;
-  readonly costUsd: number;
+export interface Spend extends TreeSpend {
   readonly elapsedMs: number;
 }
 

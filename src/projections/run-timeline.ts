@@ -1,15 +1,11 @@
-import { initialState, type RecordedEvent, type RunState } from '../domain/index.js';
+import { initialState, type RecordedEvent, type RunState, type TreeSpend } from '../domain/index.js';
 import { foldRun } from '../machines/index.js';
 import { type AuditEntry, AuditProjection } from './audit-projection.js';
 import { type LedgerEntry, LedgerProjection } from './ledger-projection.js';
 
 /** What a run had spent at one moment: one point of the "budgets over time" view. */
-export interface BudgetPoint {
+export interface BudgetPoint extends TreeSpend {
   readonly atMs: number;
-  readonly steps: number;
-  readonly toolCalls: number;
-  readonly tokens: number;
-  readonly costUsd: number;
 }
 
 /** Everything a person looks at for one run: calls and decisions, budgets over time, ledger, stop. */
