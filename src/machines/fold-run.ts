@@ -1,6 +1,6 @@
 import { copyState, evolve, type RecordedEvent, type RunState } from '../domain/index.js';
 import { machineStep } from './machine-step.js';
-import { type MachineScope, machineEvent, runMachine } from './run-machine.js';
+import { type MachineScope, machineEvent, runMachine, snapshotOf } from './run-machine.js';
 
 /**
  * One recorded event through the run machine: the run's state after it, or null for an illegal
@@ -9,7 +9,7 @@ import { type MachineScope, machineEvent, runMachine } from './run-machine.js';
  */
 export function stepRun(s: RunState, record: RecordedEvent, scope?: MachineScope): RunState | null {
   if (scope?.inspecting !== true) return machineStep(s, record);
-  const from = runMachine.resolveState({ value: s.status, context: s });
+  const from = snapshotOf(s);
   const next = runMachine.transition(from, machineEvent(record), scope.actorScope);
   if (next === from) return null;
   // XState merges an assigned context into a new object key by key; the run keeps the compact

@@ -13,7 +13,7 @@ import {
 } from '../domain/index.js';
 import { foldMemo } from './fold-memo.js';
 import { keepingStatus, stepRun } from './fold-run.js';
-import { type MachineScope, type RunSnapshot, runMachine } from './run-machine.js';
+import { type MachineScope, type RunSnapshot, snapshotOf } from './run-machine.js';
 
 export interface Clock {
   now(): number;
@@ -66,7 +66,7 @@ export class RunActor {
 
   /** The run machine's snapshot: `value` the run's status, `context` the run's state. */
   getSnapshot(): RunSnapshot {
-    return runMachine.resolveState({ value: this.folded.status, context: this.folded });
+    return snapshotOf(this.folded);
   }
 
   propose(input: CommandInput): Result<RecordedEvent[]> {

@@ -140,6 +140,10 @@ export const runMachine = machine.createMachine({
 
 export type RunSnapshot = SnapshotFrom<typeof runMachine>;
 
+/** The machine's snapshot of a run at `state`: its value is the run's status. */
+export const snapshotOf = (state: RunState): RunSnapshot =>
+  runMachine.resolveState({ value: state.status, context: state });
+
 /** The machine event of a recorded event. */
 export const machineEvent = (record: RecordedEvent): RunMachineEvent => ({ type: record.event.type, record });
 

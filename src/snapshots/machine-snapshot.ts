@@ -10,6 +10,8 @@
 import type { RunState } from '../domain/index.js';
 import { type RunSnapshot, runMachine } from '../machines/index.js';
 
+export { snapshotOf } from '../machines/index.js';
+
 const SNAPSHOT_FORMAT = 2;
 
 /** A stored snapshot: the machine's persisted snapshot and its format. */
@@ -20,11 +22,6 @@ export type StoredRunSnapshot = { readonly v: typeof SNAPSHOT_FORMAT } & ReturnT
 /** A run snapshot that cannot be restored, and why. */
 export interface Unrestorable {
   readonly problem: string;
-}
-
-/** The machine's snapshot of a run at `state` (its value is the run's status). */
-export function snapshotOf(state: RunState): RunSnapshot {
-  return runMachine.resolveState({ value: state.status, context: state });
 }
 
 export function persistRun(snapshot: RunSnapshot): StoredRunSnapshot {
