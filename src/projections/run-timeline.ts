@@ -27,7 +27,6 @@ export class RunTimelineFold {
   private readonly audit = new AuditProjection();
   private readonly ledger = new LedgerProjection();
   private readonly budgets: BudgetPoint[] = [];
-  private seen = false;
 
   constructor(readonly runId: string) {
     this.state = initialState(runId);
@@ -35,7 +34,6 @@ export class RunTimelineFold {
 
   apply(rec: RecordedEvent): void {
     if (rec.runId !== this.runId || rec.seq <= this.state.seq) return;
-    this.seen = true;
     const before = this.state;
     this.state = foldRun(before, rec);
     this.audit.apply(rec);
@@ -59,7 +57,7 @@ export class RunTimelineFold {
 
   /** The timeline, or undefined when the log has no event of this run. */
   timeline(): RunTimeline | undefined {
-    if (!this.seen) return undefined;
+    if (this.state.seq === 0) return undefined;
     return {
       runId: this.runId,
       state: this.state,
