@@ -127,9 +127,7 @@ export function canonicalJson(value: unknown, root: string, rules: CanonicalRule
         new LoopguardError(
           'too_large',
           `${root}: ${json.length} characters of JSON, more than ${MAX_JSON_CHARS}`,
-          {
-            details: { field: root },
-          },
+          { details: { field: root } },
         ),
       );
     return ok({ json });

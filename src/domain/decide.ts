@@ -10,6 +10,7 @@ import {
 } from './decide-call.js';
 import { err, ok, type Result } from './errors.js';
 import { type DomainEvent, emptyEvidence, isTerminal } from './events.js';
+import { spentBudget } from './family.js';
 import {
   fieldsProblem,
   inputError,
@@ -19,7 +20,6 @@ import {
   RESUME_FIELDS,
   textProblem,
 } from './input-check.js';
-import type { RunPolicy } from './policy.js';
 import { redactText } from './redact.js';
 import type { RunState } from './run-state.js';
 import { stopReport } from './stop-report.js';
@@ -152,11 +152,12 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps, fold: RunFo
         progressVersion: Math.max(s.progressVersion, s.lastCheckpoint?.progressVersion ?? 0),
         policy: cmd.policy ?? null,
       };
-      const spent = budgetsSpent(s, policy);
+      // The wall clock starts afresh with an approved resume; the other budgets stay spent.
+      const spent = spentBudget(policy, s);
       if (spent !== null)
         return fail(
           'budget_still_spent',
-          `run ${s.runId}: the ${spent} budget is still spent; resume with a policy that raises it`,
+          `run ${s.runId}: the ${spent[1]} budget is still spent; resume with a policy that raises it`,
         );
       return ok([resumed]);
     }
@@ -200,13 +201,4 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps, fold: RunFo
       ]);
     }
   }
-}
-
-/** Budgets a resume cannot outrun; the wall clock starts afresh with an approved resume. */
-function budgetsSpent(s: RunState, p: RunPolicy): string | null {
-  if (p.maxSteps !== null && s.steps >= p.maxSteps) return 'step';
-  if (p.maxToolCalls !== null && s.toolCalls >= p.maxToolCalls) return 'tool-call';
-  if (p.maxTokens !== null && s.tokens >= p.maxTokens) return 'token';
-  if (p.maxCostUsd !== null && s.costUsd >= p.maxCostUsd) return 'cost';
-  return null;
 }

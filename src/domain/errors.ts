@@ -1,8 +1,7 @@
 /**
- * Errors are values: every failure loopguard reports has a stable `code` (for programs, one of
- * ERROR_CODES) and a message naming what was wrong (for people). `retriable` says whether the same
- * input may succeed later (a broker that is down) or never will (a malformed policy); it defaults
- * from the code's entry in the table, and a throw site overrides it only where that case differs.
+ * Every failure loopguard reports has a stable `code` (one of ERROR_CODES) and a message naming
+ * what was wrong. `retriable` (whether the same input may succeed later) defaults from the code's
+ * entry; a throw site overrides it only where its case differs.
  */
 import { type CodeOf, ERROR_CODES, type ErrorCode, type ErrorFamily } from './error-codes.js';
 

@@ -1,4 +1,4 @@
-import type { ChildState } from './family.js';
+import type { ChildState, TreeSpend } from './family.js';
 import type { RunPolicy } from './policy.js';
 
 export type ResultKind = 'SUCCESS' | 'RETRYABLE' | 'PRECONDITION' | 'FATAL' | 'PENDING';
@@ -48,11 +48,7 @@ export interface Evidence {
   readonly thresholds: Readonly<Record<string, number>>;
 }
 
-export interface Spend {
-  readonly steps: number;
-  readonly toolCalls: number;
-  readonly tokens: number;
-  readonly costUsd: number;
+export interface Spend extends TreeSpend {
   readonly elapsedMs: number;
 }
 
@@ -82,7 +78,7 @@ export type DomainEvent =
       readonly tenant: string | null;
       readonly policy: RunPolicy;
       readonly progressVersion: number;
-      /** Labels the caller attaches to the run (trace file, source, recorded call count); not read by the guard. */
+      /** Labels the caller attaches to the run; not read by the guard. */
       readonly meta: Readonly<Record<string, string>>;
       /** The supervisor run this one is a sub-agent of, or null. */
       readonly parentRunId: string | null;
@@ -101,11 +97,7 @@ export type DomainEvent =
       /** Canonical args of the earlier call of this tool that these resemble (a near-duplicate), if any. */
       readonly similarTo: string | null;
       readonly similarity: number | null;
-      /**
-       * What the call asks (intent.ts `intentOf` of `argsJson`), as the decider computed it: the
-       * fold takes it from here instead of computing it again. Absent in records written before
-       * it was kept (the fold then computes it).
-       */
+      /** `intentOf(argsJson)` as the decider computed it, for the fold; absent in older records. */
       readonly intent?: string;
     }
   | {
@@ -133,22 +125,17 @@ export type DomainEvent =
       readonly costUsd: number;
       readonly retryAfterMs: number | null;
       readonly durationMs: number;
-      /**
-       * False for an answer that says nothing: empty once markup and structure are taken away
-       * ("", "ok", {}, a harness's wrapped empty output).
-       */
+      /** False for an answer that says nothing ("", "ok", {}, a harness's wrapped empty output). */
       readonly informative: boolean;
       /**
        * False for a short answer that shares no word with the call's arguments ("File written
-       * successfully." to a write of a script): about the harness, not the ask. Neither kind can
-       * show that a rephrasing got nowhere.
+       * successfully." to a write of a script): about the harness, not the ask.
        */
       readonly answersAsk: boolean;
       /**
        * The class the guard judges the result by: a digest of the result with its volatile parts
-       * masked (numbers in text, timestamps, durations, hex ids, UUIDs, temporary paths; see
-       * normalised-result.ts), or null when masking changed nothing and `resultHash` is the class.
-       * `resultHash` stays the raw result's hash, for audit.
+       * masked (normalised-result.ts), or null when masking changed nothing and `resultHash`, the
+       * raw result's hash, is the class.
        */
       readonly resultClass: string | null;
       /** The result reports a failure (see failed-result.ts); old records read false. */

@@ -1,7 +1,7 @@
-import type { DomainEvent, EventOf, RecordedEvent } from './events.js';
+import type { EventOf, RecordedEvent } from './events.js';
 import { hasKeys, own } from './input-check.js';
 import { intentOf } from './intent.js';
-import { applyLedgerFact, type KeyEntry, type LedgerFact } from './ledger-rules.js';
+import { applyLedgerFact, type KeyEntry, ledgerFactOf, type OperationEvent } from './ledger-rules.js';
 import { nearDuplicatesAfter, newsOf } from './news.js';
 import { failuresAfter } from './repeated-failure.js';
 import {
@@ -73,6 +73,20 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
           [call.tool]: askedNow.length > ASKED_CAP ? askedNow.slice(-ASKED_CAP) : askedNow,
         };
   const blocked = outsideNews ? {} : s.blocked;
+  // New information, the only thing that opens a new window: a higher progress version, a user
+  // turn since the last call, a result this exact call has never returned, or (a bounded number
+  // of times) one that differs from what it returned last time. A check of what a change did is
+  // progress for no_progress only (below), so cycles through it still show (news.ts).
+  const fresh = outsideNews || !known;
+  const progressed = e.kind !== 'RETRYABLE' && (fresh || news.flipBack);
+  const entry: WindowEntry = {
+    callId: e.callId,
+    fingerprint: fp,
+    tool: call.tool,
+    kind: e.kind,
+    progressed,
+    result,
+  };
   // Built by assignment into a fresh copy: the hottest fold of all, once per call.
   const n = copyState(s) as Mutable<RunState>;
   n.inFlight = null;
@@ -84,37 +98,15 @@ function completed(s: RunState, e: EventOf<'ToolCallCompleted'>): RunState {
   n.nearDuplicates = nearDuplicatesAfter(s, call, e.kind, e.resultHash, prior, news, outsideNews, known);
   n.blocked = blocked;
   if (e.kind === 'RETRYABLE') {
-    const entry: WindowEntry = {
-      callId: e.callId,
-      fingerprint: fp,
-      tool: call.tool,
-      kind: e.kind,
-      progressed: false,
-      result,
-    };
     n.retries = { ...s.retries, [fp]: (s.retries[fp] ?? 0) + 1 };
     n.window = capped(s.window, entry, WINDOW_CAP);
     n.recent = capped(s.recent, entry, RECENT_CAP);
     return n;
   }
-  // New information, the only thing that opens a new window: a higher progress version, a user
-  // turn since the last call, a result this exact call has never returned, or (a bounded number
-  // of times) one that differs from what it returned last time. A check of what a change did is
-  // progress for no_progress only (below), so cycles through it still show (news.ts).
-  const fresh = outsideNews || !known;
-  const progressed = fresh || news.flipBack;
   n.answers = news.answers;
   n.failures = failuresAfter(s.failures, e.callId, result, e.failed === true, outsideNews || news.changed);
   n.sinceChange = news.sinceChange;
   n.revisits = fresh ? 0 : news.flipBack || news.recheck ? s.revisits + 1 : s.revisits;
-  const entry: WindowEntry = {
-    callId: e.callId,
-    fingerprint: fp,
-    tool: call.tool,
-    kind: e.kind,
-    progressed,
-    result,
-  };
   // Polls are bounded by maxPolls and retries by maxRetries: neither counts as spinning here.
   const counts = e.kind !== 'PENDING';
   n.seen = known ? s.seen : capped(s.seen, pair, SEEN_CAP);
@@ -234,8 +226,6 @@ function apply(s: RunState, rec: RecordedEvent): RunState {
   }
 }
 
-type OperationEvent = Extract<DomainEvent, { readonly operationKey: string; readonly callId: string }>;
-
 /** The run's own view of its operations, by the ledger's one set of rules. */
 function operation(s: RunState, e: OperationEvent, atMs: number): RunState {
   const known = own(s.operations, e.operationKey);
@@ -248,13 +238,12 @@ function operation(s: RunState, e: OperationEvent, atMs: number): RunState {
         : known.status === 'in_doubt'
           ? { status: 'in_doubt', owner, reason: '' }
           : { status: 'claimed', owner, atMs };
-  const fact: LedgerFact =
-    e.type === 'OperationCompleted'
-      ? { type: e.type, resultJson: e.resultJson }
-      : e.type === 'OperationInDoubt'
-        ? { type: e.type, reason: e.reason }
-        : { type: e.type };
-  const { next, refused } = applyLedgerFact(entry, fact, { runId: s.runId, callId: e.callId }, atMs);
+  const { next, refused } = applyLedgerFact(
+    entry,
+    ledgerFactOf(e),
+    { runId: s.runId, callId: e.callId },
+    atMs,
+  );
   if (refused !== null) return s;
   if (next === undefined) return patch(s, { operations: without(s.operations, e.operationKey) });
   const resultJson = next.status === 'completed' ? next.resultJson : null;

@@ -7,7 +7,7 @@
  * repeated-failure.ts); a failure missed here is still caught by the repeat rules.
  */
 
-import { jsonValue } from './json-value.js';
+import { jsonInside, jsonValue } from './json-value.js';
 
 const STATUS_KEYS: ReadonlySet<string> = new Set(['exitcode', 'returncode', 'exitstatus', 'rc']);
 const FLAG_KEYS: ReadonlySet<string> = new Set(['ok', 'success', 'succeeded']);
@@ -29,11 +29,8 @@ function textFailed(t: string): boolean {
 function valueFailed(v: unknown, depth: number): boolean {
   if (typeof v === 'string') {
     const t = v.trim();
-    if (depth < 2 && (t.startsWith('{') || t.startsWith('['))) {
-      const inner = jsonValue(t);
-      if (typeof inner === 'object' && inner !== null) return valueFailed(inner, depth + 1);
-    }
-    return textFailed(t);
+    const inner = jsonInside(t, depth);
+    return inner === null ? textFailed(t) : valueFailed(inner, depth + 1);
   }
   if (typeof v !== 'object' || v === null || depth > 3) return false;
   if (Array.isArray(v)) return false;

@@ -1,4 +1,4 @@
-import { type Evidence, isTerminal, type RunStatus } from './events.js';
+import { isTerminal, type RunStatus } from './events.js';
 import type { Limits } from './policy.js';
 import type { RunState } from './run-state.js';
 import { evidence, stopVerdict, type Verdict } from './verdict.js';
@@ -61,10 +61,10 @@ const counts = (t: TreeSpend): Record<string, number> => ({
 });
 
 /**
- * The first budget of `limits` that `used` has reached, as [rule, what, used, limit]; the same
- * order and rule names as a run's own budgets, so an audit reads alike whoever spent it.
+ * The first budget of `limits` that `used` has reached, as [rule, what, used, limit]: one order and
+ * one set of rule names for a run's own budgets, its ancestors' and a resume's.
  */
-function spentBudget(
+export function spentBudget(
   limits: AncestorView['limits'],
   used: TreeSpend,
 ): readonly [string, string, number, number] | null {
@@ -85,13 +85,12 @@ export function ancestorVerdict(
   costEstimateUsd: number | null,
 ): Verdict | null {
   for (const a of family?.ancestors ?? []) {
-    const ev: Evidence = evidence([], counts(a.spent), {});
     if (isTerminal(a.status)) {
       return stopVerdict(
         'before',
         'parent_stopped',
         `Stopped: ancestor run ${a.runId} has ended (${a.status}); no call of its sub-agents runs after it.`,
-        ev,
+        evidence([], counts(a.spent), {}),
         'PARTIAL',
       );
     }

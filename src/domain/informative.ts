@@ -6,7 +6,7 @@
  * A wrapper that carries words ("File written successfully.") is caught otherwise: it shares no
  * word with what was asked (`answersAsk` below), and unrelated calls get it alike (news.ts).
  */
-import { jsonValue } from './json-value.js';
+import { jsonInside, jsonValue } from './json-value.js';
 
 const EMPTY_WORDS =
   /^(ok|okay|done|success|succeeded|true|false|null|none|nil|undefined|saved|written|updated)?$/i;
@@ -29,12 +29,8 @@ function says(v: unknown, depth: number): boolean {
   if (typeof v === 'number') return true;
   if (typeof v === 'string') {
     const t = v.trim();
-    // A string holding JSON (a harness envelope passed on as text) is judged by its contents.
-    if (depth < 2 && (t.startsWith('{') || t.startsWith('['))) {
-      const inner = jsonValue(t);
-      if (typeof inner === 'object' && inner !== null) return says(inner, depth + 1);
-    }
-    return !saysNothing(t);
+    const inner = jsonInside(t, depth);
+    return inner === null ? !saysNothing(t) : says(inner, depth + 1);
   }
   if (Array.isArray(v)) return v.some((x) => says(x, depth + 1));
   if (typeof v === 'object') {

@@ -84,8 +84,7 @@ const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
 /** A name: a run id, tool, operation key, task type, result code. Not blank, not huge, valid Unicode. */
 export const nameProblem: Check = (v) => {
   if (v === undefined) return 'missing or not a non-empty string';
-  if (typeof v !== 'string') return `expected a non-empty string, got ${shown(v)}`;
-  if (v.trim() === '') return `expected a non-empty string, got ${shown(v)}`;
+  if (typeof v !== 'string' || v.trim() === '') return `expected a non-empty string, got ${shown(v)}`;
   if (v.length > MAX_NAME_CHARS) return `longer than ${MAX_NAME_CHARS} characters`;
   if (!wellFormed(v)) return 'not valid Unicode (a lone surrogate has no UTF-8 form)';
   return null;
@@ -99,30 +98,23 @@ export const textProblem: Check = (v) => {
   return null;
 };
 
-const integerIn =
-  (max: number): Check =>
+const inRange =
+  (max: number, integer: boolean): Check =>
   (v) =>
-    typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= max
+    typeof v === 'number' && (integer ? Number.isInteger(v) : Number.isFinite(v)) && v >= 0 && v <= max
       ? null
-      : `expected an integer in [0, ${max}], got ${shown(v)}`;
-
-const numberIn =
-  (max: number): Check =>
-  (v) =>
-    typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= max
-      ? null
-      : `expected a number in [0, ${max}], got ${shown(v)}`;
+      : `expected ${integer ? 'an integer' : 'a number'} in [0, ${max}], got ${shown(v)}`;
 
 export const booleanProblem: Check = (v) =>
   typeof v === 'boolean' ? null : `expected true or false, got ${shown(v)}`;
 
 /** Each kind of number the guard records, with the range the encoder and the runtime honour. */
-export const tokensProblem = integerIn(MAX_TOKENS);
-export const costProblem = numberIn(MAX_COST_USD);
-export const progressVersionProblem = integerIn(MAX_LONG);
+export const tokensProblem = inRange(MAX_TOKENS, true);
+export const costProblem = inRange(MAX_COST_USD, false);
+export const progressVersionProblem = inRange(MAX_LONG, true);
 /** A wait the runtime can time with one timer. */
-export const delayProblem = integerIn(MAX_TIMER_MS);
-export const timeProblem = integerIn(MAX_TIME_MS);
+export const delayProblem = inRange(MAX_TIMER_MS, true);
+export const timeProblem = inRange(MAX_TIME_MS, true);
 
 export type FieldSpec = Readonly<Record<string, Check>>;
 

@@ -1,12 +1,11 @@
 /**
  * What a call asks, apart from which page or which item: its canonical arguments without paging
  * and identity fields. Two calls with one intent are a next page or another item, never a
- * rephrasing; near-duplicate detection compares intents.
- *
- * One function of the arguments' text and nothing else: the live guard, a rebuild and a worker
- * that takes a run over in another process compute the same intent for the same call.
+ * rephrasing; near-duplicate detection compares intents. A pure function of the arguments' text,
+ * so every process computes the same intent for the same call.
  */
 import { put } from './input-check.js';
+import { jsonValue } from './json-value.js';
 import { normalisedKey } from './redact.js';
 
 /** Argument names that page through a result, once normalised. */
@@ -59,19 +58,15 @@ export function intentOf(argsJson: string): string {
 
 /** The intent by parsing: the definition, for any JSON text. */
 export function intentByParse(argsJson: string): string {
-  let v: unknown;
-  try {
-    v = JSON.parse(argsJson);
-  } catch {
-    return argsJson;
-  }
+  const v = jsonValue(argsJson);
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return argsJson;
-  let paging = false;
-  for (const k of Object.keys(v)) if (isPagingKey(k)) paging = true;
-  if (!paging) return argsJson;
   const kept: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) if (!isPagingKey(k)) put(kept, k, x);
-  return JSON.stringify(kept);
+  let paging = false;
+  for (const [k, x] of Object.entries(v)) {
+    if (isPagingKey(k)) paging = true;
+    else put(kept, k, x);
+  }
+  return paging ? JSON.stringify(kept) : argsJson;
 }
 
 const INTEGER_KEY = /^(0|[1-9][0-9]*)$/;

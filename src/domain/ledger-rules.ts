@@ -1,14 +1,13 @@
 /**
- * The idempotency ledger's rules, written once. Every ledger view folds Operation* events with
- * them: the file and Kafka ledgers (which also answer callers, so a refusal becomes an error),
- * the ledger projection over all runs, and a run's own RunState.operations.
+ * The idempotency ledger's rules, written once for every ledger view (the embedded, memory and
+ * Kafka ledgers, the ledger projection, a run's own RunState.operations).
  *
  * - The first claim wins: a claim on a key that has an entry changes nothing (even its holder's).
  * - A completion is final: nothing changes a completed key.
  * - Only the holder (the owner of the claimed or in-doubt entry) completes it, marks it in doubt
  *   or releases it; a stale record of an earlier owner cannot touch a key someone else holds.
  */
-import type { RecordedEvent } from './events.js';
+import type { DomainEvent, EventOf, RecordedEvent } from './events.js';
 
 export interface LedgerOwner {
   readonly runId: string;
@@ -69,34 +68,32 @@ export function applyLedgerFact(
   }
 }
 
+/** An Operation* event: a fact about one key of the ledger. */
+export type OperationEvent = EventOf<
+  'OperationClaimed' | 'OperationCompleted' | 'OperationInDoubt' | 'OperationReleased'
+>;
+
+export const isOperationEvent = (e: DomainEvent): e is OperationEvent =>
+  e.type === 'OperationClaimed' ||
+  e.type === 'OperationCompleted' ||
+  e.type === 'OperationInDoubt' ||
+  e.type === 'OperationReleased';
+
+/** The fact an Operation* event records. */
+export function ledgerFactOf(e: OperationEvent): LedgerFact {
+  if (e.type === 'OperationCompleted') return { type: e.type, resultJson: e.resultJson };
+  if (e.type === 'OperationInDoubt') return { type: e.type, reason: e.reason };
+  return { type: e.type };
+}
+
 /** The operation key an Operation* event is about, or null for any other event. */
 export function operationKeyOf(r: RecordedEvent): string | null {
-  const e = r.event;
-  switch (e.type) {
-    case 'OperationClaimed':
-    case 'OperationCompleted':
-    case 'OperationInDoubt':
-    case 'OperationReleased':
-      return e.operationKey;
-    default:
-      return null;
-  }
+  return isOperationEvent(r.event) ? r.event.operationKey : null;
 }
 
 /** Folds a recorded Operation* event (its run and call are the owner) into the key's entry. */
 export function foldLedger(entry: KeyEntry | undefined, r: RecordedEvent): KeyEntry | undefined {
   const e = r.event;
-  const owner = 'callId' in e && e.callId !== null ? { runId: r.runId, callId: e.callId } : null;
-  if (owner === null) return entry;
-  switch (e.type) {
-    case 'OperationClaimed':
-    case 'OperationReleased':
-      return applyLedgerFact(entry, { type: e.type }, owner, r.atMs).next;
-    case 'OperationCompleted':
-      return applyLedgerFact(entry, { type: e.type, resultJson: e.resultJson }, owner, r.atMs).next;
-    case 'OperationInDoubt':
-      return applyLedgerFact(entry, { type: e.type, reason: e.reason }, owner, r.atMs).next;
-    default:
-      return entry;
-  }
+  if (!isOperationEvent(e)) return entry;
+  return applyLedgerFact(entry, ledgerFactOf(e), { runId: r.runId, callId: e.callId }, r.atMs).next;
 }

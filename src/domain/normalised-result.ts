@@ -1,4 +1,4 @@
-import { jsonValue } from './json-value.js';
+import { jsonInside, jsonValue } from './json-value.js';
 import type { Hashing } from './redact.js';
 
 /**
@@ -74,16 +74,13 @@ interface Masking {
 /** Strings masked at every depth; numbers, booleans and keys kept. A string holding JSON is read as JSON. */
 function masked(v: unknown, depth: number, m: Masking): unknown {
   if (typeof v === 'string') {
-    const t = v.trimStart();
-    if (depth < 2 && (t.startsWith('{') || t.startsWith('['))) {
-      const inner = jsonValue(t);
-      if (typeof inner === 'object' && inner !== null) {
-        const within: Masking = { changed: false };
-        const out = masked(inner, depth + 1, within);
-        if (!within.changed) return v;
-        m.changed = true;
-        return JSON.stringify(out);
-      }
+    const inner = jsonInside(v.trimStart(), depth);
+    if (inner !== null) {
+      const within: Masking = { changed: false };
+      const out = masked(inner, depth + 1, within);
+      if (!within.changed) return v;
+      m.changed = true;
+      return JSON.stringify(out);
     }
     const text = maskedText(v);
     if (text !== v) m.changed = true;

@@ -100,16 +100,12 @@ function redactNamed(text: string, mark: (s: string) => string): string {
 
 /**
  * Some part of every pattern above: text with none of them (most arguments) is returned at once,
- * without running each pattern over it. This runs on every string of every call, so the long-run
- * test is a separate, simpler pattern (in one alternation it tripled the cost).
+ * without running each pattern over it. The long-run test is separate (see hasLongRun): in one
+ * alternation it is far slower, and this runs on every string of every call.
  */
 const HINT =
   /secret|pass|auth|key|cookie|credential|signature|jwt|bearer|basic|session|token|pwd|sid|otp|sig|eyj|sk[-_]|rk[-_]|gh[pousr]_|github_pat|xox|akia|aiza|glpat|npm_|hf_|sg\.|:\/\//i;
-/**
- * Whether the text holds 24 characters in a row of `RUN`'s class (what `/[A-Za-z0-9+_=-]{24}/`
- * finds), read in one pass: the pattern retries from every start, which cost more than the rest
- * of a call's canonical form.
- */
+/** Whether the text holds 24 characters in a row of `RUN`'s class, in one pass (RUN retries each start). */
 function hasLongRun(text: string): boolean {
   let run = 0;
   for (let i = 0; i < text.length; i++) {

@@ -1,7 +1,7 @@
 import { compared } from './compared-calls.js';
 import type { RunPolicy } from './policy.js';
 import type { FailureSeen, RunState } from './run-state.js';
-import { evidence, stopVerdict, type Verdict } from './verdict.js';
+import { evidence, stopVerdict, underAction, type Verdict } from './verdict.js';
 
 /**
  * The same failure returned three times since anything changed is no progress, however the calls
@@ -33,8 +33,6 @@ export function failuresAfter(
 
 /** Stops once the call just completed returned a failure for the third time since the last change. */
 export function repeatedFailureVerdict(s: RunState, p: RunPolicy, callId: string): Verdict | null {
-  const action = p.rules.no_progress;
-  if (action === 'off') return null;
   const last = s.failures[s.failures.length - 1];
   if (last === undefined || last.callIds.length < SAME_FAILURE_LIMIT || last.callIds.at(-1) !== callId)
     return null;
@@ -45,7 +43,5 @@ export function repeatedFailureVerdict(s: RunState, p: RunPolicy, callId: string
     { sameFailure: last.callIds.length },
     { sameFailureLimit: SAME_FAILURE_LIMIT },
   );
-  if (action === 'warn_only' || (action === 'warn_first' && !s.ruleWarned.includes('repeated_failure')))
-    return { decision: 'continue', rule: 'repeated_failure', message, evidence: ev, warning: message };
-  return stopVerdict('after', 'repeated_failure', message, ev);
+  return underAction(s, p.rules.no_progress, stopVerdict('after', 'repeated_failure', message, ev));
 }

@@ -3,7 +3,7 @@ import type { EventOf } from './events.js';
 import type { RunPolicy } from './policy.js';
 import { repeatedFailureVerdict } from './repeated-failure.js';
 import type { InFlightCall, RunState } from './run-state.js';
-import { evidence, stopVerdict, type Verdict } from './verdict.js';
+import { evidence, stopVerdict, underAction, type Verdict } from './verdict.js';
 import { waitText } from './wait-text.js';
 
 /** Codes of FATAL results a person can resolve (grant, approve, decide); anything else FAILED. */
@@ -123,7 +123,6 @@ export function checkAfter(
 
 function noProgressVerdict(s: RunState, p: RunPolicy): Verdict | null {
   if (s.noProgress < p.noProgressLimit) return null;
-  const action = p.rules.no_progress;
   const message = s.tracksProgress
     ? `Stopped: the last ${s.noProgress} calls did not raise the progress version (still ${s.progressVersion}; ${compared(s.window.slice(-s.noProgress))}). Change the approach or give your final answer.`
     : `Stopped: the last ${s.noProgress} calls brought no new information (identical results for calls already made: ${compared(s.window.slice(-s.noProgress))}). Change the approach or give your final answer.`;
@@ -132,9 +131,5 @@ function noProgressVerdict(s: RunState, p: RunPolicy): Verdict | null {
     { noProgress: s.noProgress },
     { noProgressLimit: p.noProgressLimit },
   );
-  if (action === 'off') return null;
-  if (action === 'warn_only' || (action === 'warn_first' && !s.ruleWarned.includes('no_progress'))) {
-    return { decision: 'continue', rule: 'no_progress', message, evidence: ev, warning: message };
-  }
-  return stopVerdict('after', 'no_progress', message, ev);
+  return underAction(s, p.rules.no_progress, stopVerdict('after', 'no_progress', message, ev));
 }

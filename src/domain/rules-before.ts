@@ -5,10 +5,10 @@ import { type Evidence, isTerminal } from './events.js';
 import { ancestorVerdict, type FamilyView, treeSpend } from './family.js';
 import type { CanonicalCall } from './fingerprint.js';
 import { hasKeys, own } from './input-check.js';
-import { type LoopRule, type RunPolicy, toolPolicy } from './policy.js';
+import { type RunPolicy, toolPolicy } from './policy.js';
 import { patch, type RunState, type WindowEntry } from './run-state.js';
 import type { Similarity } from './similarity.js';
-import { evidence, stopVerdict, type Verdict } from './verdict.js';
+import { evidence, stopVerdict, underAction, type Verdict } from './verdict.js';
 import { waitText } from './wait-text.js';
 
 export interface CallRequest {
@@ -51,22 +51,6 @@ const refuse = (rule: string, message: string, ev: Evidence, extra: Partial<Verd
   evidence: ev,
   ...extra,
 });
-
-/** Applies a loop rule's configured action: stop, warn the first time in a window, warn only, or nothing. */
-function loopRule(s: RunState, p: RunPolicy, rule: LoopRule, stop: Verdict): Verdict | null {
-  const action = p.rules[rule];
-  if (action === 'off') return null;
-  if (action === 'warn_only' || (action === 'warn_first' && !s.ruleWarned.includes(rule))) {
-    return {
-      decision: 'execute',
-      rule,
-      message: stop.message,
-      evidence: stop.evidence,
-      warning: stop.message,
-    };
-  }
-  return stop;
-}
 
 function perCall(s: RunState, p: RunPolicy, r: CallRequest): Verdict | null {
   const { call } = r;
@@ -115,10 +99,9 @@ function exactRepeat(s: RunState, p: RunPolicy, call: CanonicalCall): Verdict | 
   );
   const n = repeats.length;
   if (n < p.sameCallLimit) return null;
-  return loopRule(
+  return underAction(
     s,
-    p,
-    'exact_repeat',
+    p.rules.exact_repeat,
     stopVerdict(
       'before',
       'exact_repeat',
@@ -149,7 +132,7 @@ function shortCycle(s: RunState, p: RunPolicy, call: CanonicalCall): Verdict | n
       `Stopped: the calls are going round in a cycle of ${period} (${first.length} distinct calls repeating with the same results: ${compared(tail.slice(0, -1) as WindowEntry[])}). Break the cycle: try something different or give your final answer.`,
       evidence(first, { period, cycles: 2 }, {}),
     );
-    return loopRule(s, p, 'short_cycle', stop);
+    return underAction(s, p.rules.short_cycle, stop);
   }
   return null;
 }
@@ -186,7 +169,7 @@ function nearDuplicate(
       { threshold: p.nearDuplicate.threshold, limit: p.nearDuplicate.limit, similarity: rounded },
     ),
   );
-  const v = loopRule(s, p, 'near_duplicate', stop);
+  const v = underAction(s, p.rules.near_duplicate, stop);
   return v === null ? null : { verdict: v, similarTo, similarity: rounded };
 }
 

@@ -8,10 +8,7 @@ export interface WindowEntry {
   readonly tool: string;
   readonly kind: ResultKind | null;
   readonly progressed: boolean;
-  /**
-   * The class of the result it got (see normalised-result.ts), named in a stop's message so a
-   * person sees what was compared. Absent in states snapshotted before it was kept.
-   */
+  /** The class of the result it got, named in a stop's message; absent in older snapshots. */
   readonly result?: string;
 }
 
@@ -20,10 +17,7 @@ export interface InFlightCall {
   readonly fingerprint: string;
   readonly tool: string;
   readonly argsJson: string;
-  /**
-   * What the call asks (intent.ts), computed once from `argsJson` when the call is folded in.
-   * Absent in snapshots written before it was kept: then computed from `argsJson` again.
-   */
+  /** What the call asks (intent.ts); absent in older snapshots, then computed from `argsJson`. */
   readonly intent?: string;
   readonly operationKey: string | null;
   readonly sideEffect: boolean;
@@ -175,9 +169,8 @@ export function initialState(runId: string): RunState {
 }
 
 /**
- * A (call, result) pair as a 53-bit number (cyrb53): searching 64 numbers costs a fraction of
- * comparing 64 strings, and this runs for every result. Two different pairs share a number with a
- * chance of about 1 in 2^46 within one run's memory; that would read as "no new result" once.
+ * A (call, result) pair as a 53-bit number (cyrb53): cheaper to search than strings, and this runs
+ * for every result. A collision (about 1 in 2^46 in one run's memory) reads as "no new result" once.
  */
 export function seenPair(fingerprint: string, resultHash: string): number {
   let h1 = 0xdeadbeef;
@@ -201,9 +194,8 @@ export function seenPair(fingerprint: string, resultHash: string): number {
 }
 
 /**
- * A copy of the state, written out field by field: V8 builds this literal about twenty times
- * faster than it copies a 35-field object by spread, and every event of every call folds a state.
- * A field added to RunState and forgotten here is a type error.
+ * A copy of the state, written out field by field: V8 builds this literal much faster than it
+ * spreads a 35-field object, and every event folds a state. A field forgotten here is a type error.
  */
 export function copyState(s: RunState): RunState {
   return {

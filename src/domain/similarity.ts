@@ -1,3 +1,5 @@
+import { jsonValue } from './json-value.js';
+
 /**
  * Near-duplicate detection compares argument sets of one tool. The built-in measure is
  * deterministic text similarity; users can bring their own (embeddings) through `Similarity`.
@@ -13,11 +15,8 @@ function valuesText(argsJson: string): string {
     else if (Array.isArray(v)) v.forEach(walk);
     else if (v !== null && typeof v === 'object') Object.values(v).forEach(walk);
   };
-  try {
-    walk(JSON.parse(argsJson));
-  } catch {
-    text = argsJson;
-  }
+  // Text that is not JSON is walked as one string: its words are its values.
+  walk(jsonValue(argsJson, argsJson));
   return text
     .toLowerCase()
     .replace(/[\s\p{P}]+/gu, ' ')
@@ -48,14 +47,12 @@ function prepare(argsJson: string): Prepared {
  * and inflected queries ("refund policy" / "refund policies"), and works for scripts without
  * spaces. 1 means the same text, 0 nothing in common.
  */
-function dice(pa: Prepared, pb: Prepared): number {
-  const { text: ta, grams: ga } = pa;
-  const { text: tb, grams: gb } = pb;
-  if (ta === tb) return 1;
-  if (ta.length < 2 || tb.length < 2) return 0;
+function dice(a: Prepared, b: Prepared): number {
+  if (a.text === b.text) return 1;
+  if (a.text.length < 2 || b.text.length < 2) return 0;
   let shared = 0;
-  for (const [g, n] of ga) shared += Math.min(n, gb.get(g) ?? 0);
-  return (2 * shared) / (ta.length - 1 + (tb.length - 1));
+  for (const [g, n] of a.grams) shared += Math.min(n, b.grams.get(g) ?? 0);
+  return (2 * shared) / (a.text.length - 1 + (b.text.length - 1));
 }
 
 /** The built-in measure, with nothing remembered between calls. */

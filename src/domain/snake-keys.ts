@@ -1,8 +1,7 @@
 /**
- * One field casing in every `--json` output: snake_case, as the per-run lines have always been.
- * Reports and timelines are camelCase objects in the library; they are written with their field
- * names in snake_case (`terminalState` -> `terminal_state`). Maps whose keys are data, not field
- * names (rule -> count, fingerprint -> count), keep their keys as they are.
+ * One field casing in every `--json` output: the library's camelCase objects are written with
+ * snake_case field names (`terminalState` -> `terminal_state`). Maps whose keys are data, not
+ * field names (rule -> count, fingerprint -> count), keep their keys.
  */
 const DATA_KEYED: ReadonlySet<string> = new Set(['stopsByRule', 'counts']);
 

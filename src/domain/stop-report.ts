@@ -1,4 +1,4 @@
-import type { Evidence, Spend, StopReport, TerminalState } from './events.js';
+import type { Evidence, StopReport, TerminalState } from './events.js';
 import type { ChildState } from './family.js';
 import type { RunState } from './run-state.js';
 
@@ -22,16 +22,6 @@ const RESUME: Record<TerminalState, { condition: string; next: string }> = {
     next: 'deliver_partial_result',
   },
 };
-
-function spendOf(s: RunState, atMs: number): Spend {
-  return {
-    steps: s.steps,
-    toolCalls: s.toolCalls,
-    tokens: s.tokens,
-    costUsd: s.costUsd,
-    elapsedMs: Math.max(0, atMs - s.startedAtMs),
-  };
-}
 
 /** What was done, what is missing and how to resume: the run's last word. */
 export function stopReport(
@@ -64,7 +54,13 @@ export function stopReport(
     resumeCondition: resume.condition,
     nextAllowedAction: resume.next,
     evidence: stop.evidence,
-    spend: spendOf(s, atMs),
+    spend: {
+      steps: s.steps,
+      toolCalls: s.toolCalls,
+      tokens: s.tokens,
+      costUsd: s.costUsd,
+      elapsedMs: Math.max(0, atMs - s.startedAtMs),
+    },
     children: stop.children ?? [],
   };
 }

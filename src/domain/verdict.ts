@@ -1,4 +1,6 @@
 import type { Decision, Evidence, TerminalState } from './events.js';
+import type { RuleAction } from './policy.js';
+import type { RunState } from './run-state.js';
 
 /** The outcome of one rule: what to do, which rule said so, and why. */
 export interface Verdict {
@@ -35,3 +37,22 @@ export const stopVerdict = (
   terminal,
   ...(unmetPrecondition === undefined ? {} : { unmetPrecondition }),
 });
+
+/**
+ * A loop rule's `stop` under the action the policy gives the rule: the stop, nothing (`off`), or a
+ * warning that lets the run go on, every time (`warn_only`) or the first time in a window
+ * (`warn_first`).
+ */
+export function underAction(s: RunState, action: RuleAction, stop: Verdict): Verdict | null {
+  if (action === 'off') return null;
+  if (action === 'warn_only' || (action === 'warn_first' && !s.ruleWarned.includes(stop.rule ?? ''))) {
+    return {
+      decision: stop.decision === 'stop' ? 'continue' : 'execute',
+      rule: stop.rule,
+      message: stop.message,
+      evidence: stop.evidence,
+      warning: stop.message,
+    };
+  }
+  return stop;
+}

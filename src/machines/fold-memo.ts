@@ -1,11 +1,10 @@
 import type { RecordedEvent, RunState } from '../domain/index.js';
 
 /**
- * A fold that remembers its answers for the length of one proposal: the decider folds a call's
- * result to judge it, and the actor then folds the same event onto the same state. Keyed by the
- * identity of the state and the event and by the record's seq and time (all a fold reads), so a
- * hit is the very answer `fold` gives; made fresh for each proposal, so nothing outlives it.
- * A fold's answers are never changed after they are made, so sharing one is safe.
+ * A fold that remembers its answers for one proposal: the decider folds a call's result to judge
+ * it, and the actor then folds the same event onto the same state. Keyed by the identity of the
+ * state and the event and by the record's seq and time (all a fold reads), so a hit is the very
+ * answer `fold` gives; fold answers are never mutated, so sharing one is safe.
  */
 export function foldMemo<T>(
   fold: (s: RunState, rec: RecordedEvent) => T,

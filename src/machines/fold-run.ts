@@ -1,20 +1,19 @@
 import { copyState, evolve, type RecordedEvent, type RunState } from '../domain/index.js';
 import { machineStep } from './machine-step.js';
-import { type MachineScope, machineEvent, runMachine } from './run-machine.js';
+import { type MachineScope, machineEvent, runMachine, snapshotOf } from './run-machine.js';
 
 /**
- * One recorded event through the run machine: the run's state after it (its status the machine's
- * value), or null when the machine does not take it in the run's status (an illegal move). The
- * machine's definition selects the transition and its actions assign the state (machine-step.ts);
- * with an inspecting `scope`, the event goes through XState's transition, for the observer to see.
+ * One recorded event through the run machine: the run's state after it, or null for an illegal
+ * move. With an inspecting `scope` the event goes through XState's transition, for the observer
+ * to see; else through the compiled table (machine-step.ts).
  */
 export function stepRun(s: RunState, record: RecordedEvent, scope?: MachineScope): RunState | null {
   if (scope?.inspecting !== true) return machineStep(s, record);
-  const from = runMachine.resolveState({ value: s.status, context: s });
+  const from = snapshotOf(s);
   const next = runMachine.transition(from, machineEvent(record), scope.actorScope);
   if (next === from) return null;
   // XState merges an assigned context into a new object key by key; the run keeps the compact
-  // literal its fold builds everywhere else (half the bytes per live run).
+  // literal its fold builds everywhere else.
   return copyState(next.context);
 }
 

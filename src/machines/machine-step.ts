@@ -1,11 +1,7 @@
 import { initialState, patch, type RecordedEvent, type RunState, type RunStatus } from '../domain/index.js';
 import { ASSIGNMENTS, GUARD_READS_STATE, GUARDS, runMachine } from './run-machine.js';
 
-/**
- * One of the machine's transitions, compiled: its guard (none: always), whether that guard's
- * answer on a record rests on more of the state than its status, what it assigns, and the status
- * it moves the run to (null: it stays).
- */
+/** One of the machine's transitions, compiled: its guard (null: always), what it assigns, its target. */
 interface Compiled {
   readonly guard: ((s: RunState, rec: RecordedEvent) => boolean) | null;
   readonly readsState: (rec: RecordedEvent) => boolean;
@@ -20,8 +16,8 @@ const nameOf = (n: Named): { type: string; params: unknown } =>
 /**
  * A transition of the machine's definition as plain functions. The machine has no entry, exit or
  * eventless transitions and no children, so taking a transition is its guard and its actions'
- * assignments in order; a move's target must be the status its `move` assigns (the snapshot's
- * value and the context's status are one), which is checked here, once, when the module loads.
+ * assignments in order; that a move's target is the status its `move` assigns is checked here,
+ * once, when the module loads.
  */
 function compile(
   from: string,
@@ -70,11 +66,10 @@ const TABLE: ReadonlyMap<string, ReadonlyMap<string, readonly Compiled[]>> = new
 );
 
 /**
- * The machine's step without XState's interpreter: the transition its definition selects for the
- * run's status, the event's type and its guards (the first enabled, as XState selects), and that
- * transition's assignments. Null when the machine takes no transition (an illegal move). XState's
- * evaluation copies the whole context for each assignment and costs some 40 times the fold; a step
- * an observer inspects still goes through it (fold-run.ts), and a test holds the two equal.
+ * The machine's step without XState's interpreter, which copies the whole context for each
+ * assignment: the first enabled transition for the run's status and the event's type, as XState
+ * selects it, and its assignments; null for an illegal move. A step an observer inspects still goes
+ * through XState (fold-run.ts), and a test holds the two equal.
  */
 export function machineStep(s: RunState, record: RecordedEvent): RunState | null {
   const ts = TABLE.get(s.status)?.get(record.event.type);
@@ -89,12 +84,10 @@ const STAND_INS: ReadonlyMap<string, RunState> = new Map(
 );
 
 /**
- * The status the machine's step moves a run in `status` to on `record`, from the status alone:
- * the transition the definition selects, its guard asked on a run in that status and nothing
- * else, which is the machine's own answer wherever the guard reads no more than the status
- * (GUARD_READS_STATE). Null where it may read more (a wait's end): then only the run's folded
- * state answers. A move the machine does not take keeps the status, as every reader's fold does
- * (fold-run.ts). For readers that keep runs' statuses without their states (the run list).
+ * The status the machine's step moves a run in `status` to on `record`, from the status alone, for
+ * readers that keep runs' statuses without their states (the run list). Null where the guard may
+ * read more than the status (GUARD_READS_STATE: a wait's end). A move the machine does not take
+ * keeps the status, as every reader's fold does (fold-run.ts).
  */
 export function statusStep(status: RunStatus, record: RecordedEvent): RunStatus | null {
   const ts = TABLE.get(status)?.get(record.event.type);
@@ -110,10 +103,7 @@ export function statusStep(status: RunStatus, record: RecordedEvent): RunStatus 
   return status;
 }
 
-/**
- * Whether an event of `type` may move a run in `status` (a transition that moves it, whatever its
- * guard says): where it may not, a keeper of statuses passes over the event without reading it.
- */
+/** Whether an event of `type` may move a run in `status`, whatever its guard says (else a keeper skips it). */
 export function movesStatus(status: RunStatus, type: string): boolean {
   return (
     TABLE.get(status)

@@ -13,7 +13,7 @@ import {
 } from '../domain/index.js';
 import { foldMemo } from './fold-memo.js';
 import { keepingStatus, stepRun } from './fold-run.js';
-import { type MachineScope, type RunSnapshot, runMachine } from './run-machine.js';
+import { type MachineScope, type RunSnapshot, snapshotOf } from './run-machine.js';
 
 export interface Clock {
   now(): number;
@@ -26,15 +26,11 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 export type CommandInput = DistributiveOmit<Command, 'atMs'>;
 
 /**
- * A run's actor: the run machine's snapshot (its value, the run's status; its context, the run's
- * state) and the two-step protocol that keeps "record first, then act". `propose` runs the pure
- * decider and then the machine over the events it decided: an event the machine does not take in
- * the run's status is a refused command (`illegal_transition`), and nothing reaches the log. The
- * caller makes the proposal durable, and only then `commit` moves the run. A proposal that is
- * never committed leaves no trace.
- *
- * No XState actor per run: the snapshot is evaluated with XState's pure transition, so a live run
- * costs its state, whose status is the machine's value (see fold-run.ts).
+ * A run's actor: its state (the run machine's context, its status the machine's value) and the
+ * two-step protocol that keeps "record first, then act". `propose` runs the pure decider and then
+ * the machine over the events it decided: an event the machine does not take is a refused command
+ * (`illegal_transition`) and nothing reaches the log. The caller makes the proposal durable, and
+ * only then `commit` moves the run. No XState actor per run: a live run costs its state alone.
  */
 export class RunActor {
   private folded: RunState;
@@ -70,7 +66,7 @@ export class RunActor {
 
   /** The run machine's snapshot: `value` the run's status, `context` the run's state. */
   getSnapshot(): RunSnapshot {
-    return runMachine.resolveState({ value: this.folded.status, context: this.folded });
+    return snapshotOf(this.folded);
   }
 
   propose(input: CommandInput): Result<RecordedEvent[]> {
@@ -118,9 +114,8 @@ export class RunActor {
   }
 
   /**
-   * The machine over `records` from state `s`: where they take the run, or the refusal. `step`
-   * is a proposal's memo of the machine's step; without it, each event goes through the guard's
-   * scope (its inspection observer sees it).
+   * The machine over `records` from state `s`: where they take the run, or the refusal. `step` is a
+   * proposal's memo; without it, each event goes through the guard's scope (an observer sees it).
    */
   private follow(
     s: RunState,

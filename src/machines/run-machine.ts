@@ -18,6 +18,7 @@ import {
   type RecordedEvent,
   type RunState,
   type RunStatus,
+  TERMINAL_STATES,
   type TerminalState,
   waitBegun,
 } from '../domain/index.js';
@@ -25,12 +26,10 @@ import {
 /**
  * A run's lifecycle as an XState v5 machine. Its events are the run's recorded domain events
  * (`{ type: 'RunStopped', record }`), its context is the run's state folded from them, and its
- * state value is the run's status: the machine says which events may move a run where, and it
- * alone writes the status (each move assigns the state it leads to) and the wait (begun by
- * RunWaiting, ended by leaving WAITING); `evolve` folds the rest of the data. A run
- * starts, waits and runs again, ends in one terminal state, and leaves it only by an approved
- * resume (never once COMPLETED). An event a state does not take is an illegal move: the actor
- * asks the machine before anything is appended, so such a move is refused, never recorded.
+ * state value is the run's status: it alone writes the status and the wait (begun by RunWaiting,
+ * ended by leaving WAITING); `evolve` folds the rest. A run ends in one terminal state and leaves
+ * it only by an approved resume (never once COMPLETED). An event a state does not take is an
+ * illegal move: the actor asks the machine before anything is appended, so it is never recorded.
  */
 export type RunMachineEvent = { readonly type: EventType; readonly record: RecordedEvent };
 
@@ -49,38 +48,27 @@ const STAYING = [
   'FleetLoopDetected',
 ] as const satisfies readonly EventType[];
 
-const ENDS: readonly TerminalState[] = [
-  'COMPLETED',
-  'STOPPED_LOOP_GUARD',
-  'NEEDS_HUMAN',
-  'FAILED',
-  'PARTIAL',
-];
-
-/**
- * A move's one assignment (XState copies the whole context for each assignment, which costs a
- * rebuild more than the fold): the event's data folded, the status the transition leads to, and
- * the wait that a RunWaiting begins and that leaving WAITING ends.
- */
-function moved(s: RunState, record: RecordedEvent, to: RunStatus): RunState {
-  const e = record.event;
-  const wait = e.type === 'RunWaiting' ? waitBegun(s, e) : to === 'WAITING' ? s : NO_WAIT;
-  return patch(evolve(s, record), {
-    status: to,
-    waitUntilMs: wait.waitUntilMs,
-    waitCallFingerprint: wait.waitCallFingerprint,
-  });
-}
-
 /**
  * What the machine's actions assign and what its guards ask, as plain functions of the run's state
  * and a recorded event: XState runs them through `assign` and its guard evaluation, and a step
- * nobody inspects applies them from the machine's own transition table (fold-run.ts), so both
+ * nobody inspects applies them from the machine's own transition table (machine-step.ts), so both
  * paths run the same code.
  */
 export const ASSIGNMENTS = {
   fold: (s: RunState, record: RecordedEvent, _params?: undefined): RunState => evolve(s, record),
-  move: (s: RunState, record: RecordedEvent, to: RunStatus): RunState => moved(s, record, to),
+  /**
+   * A move in one assignment (XState copies the whole context for each): the event's data folded,
+   * the status it leads to, and the wait that a RunWaiting begins and that leaving WAITING ends.
+   */
+  move: (s: RunState, record: RecordedEvent, to: RunStatus): RunState => {
+    const e = record.event;
+    const wait = e.type === 'RunWaiting' ? waitBegun(s, e) : to === 'WAITING' ? s : NO_WAIT;
+    return patch(evolve(s, record), {
+      status: to,
+      waitUntilMs: wait.waitUntilMs,
+      waitCallFingerprint: wait.waitCallFingerprint,
+    });
+  },
 };
 export const GUARDS = {
   endsWait: (s: RunState, record: RecordedEvent, _params?: undefined): boolean => endsWait(s, record),
@@ -88,15 +76,12 @@ export const GUARDS = {
     record.event.type === 'RunStopped' && record.event.report.terminalState === terminal,
 };
 /**
- * Per guard, whether its answer on a record may rest on more of the run's state than its status:
- * where it does not, a reader that keeps only runs' statuses (the embedded store's run list) takes
- * the machine's step without folding the run (machine-step.ts, statusStep).
+ * Per guard, whether its answer on a record may rest on more of the run's state than its status;
+ * where it does not, a reader that keeps only statuses takes the step without folding the run
+ * (machine-step.ts, statusStep).
  */
 export const GUARD_READS_STATE: { readonly [G in keyof typeof GUARDS]: (record: RecordedEvent) => boolean } =
-  {
-    endsWait: (record) => mayEndWait(record),
-    stopsAs: () => false,
-  };
+  { endsWait: mayEndWait, stopsAs: () => false };
 
 const machine = setup({
   types: {
@@ -120,7 +105,7 @@ const to = <T extends RunStatus>(target: T) => ({
   target,
   actions: { type: 'move' as const, params: target },
 });
-const stopTo = ENDS.map((terminal) => ({
+const stopTo = TERMINAL_STATES.map((terminal) => ({
   ...to(terminal),
   guard: { type: 'stopsAs' as const, params: terminal },
 }));
@@ -154,6 +139,10 @@ export const runMachine = machine.createMachine({
 });
 
 export type RunSnapshot = SnapshotFrom<typeof runMachine>;
+
+/** The machine's snapshot of a run at `state`: its value is the run's status. */
+export const snapshotOf = (state: RunState): RunSnapshot =>
+  runMachine.resolveState({ value: state.status, context: state });
 
 /** The machine event of a recorded event. */
 export const machineEvent = (record: RecordedEvent): RunMachineEvent => ({ type: record.event.type, record });

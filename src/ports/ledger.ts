@@ -1,7 +1,7 @@
 /**
  * The idempotency ledger in front of every side effect, shared by every worker and process that
  * runs tools: exactly one claimant of an operation key wins; the others learn it is done (and get
- * its result), in flight, or in doubt. One port, several adapters, one contract suite.
+ * its result), in flight, or in doubt.
  */
 export interface ClaimOwner {
   readonly runId: string;

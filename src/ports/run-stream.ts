@@ -1,15 +1,12 @@
 /**
  * The store port, in the emmett shape: a run's events read from a seq (`readStream`), appended at
- * an expected stream version (`appendToStream`). The version is the run's own gapless seq (1, 2,
- * 3 ...), so "the stream is at version N" means N events were recorded; an append that expected
- * another N is refused with `conflict` and writes nothing, so a second writer of one run learns at
- * once instead of being silently dropped later. `readAll` is the one reader of every run (rebuild,
- * audit, whatif, ui, fleet): it counts exactly what `readStream` counts.
+ * an expected stream version (`appendToStream`). The version is the run's own gapless seq, so "the
+ * stream is at version N" means N events were recorded; an append that expected another N is
+ * refused with `conflict` and writes nothing, so a second writer of one run learns at once instead
+ * of being silently dropped later. `readAll` counts exactly what `readStream` counts.
  *
- * Adapters: LogRunStream (memory and embedded logs, over a per-key index) and KafkaRunStream (the
- * partition that owns the run; the batch rule that ignores a losing writer's batch lives in its
- * reads). A log hands out its own (`RunLog.runStream`). One contract suite
- * (test/run-stream-contract.ts) runs against every adapter.
+ * Adapters: LogRunStream (memory and embedded logs) and KafkaRunStream (the batch rule that ignores
+ * a losing writer's batch lives in its reads); test/run-stream-contract.ts runs against each.
  */
 import { ConflictError, LoopguardError } from '../domain/errors.js';
 import type { RecordedEvent, RunStatus } from '../domain/events.js';
@@ -26,10 +23,9 @@ export interface AppendToStreamOptions {
   /** The version (last seq) the writer found the stream at: 0 for a new run. */
   readonly expectedStreamVersion: number;
   /**
-   * The run's status once these events are in, as the writer's run machine has it (a writer that
-   * holds the run's actor). A hint an adapter may take instead of folding the run again: the
-   * embedded store keeps each run's row in the append's transaction, and the end of a wait is the
-   * one step of the machine it cannot take from the row alone.
+   * The run's status once these events are in, as the writer's run machine has it: a hint an
+   * adapter may take instead of folding the run again (the embedded store's run row cannot tell
+   * the end of a wait alone).
    */
   readonly status?: RunStatus;
 }

@@ -1,7 +1,7 @@
 /**
- * Where schema ids come from. In Kafka mode a Confluent registry assigns them; in embedded mode a
- * table in the data dir's database does, with the same contract: ids are global (not per subject), and the same
- * schema text always gets the same id, whatever subject registers it.
+ * Where schema ids come from: a Confluent registry in Kafka mode, a table of the data dir's
+ * database in embedded mode. Ids are global (not per subject), and the same schema text always
+ * gets the same id, whatever subject registers it.
  */
 import { LoopguardError } from '../domain/errors.js';
 

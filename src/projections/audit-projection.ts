@@ -42,16 +42,14 @@ export class AuditProjection {
     const t = this.timelines.get(rec.runId) ?? [];
     this.timelines.set(rec.runId, t);
     const e = rec.event;
-    const call = (callId: string | null) => {
+    const update = (callId: string, patch: Partial<AuditCall>) => {
       for (let i = t.length - 1; i >= 0; i--) {
         const entry = t[i];
-        if (entry?.kind === 'call' && entry.callId === callId) return i;
+        if (entry?.kind === 'call' && entry.callId === callId) {
+          t[i] = { ...entry, ...patch };
+          return;
+        }
       }
-      return -1;
-    };
-    const update = (i: number, patch: Partial<AuditCall>) => {
-      const entry = t[i];
-      if (entry?.kind === 'call') t[i] = { ...entry, ...patch };
     };
     const note = (type: string, text: string) => t.push({ kind: 'note', atMs: rec.atMs, type, text });
     switch (e.type) {
@@ -70,11 +68,10 @@ export class AuditProjection {
         break;
       case 'GuardDecided':
         if (e.callId === null) note('decision', `${e.decision} ${e.rule ?? ''}: ${e.message}`);
-        else
-          update(call(e.callId), e.phase === 'before' ? { before: decisionOf(e) } : { after: decisionOf(e) });
+        else update(e.callId, e.phase === 'before' ? { before: decisionOf(e) } : { after: decisionOf(e) });
         break;
       case 'ToolCallCompleted':
-        update(call(e.callId), { result: { kind: e.kind, code: e.code, resultHash: e.resultHash } });
+        update(e.callId, { result: { kind: e.kind, code: e.code, resultHash: e.resultHash } });
         break;
       case 'RunStarted':
         note(

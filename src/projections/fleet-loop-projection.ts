@@ -49,26 +49,17 @@ export class FleetLoopProjection {
   /** Folds one event of the runs topic; returns the detections it completes (none, almost always). */
   apply(rec: RecordedEvent): RecordedEvent<EventOf<'FleetLoopDetected'>>[] {
     const e = rec.event;
-    switch (e.type) {
-      case 'RunStarted':
-        this.tenants.set(rec.runId, e.tenant);
-        return [];
-      case 'ToolCallRequested':
-        this.requests.set(rec.runId, { callId: e.callId, tool: e.tool, argsJson: e.argsJson });
-        return [];
-      case 'RunStopped':
-        this.requests.delete(rec.runId);
-        this.tenants.delete(rec.runId);
-        return [];
-      case 'GuardDecided': {
-        const call = this.requests.get(rec.runId);
-        if (e.rule === null || !HOLDS_BACK.has(e.decision) || call === undefined || call.callId !== e.callId)
-          return [];
-        return this.hit(rec, call.tool, e.rule, intentOf(call.argsJson));
-      }
-      default:
-        return [];
+    if (e.type === 'RunStarted') this.tenants.set(rec.runId, e.tenant);
+    else if (e.type === 'ToolCallRequested')
+      this.requests.set(rec.runId, { callId: e.callId, tool: e.tool, argsJson: e.argsJson });
+    else if (e.type === 'RunStopped') {
+      this.requests.delete(rec.runId);
+      this.tenants.delete(rec.runId);
+    } else if (e.type === 'GuardDecided' && e.rule !== null && HOLDS_BACK.has(e.decision)) {
+      const call = this.requests.get(rec.runId);
+      if (call?.callId === e.callId) return this.hit(rec, call.tool, e.rule, intentOf(call.argsJson));
     }
+    return [];
   }
 
   /**

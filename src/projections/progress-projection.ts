@@ -20,11 +20,6 @@ const view = (s: RunState): ProgressView => ({
 export class ProgressProjection {
   constructor(private readonly runs: RunsProjection) {}
 
-  get(runId: string): ProgressView | undefined {
-    const s = this.runs.get(runId);
-    return s === undefined ? undefined : view(s);
-  }
-
   snapshot(): Record<string, ProgressView> {
     return Object.fromEntries(Object.entries(this.runs.snapshot()).map(([id, s]) => [id, view(s)]));
   }

@@ -17,15 +17,13 @@ export class Projections {
   events = 0;
   /** Redelivered records dropped (an append that timed out and landed anyway, a consumer replaying a batch). */
   duplicates = 0;
-  private readonly lastSeq = new Map<string, number>();
 
   apply(rec: RecordedEvent): void {
     // A run has one writer and gapless sequence numbers, so a sequence number already folded is a redelivery.
-    if (rec.seq <= (this.lastSeq.get(rec.runId) ?? 0)) {
+    if (rec.seq <= (this.runs.get(rec.runId)?.seq ?? 0)) {
       this.duplicates++;
       return;
     }
-    this.lastSeq.set(rec.runId, rec.seq);
     this.runs.apply(rec);
     this.ledger.apply(rec);
     this.stops.apply(rec);

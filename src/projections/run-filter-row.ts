@@ -3,10 +3,9 @@ import { movesStatus, STATUS_MOVING_TYPES } from '../machines/index.js';
 import { ruleAfter } from './run-summary.js';
 
 /**
- * What the run list filters a run by: its status (the run machine's), its rule (its summary's: the
- * first guard decision that ended or refused something) and its tenant (its start's). The
- * embedded store keeps one per run, written in the transaction of the run's appends
- * (log/embedded/run-rows.ts), so a filtered page is a query, not a fold of the log.
+ * What the run list filters a run by: its status, its rule (its summary's) and its tenant. The
+ * embedded store keeps one per run, written in the transaction of the run's appends, so a filtered
+ * page is a query, not a fold of the log.
  */
 export interface RunFilterRow {
   readonly status: RunStatus;
@@ -24,10 +23,7 @@ export const ROW_EVENT_TYPES: ReadonlySet<string> = new Set([
   'GuardDecided',
 ]);
 
-/**
- * Whether an event of `type` may change `row`: one that may move its status, a start (the
- * tenant), a decision while no rule is named. A keeper passes over the others without decoding.
- */
+/** Whether an event of `type` may change `row`: a keeper passes over the others without decoding. */
 export function mayChangeRow(row: RunFilterRow, type: string): boolean {
   return (
     movesStatus(row.status, type) || type === 'RunStarted' || (type === 'GuardDecided' && row.rule === null)
@@ -35,9 +31,8 @@ export function mayChangeRow(row: RunFilterRow, type: string): boolean {
 }
 
 /**
- * The row after `rec`, given the status the run machine took the run to on it: the rule as the
- * run summary names it (ruleAfter), the tenant as `evolve` takes it, from any start (a reader's
- * fold takes one the machine refused too). The same row when nothing changed.
+ * The row after `rec`, given the status the run machine took the run to on it; the tenant from any
+ * start (a reader's fold takes one the machine refused too). The same row when nothing changed.
  */
 export function rowAfter(row: RunFilterRow, rec: RecordedEvent, status: RunStatus): RunFilterRow {
   const e = rec.event;

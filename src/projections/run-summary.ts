@@ -62,15 +62,8 @@ export class RunSummaryFold {
       case 'GuardDecided':
         if (e.decision === 'execute') t.executed++;
         else if (e.decision === 'return_cached_success') t.cached++;
+        else if (e.phase === 'before' && t.stopCallId === null) t.stopCallId = e.callId;
         t.rule = ruleAfter(t.rule, e);
-        if (
-          e.phase === 'before' &&
-          e.decision !== 'execute' &&
-          e.decision !== 'return_cached_success' &&
-          t.stopCallId === null
-        ) {
-          t.stopCallId = e.callId;
-        }
         break;
       case 'RunStopped':
         t.terminal = e.report.terminalState;

@@ -1,15 +1,11 @@
-import { initialState, type RecordedEvent, type RunState } from '../domain/index.js';
+import { initialState, type RecordedEvent, type RunState, type TreeSpend } from '../domain/index.js';
 import { foldRun } from '../machines/index.js';
 import { type AuditEntry, AuditProjection } from './audit-projection.js';
 import { type LedgerEntry, LedgerProjection } from './ledger-projection.js';
 
 /** What a run had spent at one moment: one point of the "budgets over time" view. */
-export interface BudgetPoint {
+export interface BudgetPoint extends TreeSpend {
   readonly atMs: number;
-  readonly steps: number;
-  readonly toolCalls: number;
-  readonly tokens: number;
-  readonly costUsd: number;
 }
 
 /** Everything a person looks at for one run: calls and decisions, budgets over time, ledger, stop. */
@@ -31,7 +27,6 @@ export class RunTimelineFold {
   private readonly audit = new AuditProjection();
   private readonly ledger = new LedgerProjection();
   private readonly budgets: BudgetPoint[] = [];
-  private seen = false;
 
   constructor(readonly runId: string) {
     this.state = initialState(runId);
@@ -39,7 +34,6 @@ export class RunTimelineFold {
 
   apply(rec: RecordedEvent): void {
     if (rec.runId !== this.runId || rec.seq <= this.state.seq) return;
-    this.seen = true;
     const before = this.state;
     this.state = foldRun(before, rec);
     this.audit.apply(rec);
@@ -63,7 +57,7 @@ export class RunTimelineFold {
 
   /** The timeline, or undefined when the log has no event of this run. */
   timeline(): RunTimeline | undefined {
-    if (!this.seen) return undefined;
+    if (this.state.seq === 0) return undefined;
     return {
       runId: this.runId,
       state: this.state,

@@ -25,7 +25,7 @@ export class RunTreeProjection {
     this.children.set(e.parentRunId, siblings);
   }
 
-  parentOf(runId: string): string | null {
+  private parentOf(runId: string): string | null {
     return this.runs.get(runId)?.parentRunId ?? null;
   }
 

@@ -28,10 +28,6 @@ export class RunsProjection {
     return this.summaries.runIds().flatMap((id) => this.summaries.summary(id) ?? []);
   }
 
-  runIds(): string[] {
-    return [...this.states.keys()];
-  }
-
   snapshot(): Record<string, RunState> {
     return Object.fromEntries(this.states);
   }

@@ -1,17 +1,16 @@
 /**
- * What every stored run snapshot holds, whichever strategy stores it: the run machine's persisted
- * snapshot (XState's `getPersistedSnapshot`: its status, its value, the run's status, its context,
- * the run's state) with a format version, restored with `resolveState`. One codec for the per-run
- * and the per-partition snapshots alike.
+ * What every stored run snapshot holds, per run or per partition: the run machine's persisted
+ * snapshot (its value the run's status, its context the run's state) with a format version.
  *
- * Format 1, written before the version, is the bare RunState: it is upcast, its status being the
- * machine's value. Both strategies store a snapshot apart (persistApart): its context, the run's
- * state, where format 1 had it, so the release before the version still reads a new record; and
- * the rest of it (value, status, format) beside it, which restoreApart joins back. A format this version does not know, or a snapshot the machine does not accept,
- * is refused with the reason: a snapshot is a cache, so its reader falls back on the log.
+ * Format 1 is the bare RunState, upcast with its status as the machine's value. Snapshots are
+ * stored apart (persistApart): the context where format 1 had it, so the release before the
+ * version still reads a new record, and the rest beside it. A snapshot this version cannot
+ * restore is refused with the reason: it is a cache, so its reader falls back on the log.
  */
 import type { RunState } from '../domain/index.js';
 import { type RunSnapshot, runMachine } from '../machines/index.js';
+
+export { snapshotOf } from '../machines/index.js';
 
 const SNAPSHOT_FORMAT = 2;
 
@@ -25,11 +24,6 @@ export interface Unrestorable {
   readonly problem: string;
 }
 
-/** The machine's snapshot of a run at `state` (its value is the run's status). */
-export function snapshotOf(state: RunState): RunSnapshot {
-  return runMachine.resolveState({ value: state.status, context: state });
-}
-
 export function persistRun(snapshot: RunSnapshot): StoredRunSnapshot {
   return { v: SNAPSHOT_FORMAT, ...runMachine.getPersistedSnapshot(snapshot) };
 }
@@ -37,8 +31,7 @@ export function persistRun(snapshot: RunSnapshot): StoredRunSnapshot {
 /**
  * The persisted snapshot apart: its context (the RunState format 1 stored) and the rest of it.
  * The rest is persisted over an empty context: XState's persist walks the whole context looking
- * for actors to persist, and a run's state holds none (it is stored as JSON), so the walk of a
- * long run's state for a context that is then dropped was most of a snapshot's cost.
+ * for actors, and a run's state holds none.
  */
 export function persistApart(snapshot: RunSnapshot): {
   readonly state: RunState;
@@ -50,9 +43,8 @@ export function persistApart(snapshot: RunSnapshot): {
 }
 
 /**
- * The machine snapshot a stored state and the rest stored beside it restore to, or why none. No
- * rest (null or absent) is format 1, the bare state; a rest that holds its own context (written
- * whole, before the snapshot was stored apart) keeps it.
+ * The machine snapshot a stored state and the rest beside it restore to, or why none. No rest is
+ * format 1; a rest that holds its own context (a snapshot stored whole) keeps it.
  */
 export function restoreApart(state: unknown, rest: unknown): RunSnapshot | Unrestorable {
   if (rest === null || rest === undefined) return restoreRun(state);

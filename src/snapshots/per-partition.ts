@@ -1,15 +1,12 @@
 /**
- * The per-partition strategy: a `serve` worker's snapshot of every run of a requests partition
- * it holds (each run's machine snapshot, head and latest answers) on `loopguard.worker-snapshots`,
- * so a worker that takes the partition over reads it and the runs records after it, not the
- * partition's history. Due once the partition has written enough runs records since its last
- * snapshot (at least as many as the runs it holds, so a snapshot's cost is paid back by the tail
- * it saves). Its place is kept in the offset commit's metadata (snapshot-pointer.ts).
+ * The per-partition strategy: a `serve` worker's snapshot of every run of a requests partition it
+ * holds, on `loopguard.worker-snapshots`, so a worker that takes the partition over reads it and
+ * the runs records after it, not the partition's history. Its place is kept in the offset
+ * commit's metadata (snapshot-pointer.ts).
  *
- * A snapshot is the JSON of its runs, cut into pieces that each fit a Kafka record (the broker's
- * default limit is 1 MB). Pieces are keyed group/partition/piece on a compacted topic. An ended
- * run put aside is written as a snapshot of that run alone (`runs_from` -1), and the partition's
- * snapshot keeps only where it is.
+ * A snapshot is the JSON of its runs, cut into pieces that each fit a Kafka record, keyed
+ * group/partition/piece on a compacted topic. An ended run put aside is written as a snapshot of
+ * that run alone (`runs_from` -1), and the partition's snapshot keeps only where it is.
  */
 import { readFileSync } from 'node:fs';
 import type { Schema } from 'avsc';
@@ -43,18 +40,19 @@ export interface EndedRun {
   readonly at: SnapshotPointer;
 }
 
-export interface PartitionSnapshot<A = unknown> {
+export interface PartitionSnapshot<A = unknown> extends PartitionBody<A> {
   readonly id: string;
   /** Offset in the runs partition from which the tail is read; earlier records are in the states. */
   readonly runsFrom: number;
-  readonly runs: readonly HeldRun<A>[];
-  readonly ended: readonly EndedRun[];
 }
 
 /** Well under the broker's default 1 MB record limit, with room for the framing. */
 export const PIECE_BYTES = 512 * 1024;
 
-/** Whether a partition that wrote `sinceSnapshot` runs records since its last snapshot takes one now. */
+/**
+ * Whether a partition that wrote `sinceSnapshot` runs records since its last snapshot takes one
+ * now: at least as many as the runs it holds, so a snapshot's cost is paid back by the tail it saves.
+ */
 export function partitionSnapshotDue(sinceSnapshot: number, everyRecords: number, heldRuns: number): boolean {
   return sinceSnapshot >= Math.max(everyRecords, heldRuns);
 }
@@ -93,8 +91,7 @@ export class PartitionSnapshotCodec {
    */
   pieces(at: Omit<SnapshotPiece, 'piece' | 'pieces' | 'data'>, body: PartitionBody): Buffer[] {
     const stored = {
-      // The state where the release before the format's version reads it (a run without one makes
-      // it refold the partition), the rest of the machine's persisted snapshot beside it.
+      // The state where the release before the format's version reads it, the rest beside it.
       runs: body.runs.map((run) => ({ ...run, snapshot: persistApart(snapshotOf(run.state)).rest })),
       ended: body.ended,
     };

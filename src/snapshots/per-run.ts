@@ -1,9 +1,7 @@
 /**
  * The per-run strategy: a run's writer records the run's snapshot on the compacted
  * `loopguard.snapshots` topic (keyed by run id) with where that seq's record sits in the runs
- * topic, so loading the run reads the snapshot and the tail of its own partition after it. Due
- * for a run's first state a writer records, then every RUN_SNAPSHOT_EVERY events, and for every
- * state of an ended run.
+ * topic, so loading the run reads the snapshot and the tail of its own partition after it.
  */
 import type { Schema } from 'avsc';
 import { isTerminal, type RunState } from '../domain/index.js';
@@ -15,7 +13,10 @@ import { isUnrestorable, persistApart, restoreApart } from './machine-snapshot.j
 /** At most this many events of a live run's tail to read after its newest snapshot. */
 export const RUN_SNAPSHOT_EVERY = 16;
 
-/** Whether a writer whose last snapshot of the run was at `lastSeq` records one of `state`. */
+/**
+ * Whether a writer whose last snapshot of the run was at `lastSeq` records one of `state`: its
+ * first, then every RUN_SNAPSHOT_EVERY events, and every state of an ended run.
+ */
 export function runSnapshotDue(lastSeq: number | undefined, state: RunState): boolean {
   return lastSeq === undefined || isTerminal(state.status) || state.seq - lastSeq >= RUN_SNAPSHOT_EVERY;
 }
@@ -68,8 +69,8 @@ interface Wire {
 
 /**
  * Per-run snapshot records as bytes, and back (any format written so far). `stateJson` stays the
- * plain string the release before the format's version reads (its schema has it so; a null there,
- * or a union, makes its reader fail on the record), holding what it held: the RunState.
+ * plain string holding the RunState that the release before the format's version reads (a null
+ * or a union there makes its reader fail on the record).
  */
 export class RunSnapshotCodec {
   private constructor(private readonly codec: RecordCodec<Wire>) {}

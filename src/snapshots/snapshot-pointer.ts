@@ -1,12 +1,11 @@
 /**
  * Where a requests partition's newest snapshot is, kept as the metadata of the group's committed
  * offset for that partition. The worker writes the snapshot and commits the offset with this
- * pointer in one Kafka transaction, so the pointer a takeover reads always names a snapshot that
- * was committed with exactly the requests it reflects; every later commit carries it on.
+ * pointer in one Kafka transaction, so the pointer a takeover reads always names a snapshot
+ * committed with exactly the requests it reflects; every later commit carries it on.
  *
- * Text, because that is what offset metadata is; small (the broker's offset.metadata.max.bytes
- * is 4096 by default); versioned, so a worker that does not know a newer form reads "no snapshot"
- * and folds the partition instead.
+ * Short text (offset metadata is limited to 4096 bytes by default), versioned so a worker that
+ * does not know a newer form reads "no snapshot" and folds the partition instead.
  */
 export interface SnapshotPointer {
   readonly id: string;
