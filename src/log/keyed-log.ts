@@ -46,6 +46,11 @@ export interface KeyedLog extends RunLog {
   ): Promise<number[]>;
 }
 
+/** The page of values of `records`, read from `fromOffset`. */
+export function valuePage(records: readonly StoredRecord[], fromOffset: number): ValuePage {
+  return { values: records.map((r) => r.value), next: (records.at(-1)?.offset ?? fromOffset - 1) + 1 };
+}
+
 export function checkKeyed(key: string, expectedCount: number, records: readonly LogRecord[]): void {
   if (!Number.isSafeInteger(expectedCount) || expectedCount < 0)
     throw new LoopguardError('bad_offset', `expectedCount must be a non-negative integer: ${expectedCount}`);

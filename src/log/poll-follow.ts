@@ -10,6 +10,26 @@ export interface PollSource {
   closed(): boolean;
 }
 
+/** The followers waiting for appends, per topic: a local log wakes them on append and on close. */
+export class Wakers {
+  private readonly byTopic = new Map<string, Set<() => void>>();
+
+  subscribe(topic: string, wake: () => void): () => void {
+    const set = this.byTopic.get(topic) ?? new Set();
+    this.byTopic.set(topic, set);
+    set.add(wake);
+    return () => set.delete(wake);
+  }
+
+  wake(topic: string): void {
+    for (const wake of this.byTopic.get(topic) ?? []) wake();
+  }
+
+  wakeAll(): void {
+    for (const set of this.byTopic.values()) for (const wake of set) wake();
+  }
+}
+
 /**
  * The follow loop of the local logs: deliver what is there, then sleep until an append wakes the
  * follower (or the poll interval passes, for appends by another process), until aborted or closed.
