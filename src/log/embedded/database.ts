@@ -23,7 +23,7 @@ const SCHEMA_VERSION = 1;
  * The run index: each run's first record (seq 1), in log order, so the run list is paged with
  * LIMIT/OFFSET and counted without reading the log. SQLite keeps it in the transaction of every
  * append. It is an index, not a table, so a store without it (written before it existed) means the
- * same to every version: a writable open adds it (see ensureRunIndex), no version change needed.
+ * same to every version: a writable open adds it (see init), no version change needed.
  */
 export const RUN_STARTS_INDEX = 'records_run_starts';
 const RUN_STARTS_DDL = `CREATE INDEX IF NOT EXISTS ${RUN_STARTS_INDEX} ON records (topic_offset) WHERE seq = 1;`;
@@ -101,8 +101,8 @@ CREATE TABLE IF NOT EXISTS subjects (
 export interface DatabaseOptions {
   /** Open the existing file for reading only: nothing is created, written or migrated. */
   readonly readOnly?: boolean;
-  /** 'full' (default): fsync every commit. 'off': leave flushing to the OS (tests, benches). */
-  readonly synchronous?: 'full' | 'normal' | 'off';
+  /** 'batch' (default): fsync every commit (synchronous=FULL). 'none': leave flushing to the OS (tests, benches). */
+  readonly fsync?: 'batch' | 'none';
   /** How long a write waits in all for another process's write lock before `store_busy`. */
   readonly busyTimeoutMs?: number;
   /** A cap on the file's size in pages (PRAGMA max_page_count): a quota; past it writes get `disk_full`. */
@@ -154,31 +154,23 @@ export function storeError(e: unknown, path: string): LoopguardError {
   const c = errcodeOf(e);
   const why = (e as Error)?.message ?? String(e);
   const primary = c === undefined ? undefined : c & 0xff;
+  const opts = { cause: e, details: { path } };
   if (primary === SQLITE.FULL)
     return new UnavailableError(
       'disk_full',
       `${path}: the disk is full (${why}); the write was not acknowledged, everything acknowledged before stays readable`,
-      { cause: e, details: { path } },
+      opts,
     );
   if (primary === SQLITE.BUSY || primary === SQLITE.LOCKED)
     return new UnavailableError(
       'store_busy',
       `${path}: another process held the write lock too long (${why})`,
-      {
-        cause: e,
-        details: { path },
-      },
+      opts,
     );
   if (primary === SQLITE.READONLY)
-    return new IllegalStateError('read_only', `${path}: the database cannot be written (${why})`, {
-      cause: e,
-      details: { path },
-    });
+    return new IllegalStateError('read_only', `${path}: the database cannot be written (${why})`, opts);
   if (primary === SQLITE.CORRUPT || primary === SQLITE.NOTADB)
-    return new LoopguardError('log_corrupt', `${path}: ${why}; run loopguard repair`, {
-      cause: e,
-      details: { path },
-    });
+    return new LoopguardError('log_corrupt', `${path}: ${why}; run loopguard repair`, opts);
   return new UnavailableError('log_io', `${path}: ${why}`, { retriable: primary === SQLITE.IOERR, cause: e });
 }
 
@@ -222,22 +214,15 @@ export class EmbeddedDatabase {
     const hasDb = existsSync(path);
     if (!hasDb && existsSync(join(dataDir, SEGMENT_TOPICS_DIR))) throw needsMigration(dataDir);
     if (readOnly) {
-      if (!isDir(dataDir))
-        throw new LoopguardError(
-          'no_data_dir',
-          `data dir ${dataDir} does not exist (reading never creates it)`,
-          {
-            details: { dir: dataDir },
-          },
-        );
-      if (!hasDb)
-        throw new LoopguardError(
-          'no_data_dir',
-          `data dir ${dataDir} holds no ${DB_FILE}: nothing was recorded there yet`,
-          {
-            details: { dir: dataDir },
-          },
-        );
+      const missing = !isDir(dataDir)
+        ? 'does not exist (reading never creates it)'
+        : !hasDb
+          ? `holds no ${DB_FILE}: nothing was recorded there yet`
+          : undefined;
+      if (missing !== undefined)
+        throw new LoopguardError('no_data_dir', `data dir ${dataDir} ${missing}`, {
+          details: { dir: dataDir },
+        });
     } else mkdirSync(dataDir, { recursive: true });
     return EmbeddedDatabase.openFile(path, opts);
   }
@@ -270,7 +255,7 @@ export class EmbeddedDatabase {
         'log_io',
         `${this.path}: could not switch to WAL mode (${mode.journal_mode})`,
       );
-    this.db.exec(`PRAGMA synchronous = ${(opts.synchronous ?? 'full').toUpperCase()}`);
+    this.db.exec(`PRAGMA synchronous = ${opts.fsync === 'none' ? 'OFF' : 'FULL'}`);
     this.db.exec('PRAGMA foreign_keys = ON');
     if (opts.maxPages !== undefined) this.db.exec(`PRAGMA max_page_count = ${Math.floor(opts.maxPages)}`);
     const { user_version } = this.db.prepare('PRAGMA user_version').get() as { user_version: number };
@@ -295,19 +280,17 @@ export class EmbeddedDatabase {
 
   /** Whether the run list's rows exist (a store written before them, opened only for reading, lacks them). */
   hasRunRows(): boolean {
-    return (
-      this.db
-        .prepare("SELECT 1 AS y FROM sqlite_master WHERE type = 'index' AND name = ?")
-        .get(RUN_ROWS_PENDING) !== undefined
-    );
+    return this.hasIndex(RUN_ROWS_PENDING);
   }
 
   /** Whether the run index exists (a store written before it, opened only for reading, lacks it). */
   hasRunIndex(): boolean {
+    return this.hasIndex(RUN_STARTS_INDEX);
+  }
+
+  private hasIndex(name: string): boolean {
     return (
-      this.db
-        .prepare("SELECT 1 AS y FROM sqlite_master WHERE type = 'index' AND name = ?")
-        .get(RUN_STARTS_INDEX) !== undefined
+      this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").get(name) !== undefined
     );
   }
 
@@ -335,8 +318,7 @@ export class EmbeddedDatabase {
    * opening and migrating, where nothing is asynchronous anyway.
    */
   writeSync<T>(fn: () => T, lockWaitMs: number = ENGINE_WAIT_MS): T {
-    if (this.readOnly)
-      throw new IllegalStateError('read_only', `${this.path} is open for reading only; nothing was written`);
+    this.assertWritable();
     this.db.exec(`PRAGMA busy_timeout = ${lockWaitMs}`);
     try {
       this.db.exec('BEGIN IMMEDIATE');
@@ -353,6 +335,11 @@ export class EmbeddedDatabase {
     }
   }
 
+  assertWritable(): void {
+    if (this.readOnly)
+      throw new IllegalStateError('read_only', `${this.path} is open for reading only; nothing was written`);
+  }
+
   /** A read, with SQLite errors mapped (a reader in WAL mode does not wait for writers). */
   read<T>(fn: () => T): T {
     try {
@@ -362,10 +349,42 @@ export class EmbeddedDatabase {
     }
   }
 
+  /** A read of several statements in one read transaction: all of them see the same moment. */
+  readTransaction<T>(fn: () => T): T {
+    return this.read(() => {
+      this.db.exec('BEGIN');
+      try {
+        return fn();
+      } finally {
+        this.db.exec('COMMIT');
+      }
+    });
+  }
+
+  /** `fn` in a savepoint of the open transaction: whatever it wrote is undone if it throws. */
+  savepoint<T>(fn: () => T): T {
+    this.db.exec('SAVEPOINT step');
+    try {
+      const out = fn();
+      this.db.exec('RELEASE step');
+      return out;
+    } catch (e) {
+      this.db.exec('ROLLBACK TO step');
+      this.db.exec('RELEASE step');
+      throw e;
+    }
+  }
+
   close(): void {
     if (this.db.isOpen) this.db.close();
   }
 }
+
+/** A BLOB read from SQLite as a Buffer over the same memory. */
+export const asBuffer = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+
+/** A LIMIT for SQLite: -1 (none) for an infinite count. */
+export const sqlLimit = (n: number): number => (Number.isFinite(n) ? Math.floor(n) : -1);
 
 function isDir(p: string): boolean {
   try {

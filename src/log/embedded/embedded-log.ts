@@ -11,7 +11,7 @@
  * its next read, and a follower polls for them every pollMs.
  */
 import type { StatementSync } from 'node:sqlite';
-import { IllegalStateError, LoopguardError } from '../../domain/errors.js';
+import { LoopguardError } from '../../domain/errors.js';
 import type { RunStream } from '../../ports/run-stream.js';
 import type { LogRecord, StoredRecord } from '../event-log.js';
 import { TOPICS } from '../event-log.js';
@@ -23,12 +23,13 @@ import {
   type KeyedLog,
   keyConflict,
   type ValuePage,
+  valuePage,
 } from '../keyed-log.js';
 import { checkRead, checkTopic, closedError } from '../log-errors.js';
 import { LogRunStream } from '../log-run-stream.js';
-import { pollFollow } from '../poll-follow.js';
+import { pollFollow, Wakers } from '../poll-follow.js';
 import { storeOn } from '../run-log.js';
-import { EmbeddedDatabase, isUniqueViolation, storeError } from './database.js';
+import { EmbeddedDatabase, isUniqueViolation, sqlLimit, storeError } from './database.js';
 import { FilteredRuns, type FilteredRunsPage, type RunRowFilters } from './filtered-runs.js';
 import { RunIndex, type RunIndexPage } from './run-index.js';
 import { type AppendStatus, type RunRecordWritten, RunRows } from './run-rows.js';
@@ -98,7 +99,7 @@ function recordBytes(rec: LogRecord): number {
 }
 
 export class EmbeddedLog implements KeyedLog {
-  private readonly wakers = new Map<string, Set<() => void>>();
+  private readonly wakers = new Wakers();
   private readonly runIndex: RunIndex;
   /** Kept by writers only (a writable open has the table; a reader of an old store has not). */
   private readonly runRows: RunRows | null;
@@ -114,14 +115,14 @@ export class EmbeddedLog implements KeyedLog {
 
   private constructor(
     private readonly store: EmbeddedDatabase,
-    private readonly opts: Required<Omit<EmbeddedLogOptions, 'maxPages' | 'busyTimeoutMs'>>,
+    private readonly opts: Required<Pick<EmbeddedLogOptions, 'groupCommitMs' | 'pollMs' | 'maxRecordBytes'>>,
   ) {
     const db = store.db;
     this.runIndex = new RunIndex(store);
-    this.runRows = opts.readOnly ? null : new RunRows(store);
+    this.runRows = store.readOnly ? null : new RunRows(store);
     // Writers only: a store written before the run rows, opened read-only, lacks rows_folded. A
     // runs record is folded into the run rows in its own transaction (runRows.keep).
-    this.insert = opts.readOnly
+    this.insert = store.readOnly
       ? null
       : db.prepare(
           'INSERT INTO records (topic, topic_offset, key, run_id, seq, at_ms, headers, value, rows_folded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
@@ -147,17 +148,9 @@ export class EmbeddedLog implements KeyedLog {
 
   /** Opens (creating if needed, unless readOnly) the data dir's database. */
   static async open(dir: string = DEFAULT_DATA_DIR, opts: EmbeddedLogOptions = {}): Promise<EmbeddedLog> {
-    const store = EmbeddedDatabase.open(dir, {
-      readOnly: opts.readOnly ?? false,
-      synchronous: opts.fsync === 'none' ? 'off' : 'full',
-      ...(opts.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: opts.busyTimeoutMs }),
-      ...(opts.maxPages === undefined ? {} : { maxPages: opts.maxPages }),
-    });
-    const log = new EmbeddedLog(store, {
-      fsync: opts.fsync ?? 'batch',
+    const log = new EmbeddedLog(EmbeddedDatabase.open(dir, opts), {
       groupCommitMs: opts.groupCommitMs ?? 0,
       pollMs: opts.pollMs ?? 100,
-      readOnly: opts.readOnly ?? false,
       maxRecordBytes: opts.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES,
     });
     await log.catchUpRunRows();
@@ -216,23 +209,20 @@ export class EmbeddedLog implements KeyedLog {
   async read(topic: string, fromOffset: number, maxRecords?: number): Promise<StoredRecord[]> {
     checkRead(topic, fromOffset, maxRecords);
     if (this.closed) throw closedError();
-    const limit = maxRecords === undefined || !Number.isFinite(maxRecords) ? -1 : Math.floor(maxRecords);
-    const rows = this.store.read(() => this.sql.read.all(topic, fromOffset, limit));
+    const rows = this.store.read(() => this.sql.read.all(topic, fromOffset, sqlLimit(maxRecords ?? -1)));
     return (rows as unknown as Row[]).map(toStored);
   }
 
   async readValues(topic: string, fromOffset: number, maxRecords: number): Promise<ValuePage> {
     checkRead(topic, fromOffset, maxRecords);
     if (this.closed) throw closedError();
-    const limit = Number.isFinite(maxRecords) ? Math.floor(maxRecords) : -1;
     const [bytes, lengths, offsets] = this.store.read(() =>
-      this.sql.readValues.get(topic, fromOffset, limit),
+      this.sql.readValues.get(topic, fromOffset, sqlLimit(maxRecords)),
     ) as unknown as [Uint8Array | null, string | null, string | null];
     if (bytes === null || lengths === null || offsets === null) return { values: [], next: fromOffset };
     const page = toValuePage(bytes, lengths, offsets, fromOffset);
     if (page !== undefined) return page;
-    const rows = await this.read(topic, fromOffset, maxRecords);
-    return { values: rows.map((r) => r.value), next: (rows.at(-1)?.offset ?? fromOffset - 1) + 1 };
+    return valuePage(await this.read(topic, fromOffset, maxRecords), fromOffset);
   }
 
   async follow(
@@ -246,7 +236,7 @@ export class EmbeddedLog implements KeyedLog {
       {
         read: (from) => this.read(topic, from, FOLLOW_PAGE),
         hasMore: (next) => this.closed || this.endSync(topic) > next,
-        subscribe: (wake) => this.subscribe(topic, wake),
+        subscribe: (wake) => this.wakers.subscribe(topic, wake),
         pollMs: this.opts.pollMs,
         closed: () => this.closed,
       },
@@ -303,7 +293,7 @@ export class EmbeddedLog implements KeyedLog {
     this.closed = true;
     while (this.flushing !== undefined) await this.flushing;
     this.store.close();
-    for (const set of this.wakers.values()) for (const wake of set) wake();
+    this.wakers.wakeAll();
   }
 
   private endSync(topic: string): number {
@@ -319,11 +309,7 @@ export class EmbeddedLog implements KeyedLog {
   ): Promise<number[]> {
     checkTopic(topic);
     if (this.closed) throw closedError();
-    if (this.opts.readOnly)
-      throw new IllegalStateError(
-        'read_only',
-        `${this.store.path} is open for reading only; nothing was written`,
-      );
+    this.store.assertWritable();
     if (records.length === 0 && expect === undefined) return [];
     for (const [i, r] of records.entries()) {
       const bytes = recordBytes(r);
@@ -335,14 +321,7 @@ export class EmbeddedLog implements KeyedLog {
         );
     }
     return new Promise((resolve, reject) => {
-      this.queue.push({
-        topic,
-        records,
-        resolve,
-        reject,
-        ...(expect === undefined ? {} : { expect }),
-        ...(status === undefined ? {} : { status }),
-      });
+      this.queue.push({ topic, records, resolve, reject, expect, status });
       this.flushing ??= this.flushSoon();
     });
   }
@@ -376,7 +355,7 @@ export class EmbeddedLog implements KeyedLog {
             topics.add(p.topic);
           }
         });
-        for (const t of topics) for (const wake of this.wakers.get(t) ?? []) wake();
+        for (const t of topics) this.wakers.wake(t);
       }
     } finally {
       this.flushing = undefined;
@@ -389,9 +368,8 @@ export class EmbeddedLog implements KeyedLog {
    * the runs records written are folded into the run rows, in the same transaction.
    */
   private writeBatch(batch: readonly Pending[]): Outcome[] {
-    const insert = this.insert;
-    if (insert === null)
-      throw new IllegalStateError('read_only', `${this.store.path} is open for reading only`);
+    // Not null: enqueue refuses appends to a log opened read-only.
+    const insert = this.insert as StatementSync;
     const ends = new Map<string, number>();
     const heads = new Map<string, number>();
     const now = Date.now();
@@ -415,39 +393,37 @@ export class EmbeddedLog implements KeyedLog {
       let next = ends.get(p.topic) ?? this.endSync(p.topic);
       const offsets: number[] = [];
       const written: RunRecordWritten[] = [];
-      this.store.db.exec('SAVEPOINT append');
       try {
-        for (const r of p.records) {
-          const seq = count(r.key) + 1;
-          const isRun = p.topic === TOPICS.runs;
-          if (isRun)
-            written.push({
-              offset: next,
-              runId: r.key,
-              seq,
-              value: r.value,
-              type: r.headers?.[TYPE_HEADER],
-              event: r.event,
-              status: p.status,
-            });
-          insert.run(
-            p.topic,
-            next,
-            r.key,
-            isRun ? r.key : null,
-            isRun ? seq : null,
-            now,
-            r.headers === undefined ? null : JSON.stringify(r.headers),
-            r.value,
-            isRun ? 1 : null,
-          );
-          heads.set(`${p.topic}\0${r.key}`, seq);
-          offsets.push(next++);
-        }
-        this.store.db.exec('RELEASE append');
+        this.store.savepoint(() => {
+          for (const r of p.records) {
+            const seq = count(r.key) + 1;
+            const isRun = p.topic === TOPICS.runs;
+            if (isRun)
+              written.push({
+                offset: next,
+                runId: r.key,
+                seq,
+                value: r.value,
+                type: r.headers?.[TYPE_HEADER],
+                event: r.event,
+                status: p.status,
+              });
+            insert.run(
+              p.topic,
+              next,
+              r.key,
+              isRun ? r.key : null,
+              isRun ? seq : null,
+              now,
+              r.headers === undefined ? null : JSON.stringify(r.headers),
+              r.value,
+              isRun ? 1 : null,
+            );
+            heads.set(`${p.topic}\0${r.key}`, seq);
+            offsets.push(next++);
+          }
+        });
       } catch (e) {
-        this.store.db.exec('ROLLBACK TO append');
-        this.store.db.exec('RELEASE append');
         heads.clear();
         // UNIQUE(run_id, seq): a seq another writer took first is the store's conflict.
         if (isUniqueViolation(e) && p.expect !== undefined)
@@ -460,13 +436,6 @@ export class EmbeddedLog implements KeyedLog {
     });
     this.runRows?.keep(runs);
     return outcomes;
-  }
-
-  private subscribe(topic: string, wake: () => void): () => void {
-    const set = this.wakers.get(topic) ?? new Set();
-    this.wakers.set(topic, set);
-    set.add(wake);
-    return () => set.delete(wake);
   }
 }
 

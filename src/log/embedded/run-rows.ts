@@ -349,15 +349,9 @@ export class RunRows {
 
   /** `fn` in a savepoint; undefined when it threw (nothing of it is left: the rows stay as they were). */
   private inSavepoint<T>(fn: () => T): T | undefined {
-    const db = this.store.db;
-    db.exec('SAVEPOINT run_rows');
     try {
-      const out = fn();
-      db.exec('RELEASE run_rows');
-      return out;
+      return this.store.savepoint(fn);
     } catch {
-      db.exec('ROLLBACK TO run_rows');
-      db.exec('RELEASE run_rows');
       return undefined;
     }
   }

@@ -62,12 +62,7 @@ export class SqliteLedger implements Ledger {
     dataDir: string = DEFAULT_DATA_DIR,
     opts: { readonly fsync?: 'batch' | 'none'; readonly busyTimeoutMs?: number } = {},
   ): SqliteLedger {
-    return new SqliteLedger(
-      EmbeddedDatabase.open(dataDir, {
-        synchronous: opts.fsync === 'none' ? 'off' : 'full',
-        ...(opts.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: opts.busyTimeoutMs }),
-      }),
-    );
+    return new SqliteLedger(EmbeddedDatabase.open(dataDir, opts));
   }
 
   async claim(key: string, owner: ClaimOwner): Promise<ClaimOutcome> {

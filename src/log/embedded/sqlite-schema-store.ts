@@ -74,10 +74,7 @@ export class SqliteSchemaStore implements SchemaStore {
   async close(): Promise<void> {}
 
   private async with<T>(fn: (s: EmbeddedDatabase) => Promise<T>): Promise<T> {
-    const s = EmbeddedDatabase.open(this.dataDir, {
-      readOnly: this.opts.readOnly ?? false,
-      synchronous: this.opts.fsync === 'none' ? 'off' : 'full',
-    });
+    const s = EmbeddedDatabase.open(this.dataDir, this.opts);
     try {
       return await fn(s);
     } finally {
