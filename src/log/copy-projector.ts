@@ -8,10 +8,9 @@
  */
 import type { RecordedEvent } from '../domain/events.js';
 import { type StoredRecord, TOPICS } from './event-log.js';
-import { copyTopicOf, type EventStore, SOURCE_HEADER } from './event-store.js';
+import { type CopyTopic, copyTopicOf, type EventStore, lastRecord, SOURCE_HEADER } from './event-store.js';
 import type { KeyedLog } from './keyed-log.js';
 
-type CopyTopic = typeof TOPICS.stops | typeof TOPICS.ledger;
 const COPY_TOPICS: readonly CopyTopic[] = [TOPICS.stops, TOPICS.ledger];
 const PAGE = 1000;
 
@@ -107,8 +106,7 @@ export class CopyProjector {
    * run and seq find its runs record through the key index.
    */
   private async resumeAt(topic: CopyTopic): Promise<number> {
-    const end = await this.log.endOffset(topic);
-    const last = end === 0 ? undefined : (await this.log.read(topic, end - 1, 1))[0];
+    const last = await lastRecord(this.log, topic);
     if (last === undefined) return 0;
     const source = last.headers?.[SOURCE_HEADER];
     if (source !== undefined) return Number(source) + 1;
