@@ -13,7 +13,7 @@ import { copyTopicOf, type EventStore } from '../event-store.js';
 import { DLQ_HEADERS } from './decoding-consumer.js';
 import { headersToStrings } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
-import { BATCH_HEADER, EMPTY_HEAD, foldRunRecord, type RunHead } from './run-batch-fold.js';
+import { BATCH_HEADER, foldInto, type RunHead } from './run-batch-fold.js';
 
 export interface OutMessage {
   readonly key: string;
@@ -42,9 +42,7 @@ export async function copiesOfBatch(
   for (const m of messages) {
     const key = m.key?.toString() ?? '';
     const headers = headersToStrings(m.headers) ?? {};
-    const head = foldRunRecord(heads.get(key) ?? EMPTY_HEAD, headers);
-    if (head === null) continue;
-    heads.set(key, head);
+    if (foldInto(heads, key, headers) === null) continue;
     const topic = copyTopicOf(headers['loopguard.type'] ?? '');
     if (topic === null || headers[BATCH_HEADER] === undefined) continue;
     const value = m.value ?? Buffer.alloc(0);

@@ -27,10 +27,10 @@ import { UnavailableError } from '../../domain/errors.js';
 import { TOPICS } from '../event-log.js';
 import type { EventStore } from '../event-store.js';
 import { copiesOfBatch } from './copies-of-batch.js';
-import { headersToStrings, withTimeout } from './kafka-error.js';
+import { withTimeout } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
-import { readRanges } from './partition-reader.js';
-import { EMPTY_HEAD, foldRunRecord, type RunHead } from './run-batch-fold.js';
+import { runHeads } from './counted-run-records.js';
+import type { RunHead } from './run-batch-fold.js';
 import { fetchTopicOffsets } from './topic-registry.js';
 import { transactionalProducer } from './transactional-producer.js';
 
@@ -287,12 +287,7 @@ export class KafkaCopyProjector {
           Number(got?.partitions.find((p) => p.partition === partition)?.offset ?? '-1'),
         );
         const low = Number(lows.find((o) => o.partition === partition)?.low ?? 0);
-        const runs = new Map<string, RunHead>();
-        await readRanges(this.opts.log.kafka, this.topic, [{ partition, from: low, to: at }], 60_000, (m) => {
-          const key = m.message.key?.toString() ?? '';
-          const next = foldRunRecord(runs.get(key) ?? EMPTY_HEAD, headersToStrings(m.message.headers));
-          if (next !== null) runs.set(key, next);
-        });
+        const runs = await runHeads(this.opts.log, partition, low, at, 60_000);
         heads.set(partition, runs);
         committed.set(partition, at);
         this.opts.onLog?.(`copies: runs partition ${partition}: ${runs.size} runs folded, from offset ${at}`);

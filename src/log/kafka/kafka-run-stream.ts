@@ -45,6 +45,7 @@ import {
   AFTER_HEADER,
   BATCH_HEADER,
   EMPTY_HEAD,
+  foldInto,
   foldRunRecord,
   RUN_HEADERS,
   type RunHead,
@@ -100,9 +101,7 @@ export class KafkaRunStream implements RunStream {
     return this.log.scan(
       TOPICS.runs,
       (r) => {
-        const head = foldRunRecord(heads.get(r.key) ?? EMPTY_HEAD, r.headers);
-        if (head === null) return;
-        heads.set(r.key, head);
+        if (foldInto(heads, r.key, r.headers) === null) return;
         // Synchronous for every record whose schema is known: no promise per record.
         const known = this.events.decodeKnown(TOPICS.runs, r.value);
         if (known !== undefined) {

@@ -41,3 +41,14 @@ export function foldRunRecord(
   if (seq === after + 1 || head.batch === batch) return { seq, batch };
   return null;
 }
+
+/** Folds a record of run `key` into `heads`: the run's new head, or null (nothing changed) when it does not count. */
+export function foldInto(
+  heads: Map<string, RunHead>,
+  key: string,
+  headers: Readonly<Record<string, string>> | undefined,
+): RunHead | null {
+  const head = foldRunRecord(heads.get(key) ?? EMPTY_HEAD, headers);
+  if (head !== null) heads.set(key, head);
+  return head;
+}
