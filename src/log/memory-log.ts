@@ -110,11 +110,8 @@ export class MemoryLog implements KeyedLog {
   }
 
   private keyIndex(topic: string): KeyIndex {
-    let index = this.keys.get(topic);
-    if (index === undefined) {
-      index = new KeyIndex();
-      this.keys.set(topic, index);
-    }
+    const index = this.keys.get(topic) ?? new KeyIndex();
+    this.keys.set(topic, index);
     return index;
   }
 }

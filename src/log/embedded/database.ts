@@ -99,13 +99,13 @@ CREATE TABLE IF NOT EXISTS subjects (
 `;
 
 export interface DatabaseOptions {
-  /** Open the existing file for reading only: nothing is created, written or migrated. */
+  /** Open the existing data dir and database for reading only: nothing is created, written or migrated (`read_only`). */
   readonly readOnly?: boolean;
   /** 'batch' (default): fsync every commit (synchronous=FULL). 'none': leave flushing to the OS (tests, benches). */
   readonly fsync?: 'batch' | 'none';
-  /** How long a write waits in all for another process's write lock before `store_busy`. */
+  /** How long a write waits in all for another process's write lock before `store_busy` (default 10 s). */
   readonly busyTimeoutMs?: number;
-  /** A cap on the file's size in pages (PRAGMA max_page_count): a quota; past it writes get `disk_full`. */
+  /** A cap on the file's size in pages of 4 KiB (PRAGMA max_page_count): a quota; past it writes get `disk_full`. */
   readonly maxPages?: number;
 }
 

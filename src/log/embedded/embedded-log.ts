@@ -13,10 +13,8 @@
 import type { StatementSync } from 'node:sqlite';
 import { LoopguardError } from '../../domain/errors.js';
 import type { RunStream } from '../../ports/run-stream.js';
-import type { LogRecord, StoredRecord } from '../event-log.js';
-import { TOPICS } from '../event-log.js';
-import type { EventStore } from '../event-store.js';
-import { TYPE_HEADER } from '../event-store.js';
+import { type LogRecord, type StoredRecord, TOPICS } from '../event-log.js';
+import { type EventStore, TYPE_HEADER } from '../event-store.js';
 import {
   checkKeyed,
   type KeyedAppendOptions,
@@ -25,18 +23,22 @@ import {
   type ValuePage,
   valuePage,
 } from '../keyed-log.js';
-import { checkRead, checkTopic, closedError } from '../log-errors.js';
+import { checkRead, closedError } from '../log-errors.js';
 import { LogRunStream } from '../log-run-stream.js';
 import { pollFollow, Wakers } from '../poll-follow.js';
 import { storeOn } from '../run-log.js';
-import { EmbeddedDatabase, isUniqueViolation, sqlLimit, storeError } from './database.js';
+import {
+  type DatabaseOptions,
+  EmbeddedDatabase,
+  isUniqueViolation,
+  sqlLimit,
+  storeError,
+} from './database.js';
 import { FilteredRuns, type FilteredRunsPage, type RunRowFilters } from './filtered-runs.js';
 import { RunIndex, type RunIndexPage } from './run-index.js';
 import { type AppendStatus, type RunRecordWritten, RunRows } from './run-rows.js';
 
-export interface EmbeddedLogOptions {
-  /** 'batch' (default): fsync every group commit (synchronous=FULL). 'none': leave flushing to the OS (tests, benches). */
-  readonly fsync?: 'batch' | 'none';
+export interface EmbeddedLogOptions extends DatabaseOptions {
   /** Extra time a batch waits for more appends before it is committed; 0 (default) = next event-loop turn. */
   readonly groupCommitMs?: number;
   /** How often a follower looks for records written by another process. */
@@ -46,15 +48,6 @@ export interface EmbeddedLogOptions {
    * before anything is written. Default 1 MiB, Kafka's default message limit.
    */
   readonly maxRecordBytes?: number;
-  /** How long a write waits in all for another process's write lock (default 10 s). */
-  readonly busyTimeoutMs?: number;
-  /** A cap on the database size in pages of 4 KiB (a quota; past it appends get `disk_full`). */
-  readonly maxPages?: number;
-  /**
-   * Open for reading only: nothing is created or written (the data dir and its database must
-   * exist), appends are refused with `read_only`.
-   */
-  readonly readOnly?: boolean;
 }
 
 interface Pending {
@@ -196,8 +189,7 @@ export class EmbeddedLog implements KeyedLog {
   }
 
   async readKey(topic: string, key: string, fromIndex: number): Promise<StoredRecord[]> {
-    checkRead(topic, fromIndex, undefined);
-    if (this.closed) throw closedError();
+    this.checkOpen(topic, fromIndex);
     const rows = this.store.read(() =>
       topic === TOPICS.runs
         ? this.sql.readRun.all(key, fromIndex)
@@ -207,15 +199,13 @@ export class EmbeddedLog implements KeyedLog {
   }
 
   async read(topic: string, fromOffset: number, maxRecords?: number): Promise<StoredRecord[]> {
-    checkRead(topic, fromOffset, maxRecords);
-    if (this.closed) throw closedError();
+    this.checkOpen(topic, fromOffset, maxRecords);
     const rows = this.store.read(() => this.sql.read.all(topic, fromOffset, sqlLimit(maxRecords ?? -1)));
     return (rows as unknown as Row[]).map(toStored);
   }
 
   async readValues(topic: string, fromOffset: number, maxRecords: number): Promise<ValuePage> {
-    checkRead(topic, fromOffset, maxRecords);
-    if (this.closed) throw closedError();
+    this.checkOpen(topic, fromOffset, maxRecords);
     const [bytes, lengths, offsets] = this.store.read(() =>
       this.sql.readValues.get(topic, fromOffset, sqlLimit(maxRecords)),
     ) as unknown as [Uint8Array | null, string | null, string | null];
@@ -248,8 +238,7 @@ export class EmbeddedLog implements KeyedLog {
 
   /** Runs offset+1 to offset+limit in order of first appearance, and how many there are (run-index.ts). */
   async runPage(offset: number, limit: number): Promise<RunIndexPage> {
-    checkRead(TOPICS.runs, offset, limit);
-    if (this.closed) throw closedError();
+    this.checkOpen(TOPICS.runs, offset, limit);
     return this.runIndex.page(offset, limit);
   }
 
@@ -267,8 +256,7 @@ export class EmbeddedLog implements KeyedLog {
     offset: number,
     limit: number,
   ): Promise<FilteredRunsPage | null> {
-    checkRead(TOPICS.runs, offset, limit);
-    if (this.closed) throw closedError();
+    this.checkOpen(TOPICS.runs, offset, limit);
     return this.filteredRuns.page(filters, offset, limit);
   }
 
@@ -278,8 +266,7 @@ export class EmbeddedLog implements KeyedLog {
   }
 
   async endOffset(topic: string): Promise<number> {
-    checkTopic(topic);
-    if (this.closed) throw closedError();
+    this.checkOpen(topic);
     return this.endSync(topic);
   }
 
@@ -296,6 +283,11 @@ export class EmbeddedLog implements KeyedLog {
     this.wakers.wakeAll();
   }
 
+  private checkOpen(topic: string, fromOffset = 0, maxRecords?: number): void {
+    checkRead(topic, fromOffset, maxRecords);
+    if (this.closed) throw closedError();
+  }
+
   private endSync(topic: string): number {
     const { m } = this.store.read(() => this.sql.end.get(topic)) as { m: number | null };
     return m === null ? 0 : m + 1;
@@ -307,8 +299,7 @@ export class EmbeddedLog implements KeyedLog {
     expect: Pending['expect'],
     status: AppendStatus | undefined,
   ): Promise<number[]> {
-    checkTopic(topic);
-    if (this.closed) throw closedError();
+    this.checkOpen(topic);
     this.store.assertWritable();
     if (records.length === 0 && expect === undefined) return [];
     for (const [i, r] of records.entries()) {
