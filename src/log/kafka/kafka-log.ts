@@ -48,7 +48,7 @@ export interface KafkaLogOptions extends TopicLayoutOptions {
   /**
    * How long an append that finds no request in flight waits for others to share its produce
    * request. Default 0: appends made during a request already share the next one, so a linger
-   * only delays a lone call (the README's Kafka performance section has the measurements).
+   * only delays a lone call.
    */
   readonly lingerMs?: number;
   readonly maxBatchRecords?: number;
@@ -139,9 +139,7 @@ export class KafkaLog implements RunLog {
   }
 
   async append(topic: string, records: readonly LogRecord[]): Promise<number[]> {
-    checkTopic(topic);
-    this.assertOpen();
-    await this.topics.ensure(topic);
+    await this.prepare(topic);
     this.assertOpen(); // close() may have flushed while the topic was being created
     return this.batcher.append(topic, records);
   }
@@ -207,9 +205,7 @@ export class KafkaLog implements RunLog {
 
   /** The Kafka name of `topic` and every partition's range up to its end now: what readAll and scan read. */
   private async wholeTopic(topic: string): Promise<{ name: string; ranges: OffsetRange[] }> {
-    checkTopic(topic);
-    this.assertOpen();
-    const info = await this.topics.ensure(topic);
+    const info = await this.prepare(topic);
     const ends = await this.topics.endOffsets(info);
     return {
       name: info.name,
@@ -219,16 +215,12 @@ export class KafkaLog implements RunLog {
 
   /** First and next offsets of every partition of `topic`. */
   async partitionEnds(topic: string): Promise<PartitionOffsets[]> {
-    checkTopic(topic);
-    this.assertOpen();
-    return this.topics.endOffsets(await this.topics.ensure(topic));
+    return this.topics.endOffsets(await this.prepare(topic));
   }
 
   /** The partition of `topic` that owns `key` (where `append` puts its records). */
   async partitionOfKey(topic: string, key: string): Promise<number> {
-    checkTopic(topic);
-    this.assertOpen();
-    return this.partitionOf(await this.topics.ensure(topic), key);
+    return this.partitionOf(await this.prepare(topic), key);
   }
 
   /**
@@ -237,9 +229,7 @@ export class KafkaLog implements RunLog {
    * [from, to) of that partition.
    */
   async readKey(topic: string, key: string, range?: { from: number; to: number }): Promise<StoredRecord[]> {
-    checkTopic(topic);
-    this.assertOpen();
-    const info = await this.topics.ensure(topic);
+    const info = await this.prepare(topic);
     const partition = this.partitionOf(info, key);
     const ends = (await this.topics.endOffsets(info)).find((o) => o.partition === partition);
     const from = Math.max(range?.from ?? 0, ends?.low ?? 0);
@@ -370,8 +360,7 @@ export class KafkaLog implements RunLog {
   }
 
   private async singlePartition(topic: string, op: string): Promise<TopicInfo> {
-    this.assertOpen();
-    const info = await this.topics.ensure(topic);
+    const info = await this.prepare(topic);
     if (info.partitions !== 1) {
       throw new LoopguardError(
         'partitioned_topic',
