@@ -162,15 +162,10 @@ export class KafkaLedger implements Ledger {
   async get(key: string): Promise<LedgerState | undefined> {
     await this.caughtUp();
     const e = this.entries.get(key);
-    if (e === undefined) return undefined;
-    if (e.status === 'claimed') {
-      return this.expired(e)
-        ? { status: 'in_doubt', owner: e.owner, reason: 'no outcome within the lease' }
-        : { status: 'claimed', owner: e.owner };
-    }
-    return e.status === 'completed'
-      ? { status: 'completed', owner: e.owner, resultJson: e.resultJson }
-      : { status: 'in_doubt', owner: e.owner, reason: e.reason };
+    if (e?.status !== 'claimed') return e;
+    return this.expired(e)
+      ? { status: 'in_doubt', owner: e.owner, reason: 'no outcome within the lease' }
+      : { status: 'claimed', owner: e.owner };
   }
 
   async reissue(note: ReissueNote): Promise<void> {
