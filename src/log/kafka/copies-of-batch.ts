@@ -6,11 +6,10 @@
  * dead-letter topic instead of its copy.
  */
 import type { KafkaMessage } from 'kafkajs';
-import { LoopguardError } from '../../domain/errors.js';
 import type { RecordedEvent } from '../../domain/events.js';
 import { TOPICS } from '../event-log.js';
 import { copyTopicOf, type EventStore } from '../event-store.js';
-import { DLQ_HEADERS } from './decoding-consumer.js';
+import { deadLetterCause, deadLetterHeaders } from './decoding-consumer.js';
 import { headersToStrings } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
 import { BATCH_HEADER, foldInto, type RunHead } from './run-batch-fold.js';
@@ -52,17 +51,13 @@ export async function copiesOfBatch(
     } catch (e) {
       // A registry briefly down is retried with the batch; a record that can never be decoded
       // cannot be copied, and must neither stop the copies of every later run nor vanish.
-      if (e instanceof LoopguardError && e.retriable) throw e;
+      const cause = deadLetterCause(e);
+      if (cause === undefined) throw e;
+      const why = { code: cause.code, reason: `no ${topic} copy: ${cause.reason}` };
       add(TOPICS.dlq, {
         key,
         value,
-        headers: {
-          [DLQ_HEADERS.reason]: `no ${topic} copy: ${(e as Error).message}`,
-          [DLQ_HEADERS.code]: e instanceof LoopguardError ? e.code : 'undecodable',
-          [DLQ_HEADERS.topic]: src.runsTopic,
-          [DLQ_HEADERS.partition]: String(src.partition),
-          [DLQ_HEADERS.offset]: m.offset,
-        },
+        headers: deadLetterHeaders(why, src.runsTopic, src.partition, m.offset),
       });
       continue;
     }

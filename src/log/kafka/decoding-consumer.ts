@@ -64,9 +64,26 @@ export const DLQ_HEADERS = {
   offset: 'origin.offset',
 } as const;
 
-function deadLetterCause(e: unknown): { code: string; reason: string } | undefined {
+/** Why a record that did not decode is a dead letter; undefined for a retriable failure (not one). */
+export function deadLetterCause(e: unknown): { code: string; reason: string } | undefined {
   if (e instanceof LoopguardError) return e.retriable ? undefined : { code: e.code, reason: e.message };
   return { code: 'undecodable', reason: e instanceof Error ? e.message : String(e) };
+}
+
+/** A dead letter's headers: why, and where its record came from. */
+export function deadLetterHeaders(
+  { code, reason }: { code: string; reason: string },
+  topic: string,
+  partition: number,
+  offset: number | string,
+): Record<string, string> {
+  return {
+    [DLQ_HEADERS.reason]: reason,
+    [DLQ_HEADERS.code]: code,
+    [DLQ_HEADERS.topic]: topic,
+    [DLQ_HEADERS.partition]: String(partition),
+    [DLQ_HEADERS.offset]: String(offset),
+  };
 }
 
 /** How long stop() waits for a (re)join in progress to settle; after that it finishes in the background. */
@@ -212,30 +229,14 @@ export class DecodingConsumer<T> {
         this.opts.onError?.(e as LoopguardError);
         throw e;
       }
-      await this.deadLetter(record, cause);
+      const headers = deadLetterHeaders(cause, record.topic, record.partition, record.offset);
+      await this.log.append(this.opts.dlqTopic ?? TOPICS.dlq, [
+        { key: record.key, value: record.value, headers },
+      ]);
+      this.deadLetterCount++;
       return;
     }
     await this.opts.handle(event, record, heartbeat);
     this.handledCount++;
-  }
-
-  private async deadLetter(
-    record: PartitionedRecord,
-    cause: { code: string; reason: string },
-  ): Promise<void> {
-    await this.log.append(this.opts.dlqTopic ?? TOPICS.dlq, [
-      {
-        key: record.key,
-        value: record.value,
-        headers: {
-          [DLQ_HEADERS.reason]: cause.reason,
-          [DLQ_HEADERS.code]: cause.code,
-          [DLQ_HEADERS.topic]: record.topic,
-          [DLQ_HEADERS.partition]: String(record.partition),
-          [DLQ_HEADERS.offset]: String(record.offset),
-        },
-      },
-    ]);
-    this.deadLetterCount++;
   }
 }
