@@ -1,21 +1,18 @@
 /**
  * A consumer-group reader that decodes every record and keeps going past the ones it cannot
- * decode. A poison record (wrong magic byte, unknown schema id, truncated body) must not stop a
- * projection forever, nor vanish: it goes to the dead-letter topic with its original bytes, the
+ * decode. A poison record (wrong magic byte, unknown schema id, truncated body) must neither stop
+ * a projection forever nor vanish: it goes to the dead-letter topic with its original bytes, the
  * reason and where it came from, and is counted.
  *
- * At-least-once: a record's offset is resolved (and so committed) only after its handler returned
- * or its dead letter was durably appended; after a crash or rebalance the group re-reads from the
- * last commit, so handlers must be idempotent (projections are: they fold by offset/key).
- *
- * Which decode failures are dead letters: any error except a retriable LoopguardError. A registry
- * that is briefly down (retriable) must not turn every record into a dead letter; that error is
- * rethrown, nothing is committed, and kafkajs retries the batch.
+ * At-least-once: a record's offset is committed only after its handler returned or its dead letter
+ * was durably appended, so handlers must be idempotent (projections are: they fold by offset/key).
+ * A retriable LoopguardError (a registry briefly down) is no dead letter: it is rethrown, nothing
+ * is committed, and kafkajs retries the batch.
  */
 import type { Consumer } from 'kafkajs';
 import { LoopguardError } from '../../domain/errors.js';
 import { TOPICS } from '../event-log.js';
-import { headersToStrings, kafkaError } from './kafka-error.js';
+import { headersToStrings, kafkaError, waitAtMost } from './kafka-error.js';
 import type { KafkaLog, PartitionedRecord } from './kafka-log.js';
 
 export interface DecodingConsumerOptions<T> {
@@ -93,10 +90,9 @@ export class DecodingConsumer<T> {
   private handledCount = 0;
   private deadLetterCount = 0;
   /**
-   * Settles once kafkajs's restart after the last crash has joined the group or crashed again;
-   * resolved while no restart is under way. kafkajs's disconnect during that rejoin stops
-   * nothing (the new runner is not running yet, so it is skipped and dropped) and the consumer
-   * starts fetching once the join completes, for good; so stop() waits for this first.
+   * Settles once kafkajs's restart after the last crash has joined the group or crashed again
+   * (resolved while no restart is under way): a disconnect during that rejoin stops nothing, and
+   * the consumer would fetch for good once the join completes, so stop() waits for this first.
    */
   private rejoined: Promise<void> = Promise.resolve();
   private endRejoin: () => void = () => undefined;
@@ -194,15 +190,7 @@ export class DecodingConsumer<T> {
    */
   async stop(): Promise<void> {
     this.stopping ??= this.rejoined.then(() => this.consumer.disconnect());
-    let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, STOP_WAIT_MS);
-    });
-    try {
-      await Promise.race([this.stopping, waited]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await waitAtMost(this.stopping, STOP_WAIT_MS);
   }
 
   /**

@@ -5,9 +5,9 @@
  * (broker restart) is restarted from the next unfolded offset; until then waiters simply wait,
  * and their callers' timeouts turn that into "unavailable".
  */
-import type { Kafka } from 'kafkajs';
+import type { Kafka, KafkaMessage } from 'kafkajs';
 import { IllegalStateError } from '../../domain/errors.js';
-import { headersToStrings } from './kafka-error.js';
+import { headersToStrings, waitAtMost } from './kafka-error.js';
 import { followPartition } from './partition-reader.js';
 
 export interface FollowedMessage {
@@ -113,14 +113,7 @@ export class PartitionFollower {
     for (const w of waiters) w.reject(this.closed(w.partition, w.offset));
     // A consumer that crashed during a broker restart can hang in disconnect; closing the ledger
     // must not hang with it.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled(this.loops),
-      new Promise((resolve) => {
-        timer = setTimeout(resolve, CLOSE_WAIT_MS);
-      }),
-    ]);
-    clearTimeout(timer);
+    await waitAtMost(Promise.allSettled(this.loops), CLOSE_WAIT_MS);
   }
 
   private closed(partition: number, offset: number): IllegalStateError {
@@ -159,11 +152,7 @@ export class PartitionFollower {
     }
   }
 
-  private async take(
-    partition: number,
-    offset: number,
-    message: Parameters<Parameters<typeof followPartition>[4]>[0]['message'],
-  ): Promise<void> {
+  private async take(partition: number, offset: number, message: KafkaMessage): Promise<void> {
     if (offset < (this.next[partition] ?? 0)) return;
     const handled = this.onMessage({
       partition,
