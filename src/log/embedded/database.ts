@@ -29,16 +29,14 @@ export const RUN_STARTS_INDEX = 'records_run_starts';
 const RUN_STARTS_DDL = `CREATE INDEX IF NOT EXISTS ${RUN_STARTS_INDEX} ON records (topic_offset) WHERE seq = 1;`;
 
 /**
- * The run list's rows, one per run (what its filters ask: status, rule, tenant), kept in each
- * append's transaction (run-rows.ts, which says why they exist), and which runs records they hold:
- * a record's `rows_folded` is 1 once it is folded into them, NULL until then (what a writer that
- * does not keep them leaves). The partial index RUN_ROWS_PENDING holds the records not folded yet:
- * empty, the rows are the log's; an append that keeps them writes the flag in its own row and
- * touches no other page. A store without them (written before them) gets them from a writable
- * open, with every record pending until they catch up: no version change needed.
+ * The run list's rows (run-rows.ts), and which runs records they hold: a record's `rows_folded` is
+ * 1 once folded into them, NULL until then (as a writer that does not keep them leaves it). The
+ * partial index RUN_ROWS_PENDING holds the records not folded yet: empty, the rows are the log's.
+ * A store written before them gets them from a writable open, every record pending until they
+ * catch up: no version change needed.
  */
 export const RUN_ROWS_TABLE = 'run_rows';
-export const RUN_ROWS_PENDING = 'records_rows_pending';
+const RUN_ROWS_PENDING = 'records_rows_pending';
 /** The records RUN_ROWS_PENDING holds; a query that reads the index says the same. */
 export const PENDING_RUNS_RECORDS = 'run_id IS NOT NULL AND rows_folded IS NULL';
 const RUN_ROWS_DDL = `
@@ -183,15 +181,11 @@ const needsMigration = (dir: string): LoopguardError =>
 
 const DEFAULT_BUSY_MS = 10_000;
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
 /**
  * How long SQLite itself waits for the write lock at BEGIN. Its busy handler blocks the thread and
- * sleeps in growing steps (1, 2, 5, 10 ... ms), so a long engine wait lets other processes take
- * the lock again and again meanwhile; past this short wait the write is retried asynchronously
- * every millisecond. Everything else (opening, reads, a commit's checkpoint) waits busyTimeoutMs
- * in the engine: readers of a WAL database meet a lock only in rare moments (another connection
- * recovering or removing the WAL), too short to be worth an asynchronous retry.
+ * sleeps in growing steps, letting other processes take the lock again and again meanwhile; past
+ * this short wait the write is retried asynchronously. Everything else (opening, reads, a commit's
+ * checkpoint) waits busyTimeoutMs in the engine: a WAL reader meets a lock only in rare moments.
  */
 const ENGINE_WAIT_MS = 2;
 
@@ -308,7 +302,7 @@ export class EmbeddedDatabase {
         if (!isBusy(e) || Date.now() >= until) throw storeError(e, this.path);
         // Every other retry yields a whole millisecond, the rest only a turn of the event loop.
         if (attempt % 2 === 0) await new Promise<void>((r) => setImmediate(r));
-        else await sleep(1);
+        else await new Promise((r) => setTimeout(r, 1));
       }
     }
   }
