@@ -88,17 +88,14 @@ export class KafkaLedger implements Ledger {
     // A claim that lost to a holder who released after it is simply made again.
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        await this.write(key, owner, { type: 'OperationClaimed', operationKey: key, callId: owner.callId });
+        await this.write(key, owner, { type: 'OperationClaimed', ...opOf(key, owner) });
       } catch (err) {
         // The claim may be in the topic without an answer to its caller, who will not run the
         // tool; withdraw it, or it would hold the key until the lease runs out. A release from a
         // claim that lost is ignored by the fold, so this cannot free someone else's claim.
-        await this.append(key, owner, {
-          type: 'OperationReleased',
-          operationKey: key,
-          callId: owner.callId,
-          reason: 'claim withdrawn: the ledger did not answer in time',
-        }).catch(() => undefined);
+        const reason = 'claim withdrawn: the ledger did not answer in time';
+        const withdraw = this.append(key, owner, { type: 'OperationReleased', ...opOf(key, owner), reason });
+        await withdraw.catch(() => undefined);
         throw err;
       }
       const e = this.entries.get(key);
@@ -112,50 +109,31 @@ export class KafkaLedger implements Ledger {
 
   async complete(key: string, owner: ClaimOwner, resultJson: string): Promise<void> {
     await this.owned(key, owner);
-    await this.write(key, owner, {
-      type: 'OperationCompleted',
-      operationKey: key,
-      callId: owner.callId,
-      resultJson,
-    });
+    await this.write(key, owner, { type: 'OperationCompleted', ...opOf(key, owner), resultJson });
   }
 
   async markInDoubt(key: string, owner: ClaimOwner, reason: string): Promise<void> {
     await this.owned(key, owner);
-    await this.write(key, owner, {
-      type: 'OperationInDoubt',
-      operationKey: key,
-      callId: owner.callId,
-      reason,
-    });
+    await this.write(key, owner, { type: 'OperationInDoubt', ...opOf(key, owner), reason });
   }
 
   async release(key: string, owner: ClaimOwner): Promise<void> {
     await this.owned(key, owner);
-    await this.write(key, owner, {
-      type: 'OperationReleased',
-      operationKey: key,
-      callId: owner.callId,
-      reason: 'released by its claimant: the side effect did not run',
-    });
+    const reason = 'released by its claimant: the side effect did not run';
+    await this.write(key, owner, { type: 'OperationReleased', ...opOf(key, owner), reason });
   }
 
   async settle(key: string, happened: boolean, resultJson = 'null'): Promise<void> {
     await this.caughtUp();
     const e = this.entries.get(key);
     if (e === undefined || e.status === 'completed') return;
-    const { owner } = e;
+    const op = opOf(key, e.owner);
     await this.write(
       key,
-      owner,
+      e.owner,
       happened
-        ? { type: 'OperationCompleted', operationKey: key, callId: owner.callId, resultJson }
-        : {
-            type: 'OperationReleased',
-            operationKey: key,
-            callId: owner.callId,
-            reason: 'settled: it did not happen',
-          },
+        ? { type: 'OperationCompleted', ...op, resultJson }
+        : { type: 'OperationReleased', ...op, reason: 'settled: it did not happen' },
     );
   }
 
@@ -301,4 +279,9 @@ export class KafkaLedger implements Ledger {
     if (next === undefined) this.entries.delete(key);
     else this.entries.set(key, next);
   }
+}
+
+/** The operation fields of a ledger event about `key`, held by `owner`. */
+function opOf(key: string, owner: ClaimOwner): { operationKey: string; callId: string } {
+  return { operationKey: key, callId: owner.callId };
 }

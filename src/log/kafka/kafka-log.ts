@@ -149,21 +149,14 @@ export class KafkaLog implements RunLog {
     const info = await this.singlePartition(topic, 'read');
     const end = await this.topics.endOffsets(info).then((o) => o[0]?.high ?? 0);
     const to = maxRecords === undefined ? end : Math.min(end, fromOffset + maxRecords);
-    const got = await readRanges(
-      this.kafka,
-      info.name,
-      [{ partition: 0, from: fromOffset, to }],
-      this.timeoutMs,
-      undefined,
-      this.retry,
-    );
+    const got = await this.readRanges(info.name, [{ partition: 0, from: fromOffset, to }]);
     return got.map((m) => this.stored(topic, m));
   }
 
   /** Every record of every partition up to the current end, partition by partition. */
   async readAll(topic: string): Promise<PartitionedRecord[]> {
     const { name, ranges } = await this.wholeTopic(topic);
-    const got = await readRanges(this.kafka, name, ranges, this.timeoutMs, undefined, this.retry);
+    const got = await this.readRanges(name, ranges);
     return got.map((m) => ({ ...this.stored(topic, m), partition: m.partition }));
   }
 
@@ -181,11 +174,9 @@ export class KafkaLog implements RunLog {
   ): Promise<number> {
     const { name, ranges } = await this.wholeTopic(topic);
     let n = 0;
-    await readRanges(
-      this.kafka,
+    await this.readRanges(
       name,
       ranges,
-      opts.timeoutMs ?? 10 * 60_000,
       (m) => {
         n++;
         const headers = headersToStrings(m.message.headers, opts.headers);
@@ -198,7 +189,7 @@ export class KafkaLog implements RunLog {
             : { topic, partition, offset, key, value },
         );
       },
-      this.retry,
+      opts.timeoutMs ?? 10 * 60_000,
     );
     return n;
   }
@@ -236,16 +227,9 @@ export class KafkaLog implements RunLog {
     const to = Math.min(range?.to ?? Number.POSITIVE_INFINITY, ends?.high ?? 0);
     if (from >= to) return [];
     const out: StoredRecord[] = [];
-    await readRanges(
-      this.kafka,
-      info.name,
-      [{ partition, from, to }],
-      this.timeoutMs,
-      (m) => {
-        if (m.message.key?.toString() === key) out.push(this.stored(topic, m));
-      },
-      this.retry,
-    );
+    await this.readRanges(info.name, [{ partition, from, to }], (m) => {
+      if (m.message.key?.toString() === key) out.push(this.stored(topic, m));
+    });
     return out;
   }
 
@@ -340,6 +324,15 @@ export class KafkaLog implements RunLog {
         return b + index;
       }),
     );
+  }
+
+  private readRanges(
+    name: string,
+    ranges: readonly OffsetRange[],
+    onMessage?: (m: PartitionMessage) => Promise<void> | void,
+    timeoutMs = this.timeoutMs,
+  ): Promise<PartitionMessage[]> {
+    return readRanges(this.kafka, name, ranges, timeoutMs, onMessage, this.retry);
   }
 
   private partitionOf(info: TopicInfo, key: string): number {
