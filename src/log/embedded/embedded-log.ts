@@ -1,14 +1,12 @@
 /**
  * The default, embedded EventLog: the `records` table of the data dir's SQLite database (see
- * database.ts). Each topic's records have dense offsets from 0 (`topic_offset`); on the runs
- * topic a record also carries its run (`run_id`, its key) and the run's seq, and
- * `UNIQUE(run_id, seq)` backs the append at an expected seq: whichever process writes a seq
- * second gets `conflict`, never a silent drop.
+ * database.ts). Each topic's records have dense offsets from 0 (`topic_offset`); a runs record
+ * also carries its run (`run_id`, its key) and seq, and `UNIQUE(run_id, seq)` backs the append at
+ * an expected seq: whichever process writes a seq second gets `conflict`, never a silent drop.
  *
- * Durability: append() resolves once its transaction committed (fsynced with synchronous=FULL).
- * Appends issued in one event-loop turn share a transaction and its fsync (group commit).
- * Processes: any number read and write one data dir at once; a process sees others' records on
- * its next read, and a follower polls for them every pollMs.
+ * append() resolves once its transaction committed; appends issued in one event-loop turn share a
+ * transaction and its fsync (group commit). Any number of processes read and write one data dir
+ * at once; a follower polls for others' records every pollMs.
  */
 import type { StatementSync } from 'node:sqlite';
 import { LoopguardError } from '../../domain/errors.js';
@@ -78,9 +76,8 @@ const COLUMNS = 'topic, topic_offset, key, headers, value';
 /**
  * A page of values as one SQLite value: the values back to back, with their lengths and offsets as
  * text. Each BLOB of a row result is its own ArrayBuffer on the JavaScript side, which costs more
- * than the SQL; concatenated, a page is one. group_concat and CAST keep BLOB bytes as they are (NUL
- * included) in a UTF-8 database. Its order is the subquery's, which SQLite does not promise: the
- * offsets come along so toValuePage can check it.
+ * than the SQL; concatenated (group_concat and CAST keep BLOB bytes as they are), a page is one.
+ * SQLite does not promise the subquery's order: the offsets come along so toValuePage checks it.
  */
 const VALUES = `SELECT CAST(group_concat(value, x'') AS BLOB), group_concat(length(value)), group_concat(topic_offset)
   FROM (SELECT topic_offset, value FROM records WHERE topic = ? AND topic_offset >= ? ORDER BY topic_offset LIMIT ?)`;
@@ -151,10 +148,9 @@ export class EmbeddedLog implements KeyedLog {
   }
 
   /**
-   * Folds into the run rows what the log holds beyond them (a store written before them, records
-   * of an older loopguard), a page per transaction so other writers get their turns in between.
-   * Rows that could not be caught up (the write lock held too long, a full disk) stay behind the
-   * log, never wrong: readers fold the log meanwhile, and the next append catches up.
+   * Folds into the run rows what the log holds beyond them, a page per transaction so other
+   * writers get their turns in between. Rows that could not be caught up (the lock held too long, a
+   * full disk) stay behind, never wrong: readers fold the log meanwhile, the next append catches up.
    */
   private async catchUpRunRows(): Promise<void> {
     const rows = this.runRows;

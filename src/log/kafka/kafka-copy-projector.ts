@@ -140,19 +140,13 @@ export class KafkaCopyProjector {
     let noted = false;
     for (;;) {
       this.assertNotFenced();
-      const [got] = await bounded(
-        this.admin.fetchOffsets({ groupId: this.groupId, topics: [this.topic] }),
-        'group offsets',
-      );
+      const committed = await bounded(this.groupOffsets(), 'group offsets');
       const local = await bounded(
         this.owned?.catch(() => undefined) ?? Promise.resolve(undefined),
         'takeover',
       );
       const behind = ends.filter((e) => {
-        const at = Math.max(
-          Number(got?.partitions.find((p) => p.partition === e.partition)?.offset ?? '-1'),
-          local?.committed.get(e.partition) ?? -1,
-        );
+        const at = Math.max(committed(e.partition), local?.committed.get(e.partition) ?? -1);
         return Number(e.high) > Number(e.low) && at < Number(e.high);
       });
       const hidden = behind.length === 0 ? await bounded(this.hiddenCopies(), 'copy partition offsets') : [];
@@ -269,15 +263,12 @@ export class KafkaCopyProjector {
   private async takeOver(assigned: readonly number[]): Promise<Owned> {
     const producer = await transactionalProducer(this.opts.log, `${this.groupId}.${this.topic}`);
     try {
-      const [got] = await this.admin.fetchOffsets({ groupId: this.groupId, topics: [this.topic] });
+      const groupAt = await this.groupOffsets();
       const lows = await fetchTopicOffsets(this.admin, this.topic);
       const heads = new Map<number, Map<string, RunHead>>();
       const committed = new Map<number, number>();
       for (const partition of assigned) {
-        const at = Math.max(
-          0,
-          Number(got?.partitions.find((p) => p.partition === partition)?.offset ?? '-1'),
-        );
+        const at = Math.max(0, groupAt(partition));
         const low = Number(lows.find((o) => o.partition === partition)?.low ?? 0);
         const runs = await runHeads(this.opts.log, partition, low, at, 60_000);
         heads.set(partition, runs);
@@ -289,6 +280,12 @@ export class KafkaCopyProjector {
       await producer.disconnect().catch(() => undefined);
       throw e;
     }
+  }
+
+  /** The group's committed offset of each runs partition (-1: none). */
+  private async groupOffsets(): Promise<(partition: number) => number> {
+    const [got] = await this.admin.fetchOffsets({ groupId: this.groupId, topics: [this.topic] });
+    return (partition) => Number(got?.partitions.find((p) => p.partition === partition)?.offset ?? '-1');
   }
 
   private async onBatch({ batch, isRunning, isStale, resolveOffset }: EachBatchPayload): Promise<void> {
