@@ -1,11 +1,9 @@
 /**
  * Recorded events on top of an EventLog: every event goes to the runs topic keyed by run id (one
- * partition per run keeps its order); stops and ledger events are also published on their own
- * topics for subscribers that need only those.
- *
- * The runs topic is the source of truth. A run's writer (RunStream) appends to it only, and the
- * stops/ledger copies are derived from it by a projector (CopyProjector on local logs,
- * KafkaCopyProjector on Kafka), so no crash between two appends can lose a copy.
+ * partition per run keeps its order); stops and ledger events are also copied to their own topics
+ * for subscribers that need only those. The runs topic is the source of truth: a run's writer
+ * (RunStream) appends to it only, and a projector (CopyProjector, KafkaCopyProjector) derives the
+ * copies, so no crash between two appends can lose one.
  */
 import { LoopguardError } from '../domain/errors.js';
 import type { RecordedEvent } from '../domain/events.js';
@@ -111,8 +109,13 @@ export class EventStore {
    * header, so a reader can follow a run's stream without decoding the value.
    */
   runRecord(r: RecordedEvent, headers: Readonly<Record<string, string>> = {}): LogRecord {
-    const rec = this.record(TOPICS.runs, r.runId, r);
-    return { ...rec, headers: { ...rec.headers, [SEQ_HEADER]: String(r.seq), ...headers }, event: r };
+    const value = this.codecs[TOPICS.runs].encode(r);
+    return {
+      key: r.runId,
+      value,
+      headers: { [TYPE_HEADER]: r.event.type, [SEQ_HEADER]: String(r.seq), ...headers },
+      event: r,
+    };
   }
 
   /**
