@@ -1,5 +1,4 @@
 import type { StoredRecord } from './event-log.js';
-import { waitForWake } from './log-errors.js';
 
 export interface PollSource {
   read(fromOffset: number): Promise<readonly StoredRecord[]>;
@@ -48,6 +47,25 @@ export async function pollFollow(
       await onRecord(r);
       next = r.offset + 1;
     }
-    if (batch.length === 0) await waitForWake(src.subscribe, src.pollMs, signal, () => src.hasMore(next));
+    if (batch.length === 0) await waitForWake(src, next, signal);
   }
+}
+
+/**
+ * Waits until an append wakes the follower, the poll interval passes or `signal` aborts. `hasMore`
+ * is asked after subscribing, so an append between the caller's read and the subscription counts.
+ */
+function waitForWake(src: PollSource, next: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      unsubscribe();
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, src.pollMs);
+    const unsubscribe = src.subscribe(done);
+    signal.addEventListener('abort', done, { once: true });
+    if (src.hasMore(next) || signal.aborted) done();
+  });
 }
