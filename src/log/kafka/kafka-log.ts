@@ -1,18 +1,14 @@
 /**
  * EventLog on Kafka (kafkajs).
  *
- * Offsets. The port's offset is one number per topic; Kafka's is per partition. read, follow
- * and endOffset are single-partition: on a 1-partition topic a topic's offsets are exactly
- * Kafka's offsets of partition 0. `stops` and `dlq` are always 1 partition. `runs` is created
- * with DEFAULT_PARTITIONS (more than 1) and `ledger` may be raised (key = run id / operation key,
- * so one partition still owns a run and per-run order holds); on such a topic `append` returns
- * the per-partition offset of each record, read/follow/endOffset refuse with `partitioned_topic`
- * (a single number would be ambiguous), and readers use `readKey` (one run: its own partition),
- * `scan` (rebuild from every partition) or a consumer group (DecodingConsumer).
+ * The port's offset is one number per topic; Kafka's is per partition. read, follow and endOffset
+ * work on 1-partition topics only (`stops`, `dlq`), where the two are the same. `runs` has
+ * DEFAULT_PARTITIONS and `ledger` may have more than one (keyed by run id / operation key, so one
+ * partition owns a run): there `append` returns per-partition offsets, read/follow/endOffset
+ * refuse with `partitioned_topic`, and readers use `readKey`, `scan` or a consumer group.
  *
  * Durability: one idempotent producer (acks=-1, one request in flight); `append` resolves after
- * the broker acked. Appends made while a produce request is in flight share the next one, so a
- * busy process batches by itself and a lone append is sent at once (no linger by default).
+ * the broker acked. Appends made while a request is in flight share the next one (append-batcher.ts).
  */
 import {
   type Admin,
@@ -42,21 +38,15 @@ import { type PartitionOffsets, type TopicInfo, TopicRegistry } from './topic-re
 export interface KafkaLogOptions extends TopicLayoutOptions {
   readonly brokers: readonly string[];
   readonly clientId?: string;
-  /** kafkajs log level; NOTHING by default, since a fresh broker's warm-up errors are noise and
-   *  every real failure reaches the caller as a rejected promise anyway. */
+  /** kafkajs log level; NOTHING by default: every real failure reaches the caller anyway. */
   readonly logLevel?: logLevel;
-  /**
-   * How long an append that finds no request in flight waits for others to share its produce
-   * request. Default 0: appends made during a request already share the next one, so a linger
-   * only delays a lone call.
-   */
+  /** How long an append that finds no request in flight waits for company. Default 0 (see append-batcher.ts). */
   readonly lingerMs?: number;
   readonly maxBatchRecords?: number;
   readonly maxBatchBytes?: number;
   /** Upper bound for one append's ack or one read. Default 30 s. */
   readonly requestTimeoutMs?: number;
-  /** How reads and admin requests retry what Kafka marks retriable; by default KAFKA_RETRY, its
-   *  deadline cut to requestTimeoutMs. */
+  /** How reads and admin requests retry; by default KAFKA_RETRY, its deadline cut to requestTimeoutMs. */
   readonly retry?: KafkaRetryPolicy;
 }
 
@@ -161,11 +151,9 @@ export class KafkaLog implements RunLog {
   }
 
   /**
-   * Hands every record of every partition, up to the end at the time of the call, to onRecord
-   * (in offset order within a partition) with one consumer and without holding them in memory:
-   * the rebuild path, where readAll's copy of a whole topic would be too much. `headers`: only
-   * these headers are in the records (a rebuild reads every record, and converting the others'
-   * values to strings costs as much as the rest of the record).
+   * Hands every record of every partition, up to the end at the time of the call, to onRecord (in
+   * offset order within a partition) without holding them in memory: the rebuild path. `headers`:
+   * only these headers are converted (for every record, the others would cost as much as the rest).
    */
   async scan(
     topic: string,
@@ -214,11 +202,7 @@ export class KafkaLog implements RunLog {
     return this.partitionOf(await this.prepare(topic), key);
   }
 
-  /**
-   * Every record keyed `key`, in offset order, from the partition that owns the key only (the
-   * per-run stream's read path): all of it up to the end at the time of the call, or the offsets
-   * [from, to) of that partition.
-   */
+  /** Every record keyed `key`, in offset order, from its own partition: up to its end now, or in [from, to). */
   async readKey(topic: string, key: string, range?: { from: number; to: number }): Promise<StoredRecord[]> {
     const info = await this.prepare(topic);
     const partition = this.partitionOf(info, key);
