@@ -50,6 +50,14 @@ export interface KafkaLogOptions extends TopicLayoutOptions {
   readonly retry?: KafkaRetryPolicy;
 }
 
+/** Every producer's settings: idempotent, one request in flight, murmur2 on the key (where readers look). */
+export const PRODUCER_CONFIG = {
+  idempotent: true,
+  maxInFlightRequests: 1,
+  allowAutoTopicCreation: false,
+  createPartitioner: Partitioners.DefaultPartitioner,
+} as const;
+
 /** A record of a multi-partition topic: its offset is only meaningful with its partition. */
 export interface PartitionedRecord extends StoredRecord {
   readonly partition: number;
@@ -95,12 +103,7 @@ export class KafkaLog implements RunLog {
       brokers: [...opts.brokers],
       logLevel: opts.logLevel ?? logLevel.NOTHING,
     });
-    const producer = kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-      createPartitioner: Partitioners.DefaultPartitioner,
-    });
+    const producer = kafka.producer(PRODUCER_CONFIG);
     const admin = kafka.admin();
     try {
       await Promise.all([producer.connect(), admin.connect()]);
