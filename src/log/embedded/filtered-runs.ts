@@ -1,9 +1,8 @@
 /**
- * A filtered page of the run list from the run rows (run-rows.ts): the runs that match, in order
- * of first appearance, a page at a time, with how many match and how many there are, and each of
- * the page's runs' records, all read in one read transaction (one moment of the log). Null when
- * the rows are not the log's: no table (a store written before it, opened read-only) or runs
- * records not folded into them yet; the caller then folds the log.
+ * A filtered page of the run list from the run rows (run-rows.ts): the matching runs in order of
+ * first appearance, how many match and how many there are, and the page's runs' records, all in
+ * one read transaction. Null when the rows are not the log's (no table, or records not folded into
+ * them yet); the caller then folds the log.
  */
 import type { StatementSync } from 'node:sqlite';
 import {

@@ -1,12 +1,9 @@
 /**
  * The batch rule (run-batch-fold.ts) for a consumer group's reader of the runs topic (`fleet
- * --follow`): which of the records it is handed count, as `readStream` and `readAll` count them,
- * so a losing writer's batch or a zombie append means nothing to it either.
- *
- * The rule needs each run's head just before a record. A group resumes at its committed offsets,
- * mid-run, so the first record of a partition (and the first after a rebalance, when another
- * member may have read on meanwhile, or a re-delivery) has the partition's heads folded from its
- * start up to that record first: headers only, no decoding.
+ * --follow`): which records count, as `readStream` and `readAll` count them. The rule needs each
+ * run's head just before a record, and a group resumes mid-run, so the first record of a partition
+ * (and the first after a rebalance or a re-delivery) has the partition's heads folded from its
+ * start first: headers only, no decoding.
  */
 import { TOPICS } from '../event-log.js';
 import { headersToStrings } from './kafka-error.js';

@@ -1,15 +1,12 @@
 /**
  * The idempotency ledger on Kafka: claims are serialised through the ledger topic partition of
  * their operation key. A claimant appends its claim, waits until its follower has folded that
- * partition up to the claim's own offset, and reads the verdict off the fold: the first
- * unreleased claim wins, a completion is final, a claim older than the lease with no outcome is
- * in doubt (its owner may have died mid-call; nobody re-runs it blindly).
+ * partition up to the claim, and reads the verdict off the fold: the first unreleased claim wins,
+ * a completion is final, a claim older than the lease with no outcome is in doubt.
  *
- * Records are the event store's Avro RecordedEvents (OperationClaimed/Completed/InDoubt/Released,
- * runId/callId = owner), keyed by operation key, so the topic holds one record format and the
- * guard writes every claim change here itself; the copy projector's copies of a run's outcomes
- * fold in too, its late copies of claims do not. Reissue notes are keyed `reissue:<newKey>` so that
- * compaction of the new key never removes them.
+ * Records are the event store's RecordedEvents (Operation*, runId/callId = owner) keyed by
+ * operation key; the copy projector's copies of a run's outcomes fold in too, its late copies of
+ * claims do not. Reissue notes are keyed `reissue:<newKey>`, so compacting the new key keeps them.
  */
 import { randomUUID } from 'node:crypto';
 import type { Admin } from 'kafkajs';
