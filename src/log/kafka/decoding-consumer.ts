@@ -12,8 +12,8 @@
 import type { Consumer } from 'kafkajs';
 import { LoopguardError } from '../../domain/errors.js';
 import { TOPICS } from '../event-log.js';
-import { headersToStrings, kafkaError, waitAtMost } from './kafka-error.js';
-import type { KafkaLog, PartitionedRecord } from './kafka-log.js';
+import { kafkaError, waitAtMost } from './kafka-error.js';
+import { type KafkaLog, type PartitionedRecord, partitionedRecord } from './kafka-log.js';
 
 export interface DecodingConsumerOptions<T> {
   /** Logical topic to consume, e.g. TOPICS.runs. */
@@ -145,15 +145,8 @@ export class DecodingConsumer<T> {
         }) => {
           for (const message of batch.messages) {
             if (!isRunning() || isStale()) break;
-            const headers = headersToStrings(message.headers);
-            const record: PartitionedRecord = {
-              topic: opts.topic,
-              partition: batch.partition,
-              offset: Number(message.offset),
-              key: message.key?.toString() ?? '',
-              value: message.value ?? Buffer.alloc(0),
-              ...(headers ? { headers } : {}),
-            };
+            const offset = Number(message.offset);
+            const record = partitionedRecord(opts.topic, { partition: batch.partition, offset, message });
             await self.process(record, heartbeat);
             resolveOffset(message.offset);
             opts.onLag?.(

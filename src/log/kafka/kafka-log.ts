@@ -63,6 +63,21 @@ export interface PartitionedRecord extends StoredRecord {
   readonly partition: number;
 }
 
+/** A record read from a partition as the port's record; `only`: just these headers (see scan). */
+export function partitionedRecord(
+  topic: string,
+  m: PartitionMessage,
+  only?: readonly string[],
+): PartitionedRecord {
+  const headers = headersToStrings(m.message.headers, only);
+  const value = m.message.value ?? Buffer.alloc(0);
+  const key = m.message.key?.toString() ?? '';
+  const { partition, offset } = m;
+  return headers
+    ? { topic, partition, offset, key, value, headers }
+    : { topic, partition, offset, key, value };
+}
+
 export class KafkaLog implements RunLog {
   private readonly batcher: AppendBatcher;
   private readonly topics: TopicRegistry;
@@ -150,7 +165,7 @@ export class KafkaLog implements RunLog {
   async readAll(topic: string): Promise<PartitionedRecord[]> {
     const { name, ranges } = await this.wholeTopic(topic);
     const got = await this.readRanges(name, ranges);
-    return got.map((m) => ({ ...this.stored(topic, m), partition: m.partition }));
+    return got.map((m) => partitionedRecord(topic, m));
   }
 
   /**
@@ -170,15 +185,7 @@ export class KafkaLog implements RunLog {
       ranges,
       (m) => {
         n++;
-        const headers = headersToStrings(m.message.headers, opts.headers);
-        const value = m.message.value ?? Buffer.alloc(0);
-        const key = m.message.key?.toString() ?? '';
-        const { partition, offset } = m;
-        return onRecord(
-          headers
-            ? { topic, partition, offset, key, value, headers }
-            : { topic, partition, offset, key, value },
-        );
+        return onRecord(partitionedRecord(topic, m, opts.headers));
       },
       opts.timeoutMs ?? 10 * 60_000,
     );
