@@ -26,6 +26,7 @@ import { LogRunStream } from '../log-run-stream.js';
 import { pollFollow, Wakers } from '../poll-follow.js';
 import { storeOn } from '../run-log.js';
 import {
+  asBuffer,
   type DatabaseOptions,
   EmbeddedDatabase,
   isUniqueViolation,
@@ -429,7 +430,7 @@ export class EmbeddedLog implements KeyedLog {
 type Outcome = { readonly offsets: number[] } | { readonly error: LoopguardError };
 
 function toStored(r: Row): StoredRecord {
-  const value = Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength);
+  const value = asBuffer(r.value);
   return r.headers === null
     ? { topic: r.topic, offset: r.topic_offset, key: r.key, value }
     : { topic: r.topic, offset: r.topic_offset, key: r.key, value, headers: JSON.parse(r.headers) };
@@ -445,7 +446,7 @@ function toValuePage(
   offsets: string,
   from: number,
 ): ValuePage | undefined {
-  const all = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const all = asBuffer(bytes);
   const lens = lengths.split(',');
   const offs = offsets.split(',');
   if (offs.length !== lens.length) return undefined;
