@@ -2,8 +2,8 @@
 import fc from 'fast-check';
 import type { DomainEvent, Evidence, RecordedEvent, StopReport } from '../src/domain/events.js';
 import { RESULT_KINDS, TERMINAL_STATES } from '../src/domain/events.js';
+import { MAX_LONG, MIN_LONG } from '../src/domain/input-check.js';
 import { DEFAULT_POLICY, LOOP_RULES, type RunPolicy, resolvePolicy } from '../src/domain/policy.js';
-import { MAX_LONG, MIN_LONG } from '../src/events/serde.js';
 
 const str = fc.string({ maxLength: 12, unit: 'grapheme' });
 const nstr = fc.option(str, { nil: null });

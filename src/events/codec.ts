@@ -28,9 +28,9 @@ export class EventCodec {
   private readonly readings = new Map<number, Reading>();
   private readonly pending = new Map<number, Promise<Reading>>();
   /**
-   * Where events are encoded, framed in place and handed out as slices, as Node hands out small
-   * buffers from its pool: no buffer of its own and no copy per event. A slice is never written
-   * again; a full slab is left to the slices that hold it.
+   * Where events are encoded, framed in place and handed out as slices (as Node's buffer pool
+   * does): no buffer and no copy per event. A slice is never written again; a full slab is left to
+   * the slices that hold it.
    */
   private slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
   private used = 0;
@@ -58,10 +58,9 @@ export class EventCodec {
   }
 
   /**
-   * A codec that only reads (it never registers, and encodes nothing), for a reader that holds its
-   * schemas at hand, a database inside a transaction: `schemaText` gives a writer schema's text at
-   * once (undefined: not there), so `decodeSync` reads a record of any schema there without I/O.
-   * `ownId`: the id the current schema has there, if it has one (read without a resolver).
+   * A codec that only reads, for a reader with its schemas at hand (a database inside a
+   * transaction): `schemaText` gives a writer schema's text at once (undefined: not there), so
+   * `decodeSync` reads any of them without I/O. `ownId`: the current schema's id there, if any.
    */
   static reader(
     schemaText: (schemaId: number) => string | undefined,
@@ -79,9 +78,9 @@ export class EventCodec {
   }
 
   /**
-   * Encodes straight into the slab behind the 5-byte header and returns that slice (this is on
-   * every call's path). An event that does not fit what is left of the slab is encoded again into
-   * a new one; one larger than a slab gets a buffer of its own.
+   * Encodes straight into the slab behind the 5-byte header and returns that slice (every call's
+   * path). An event that does not fit what is left is encoded again into a new slab; one larger
+   * than a slab gets a buffer of its own.
    */
   encode(rec: RecordedEvent): Buffer {
     const wire = toWireLoose(rec);
@@ -183,10 +182,7 @@ export class EventCodec {
       throw new LoopguardError(
         'incompatible_schema',
         `schema ${schemaId} cannot be read as current: ${(e as Error).message}`,
-        {
-          cause: e,
-          details: { schemaId },
-        },
+        { cause: e, details: { schemaId } },
       );
     }
     this.readings.set(schemaId, resolver);

@@ -1,9 +1,8 @@
 /**
- * Every HTTP request loopguard sends to a schema registry. Each attempt has a deadline: a
- * registry that takes a request and never answers it (seen on a loaded Apicurio) would otherwise
- * hold a decode, a worker's batch or a command forever. What is worth asking again (no answer, a
- * timeout, HTTP 5xx) is retried a few times with backoff, then given up as `registry_unavailable`,
- * retriable, so a caller with its own retry (a worker's batch) waits and asks again later.
+ * Every HTTP request loopguard sends to a schema registry. Each attempt has a deadline: a registry
+ * that never answers (seen on a loaded Apicurio) would otherwise hold a decode, a worker's batch
+ * or a command forever. No answer, a timeout or HTTP 5xx/429 is retried a few times with backoff,
+ * then given up as a retriable `registry_unavailable`, so a caller with its own retry asks later.
  */
 import { UnavailableError } from '../domain/errors.js';
 
@@ -42,9 +41,7 @@ export async function registryRequest(
         signal: AbortSignal.timeout(timeoutMs),
       });
       if (!transient(res.status)) return res;
-      last = new UnavailableError('registry_unavailable', `${what}: HTTP ${res.status} ${await res.text()}`, {
-        details: { status: res.status },
-      });
+      last = await unexpectedAnswer(what, res, true);
     } catch (e) {
       const timedOut = e instanceof Error && e.name === 'TimeoutError';
       last = new UnavailableError(
@@ -57,10 +54,14 @@ export async function registryRequest(
   throw last as UnavailableError;
 }
 
-/** A non-transient answer the caller did not expect: an error naming it, not retriable. */
-export async function unexpectedAnswer(what: string, res: Response): Promise<UnavailableError> {
+/** An answer the caller did not expect: an error naming it, not retriable unless the answer is transient. */
+export async function unexpectedAnswer(
+  what: string,
+  res: Response,
+  retriable = false,
+): Promise<UnavailableError> {
   return new UnavailableError('registry_unavailable', `${what}: HTTP ${res.status} ${await res.text()}`, {
-    retriable: false,
+    retriable,
     details: { status: res.status },
   });
 }

@@ -43,15 +43,8 @@ export class RegistrySchemaStore implements SchemaStore {
     this.prepared.add(subject);
     // Registering a schema the subject already has answers its id again: safe to retry.
     const what = `registering under ${subject}`;
-    const res = await registryRequest(
-      `${this.url}/subjects/${encodeURIComponent(subject)}/versions`,
-      what,
-      {
-        method: 'POST',
-        body: { schema },
-      },
-      this.http,
-    );
+    const url = `${this.url}/subjects/${encodeURIComponent(subject)}/versions`;
+    const res = await registryRequest(url, what, { method: 'POST', body: { schema } }, this.http);
     if (res.status === 409)
       throw new LoopguardError(
         'incompatible_schema',

@@ -30,8 +30,6 @@ export interface WireEnvelope {
   readonly payload: Readonly<Record<string, WireFields>>;
 }
 
-export { MAX_LONG, MIN_LONG };
-
 /** Fails loudly with the field's name instead of writing a long avsc would misread. */
 function long(n: number, field: string): number {
   if (!Number.isInteger(n) || n > MAX_LONG || n < MIN_LONG) {

@@ -17,8 +17,7 @@ export type CompatibilityLevel =
   | 'FULL'
   | 'FULL_TRANSITIVE';
 
-/** Already at the level, set now, or left for register()'s first-registration path (a registry
- *  that keeps levels only for existing subjects answered 404 to the PUT). */
+/** Already at the level, set now, or left for register()'s first registration (the PUT got 404). */
 export type CompatibilityOutcome = 'already' | 'set' | 'deferred-until-first-register';
 
 function configUrl(registryUrl: string, subject: string): string {
@@ -54,15 +53,8 @@ export async function ensureSubjectCompatibility(
 ): Promise<CompatibilityOutcome> {
   if ((await currentLevel(registryUrl, subject, http)) === level) return 'already';
   const what = `PUT config of ${subject} to ${level}`;
-  const res = await registryRequest(
-    configUrl(registryUrl, subject),
-    what,
-    {
-      method: 'PUT',
-      body: { compatibility: level },
-    },
-    http,
-  );
+  const put = { method: 'PUT', body: { compatibility: level } } as const;
+  const res = await registryRequest(configUrl(registryUrl, subject), what, put, http);
   if (res.status === 404) {
     await res.body?.cancel();
     return 'deferred-until-first-register';

@@ -1,17 +1,14 @@
 /**
- * Derives the stops and ledger topics from the runs topic, so neither can lose or repeat what
- * the runs topic holds, whenever a process dies. The progress of each copy topic is the copy
- * topic itself: its last record says (SOURCE_HEADER) which runs offset it was copied from, so
- * "published" and "progress committed" are one write, and a projector starting after a crash
- * goes on exactly after the last copy that made it. For logs with one-number offsets per topic
- * (memory, embedded); on Kafka, KafkaCopyProjector does the same with a consumer group.
+ * Derives the stops and ledger topics from the runs topic (memory and embedded logs; on Kafka,
+ * KafkaCopyProjector), so neither loses or repeats a record whenever a process dies. A copy
+ * topic's last record says (SOURCE_HEADER) which runs offset it was copied from, so "published"
+ * and "progress committed" are one write, and a projector resumes exactly after the last copy.
  */
 import type { RecordedEvent } from '../domain/events.js';
 import { type StoredRecord, TOPICS } from './event-log.js';
-import { copyTopicOf, type EventStore, SOURCE_HEADER } from './event-store.js';
+import { type CopyTopic, copyTopicOf, type EventStore, lastRecord, SOURCE_HEADER } from './event-store.js';
 import type { KeyedLog } from './keyed-log.js';
 
-type CopyTopic = typeof TOPICS.stops | typeof TOPICS.ledger;
 const COPY_TOPICS: readonly CopyTopic[] = [TOPICS.stops, TOPICS.ledger];
 const PAGE = 1000;
 
@@ -33,9 +30,8 @@ export class CopyProjector {
   ) {}
 
   /**
-   * Notes that `count` runs records from `first` on were appended with nothing to copy among
-   * them. When the projector is idle and right before them, it just moves past them, and the
-   * append costs no read; true when it did.
+   * Notes that `count` runs records from `first` on were appended with nothing to copy; when the
+   * projector is idle and right before them, it moves past them without a read (true).
    */
   passed(first: number, count: number): boolean {
     if (this.busy > 0) return false;
@@ -103,12 +99,10 @@ export class CopyProjector {
 
   /**
    * After the runs record the copy topic's last record came from; 0 for an empty topic. A copy
-   * made without a projector (EventStore.append, or an older version) carries no source: its
-   * run and seq find its runs record through the key index.
+   * made without a projector (EventStore.append) has no source: its runs record is found by key.
    */
   private async resumeAt(topic: CopyTopic): Promise<number> {
-    const end = await this.log.endOffset(topic);
-    const last = end === 0 ? undefined : (await this.log.read(topic, end - 1, 1))[0];
+    const last = await lastRecord(this.log, topic);
     if (last === undefined) return 0;
     const source = last.headers?.[SOURCE_HEADER];
     if (source !== undefined) return Number(source) + 1;

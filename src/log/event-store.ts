@@ -1,17 +1,15 @@
 /**
  * Recorded events on top of an EventLog: every event goes to the runs topic keyed by run id (one
- * partition per run keeps its order); stops and ledger events are also published on their own
- * topics for subscribers that need only those.
- *
- * The runs topic is the source of truth. A run's writer (RunStream) appends to it only, and the
- * stops/ledger copies are derived from it by a projector (CopyProjector on local logs,
- * KafkaCopyProjector on Kafka), so no crash between two appends can lose a copy.
+ * partition per run keeps its order); stops and ledger events are also copied to their own topics
+ * for subscribers that need only those. The runs topic is the source of truth: a run's writer
+ * (RunStream) appends to it only, and a projector (CopyProjector, KafkaCopyProjector) derives the
+ * copies, so no crash between two appends can lose one.
  */
 import { LoopguardError } from '../domain/errors.js';
 import type { RecordedEvent } from '../domain/events.js';
 import { EventCodec } from '../events/codec.js';
 import type { SchemaStore } from '../ports/schema-store.js';
-import { type EventLog, type LogRecord, TOPICS } from './event-log.js';
+import { type EventLog, type LogRecord, type StoredRecord, TOPICS } from './event-log.js';
 
 export interface EventStoreOptions {
   /**
@@ -41,17 +39,22 @@ const PAGE = 500;
  */
 export const SOURCE_HEADER = 'loopguard.source';
 
+export type CopyTopic = typeof TOPICS.stops | typeof TOPICS.ledger;
+const COPY_TOPICS = new Map<string, CopyTopic>([
+  ['RunStopped', TOPICS.stops],
+  ['OperationClaimed', TOPICS.ledger],
+  ['OperationCompleted', TOPICS.ledger],
+  ['OperationInDoubt', TOPICS.ledger],
+  ['OperationReleased', TOPICS.ledger],
+]);
+
 /** The topic besides runs an event of this type is copied to, if any. */
-export function copyTopicOf(type: string): typeof TOPICS.stops | typeof TOPICS.ledger | null {
-  if (type === 'RunStopped') return TOPICS.stops;
-  if (
-    type === 'OperationClaimed' ||
-    type === 'OperationCompleted' ||
-    type === 'OperationInDoubt' ||
-    type === 'OperationReleased'
-  )
-    return TOPICS.ledger;
-  return null;
+export const copyTopicOf = (type: string): CopyTopic | null => COPY_TOPICS.get(type) ?? null;
+
+/** The last record of `topic`, if it has any. */
+export async function lastRecord(log: EventLog, topic: string): Promise<StoredRecord | undefined> {
+  const end = await log.endOffset(topic);
+  return end === 0 ? undefined : (await log.read(topic, end - 1, 1))[0];
 }
 
 export class EventStore {
@@ -66,16 +69,11 @@ export class EventStore {
   /** Registers the envelope schema under `<topic>-value` for the runs, stops and ledger topics. */
   static async create(log: EventLog, store: SchemaStore, opts: EventStoreOptions = {}): Promise<EventStore> {
     const subject = opts.subjectFor ?? ((t: string) => `${t}-value`);
-    const [runs, stops, ledger] = await Promise.all(
-      [TOPICS.runs, TOPICS.stops, TOPICS.ledger].map((t) => EventCodec.create(store, subject(t))),
-    );
+    const topics = [TOPICS.runs, TOPICS.stops, TOPICS.ledger];
+    const codecs = await Promise.all(topics.map((t) => EventCodec.create(store, subject(t))));
     return new EventStore(
       log,
-      {
-        [TOPICS.runs]: runs as EventCodec,
-        [TOPICS.stops]: stops as EventCodec,
-        [TOPICS.ledger]: ledger as EventCodec,
-      },
+      Object.fromEntries(topics.map((t, i) => [t, codecs[i]])) as Record<Topic, EventCodec>,
       store,
       subject,
     );
@@ -92,7 +90,18 @@ export class EventStore {
       TOPICS.runs,
       records.map((r) => this.runRecord(r)),
     );
-    await this.publishCopies(records);
+    // Copies of the stops and ledger events on their own topics, once the runs topic has them.
+    await Promise.all(
+      [TOPICS.stops, TOPICS.ledger].map((topic) => {
+        const copies = records.filter((r) => copyTopicOf(r.event.type) === topic);
+        return copies.length > 0
+          ? this.log.append(
+              topic,
+              copies.map((r) => this.copyRecord(r)),
+            )
+          : [];
+      }),
+    );
   }
 
   /**
@@ -100,8 +109,13 @@ export class EventStore {
    * header, so a reader can follow a run's stream without decoding the value.
    */
   runRecord(r: RecordedEvent, headers: Readonly<Record<string, string>> = {}): LogRecord {
-    const rec = this.record(TOPICS.runs, r.runId, r);
-    return { ...rec, headers: { ...rec.headers, [SEQ_HEADER]: String(r.seq), ...headers }, event: r };
+    const value = this.codecs[TOPICS.runs].encode(r);
+    return {
+      key: r.runId,
+      value,
+      headers: { [TYPE_HEADER]: r.event.type, [SEQ_HEADER]: String(r.seq), ...headers },
+      event: r,
+    };
   }
 
   /**
@@ -112,15 +126,11 @@ export class EventStore {
    */
   async appendAlerts(records: readonly RecordedEvent[]): Promise<void> {
     if (records.length === 0) return;
-    const end = await this.log.endOffset(TOPICS.stops);
-    const last = end === 0 ? undefined : (await this.log.read(TOPICS.stops, end - 1, 1))[0];
+    const last = await lastRecord(this.log, TOPICS.stops);
     const source = last === undefined ? '-1' : last.headers?.[SOURCE_HEADER];
     await this.log.append(
       TOPICS.stops,
-      records.map((r) => {
-        const rec = this.record(TOPICS.stops, r.runId, r);
-        return source === undefined ? rec : { ...rec, headers: { ...rec.headers, [SOURCE_HEADER]: source } };
-      }),
+      records.map((r) => this.record(TOPICS.stops, r.runId, r, source)),
     );
   }
 
@@ -131,10 +141,7 @@ export class EventStore {
   copyRecord(r: RecordedEvent, source?: number | string): LogRecord {
     const topic = copyTopicOf(r.event.type);
     if (topic === null) throw new LoopguardError('internal', `${r.event.type} has no copy topic`);
-    const rec = this.record(topic, topic === TOPICS.stops ? r.runId : operationKey(r), r);
-    return source === undefined
-      ? rec
-      : { ...rec, headers: { ...rec.headers, [SOURCE_HEADER]: String(source) } };
+    return this.record(topic, topic === TOPICS.stops ? r.runId : operationKey(r), r, source?.toString());
   }
 
   /** Decodes one record value of a topic, for readers that fetch records themselves. */
@@ -179,41 +186,20 @@ export class EventStore {
     on: (e: RecordedEvent, offset: number) => Promise<void> | void,
     signal: AbortSignal,
   ): Promise<void> {
-    return this.follow(TOPICS.stops, fromOffset, on, signal);
+    const codec = this.codecs[TOPICS.stops];
+    return this.log.follow(
+      TOPICS.stops,
+      fromOffset,
+      async (r) => on(await codec.decode(r.value), r.offset),
+      signal,
+    );
   }
 
-  follow(
-    topic: Topic,
-    fromOffset: number,
-    on: (e: RecordedEvent, offset: number) => Promise<void> | void,
-    signal: AbortSignal,
-  ): Promise<void> {
-    const codec = this.codecs[topic];
-    return this.log.follow(topic, fromOffset, async (r) => on(await codec.decode(r.value), r.offset), signal);
-  }
-
-  /** Copies of the stops and ledger events on their own topics, once the runs topic has them. */
-  private async publishCopies(records: readonly RecordedEvent[]): Promise<void> {
-    const stops = records.filter((r) => copyTopicOf(r.event.type) === TOPICS.stops);
-    const ledger = records.filter((r) => copyTopicOf(r.event.type) === TOPICS.ledger);
-    await Promise.all([
-      stops.length > 0
-        ? this.log.append(
-            TOPICS.stops,
-            stops.map((r) => this.copyRecord(r)),
-          )
-        : [],
-      ledger.length > 0
-        ? this.log.append(
-            TOPICS.ledger,
-            ledger.map((r) => this.copyRecord(r)),
-          )
-        : [],
-    ]);
-  }
-
-  private record(topic: Topic, key: string, r: RecordedEvent): LogRecord {
-    return { key, value: this.codecs[topic].encode(r), headers: { [TYPE_HEADER]: r.event.type } };
+  /** `source`: where a projector copied it from (SOURCE_HEADER). */
+  private record(topic: Topic, key: string, r: RecordedEvent, source?: string): LogRecord {
+    const headers: Record<string, string> = { [TYPE_HEADER]: r.event.type };
+    if (source !== undefined) headers[SOURCE_HEADER] = source;
+    return { key, value: this.codecs[topic].encode(r), headers };
   }
 }
 

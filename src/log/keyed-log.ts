@@ -1,7 +1,6 @@
 /**
  * A local EventLog that also indexes records by key: what the per-run stream needs from the
- * memory and embedded adapters. The count of a key is its number of records, so on the runs topic
- * (one record per event, keyed by run id) it is the run's last seq.
+ * memory and embedded adapters. On the runs topic a key's record count is the run's last seq.
  */
 import { ConflictError, LoopguardError } from '../domain/errors.js';
 import type { RunStatus } from '../domain/events.js';
@@ -17,9 +16,8 @@ export interface ValuePage {
 
 export interface KeyedAppendOptions {
   /**
-   * On the runs topic: the run's status once these records are in, as the writer's run machine
-   * has it. The embedded log keeps each run's row in the append's transaction and takes it where
-   * the machine's step needs the run's whole state (a wait's end), instead of folding the run.
+   * On the runs topic: the run's status once these records are in, as the writer's run machine has
+   * it; the embedded log's run rows take it instead of folding the run (run-rows.ts).
    */
   readonly runStatus?: RunStatus;
 }
@@ -44,6 +42,11 @@ export interface KeyedLog extends RunLog {
     records: readonly LogRecord[],
     opts?: KeyedAppendOptions,
   ): Promise<number[]>;
+}
+
+/** The page of values of `records`, read from `fromOffset`. */
+export function valuePage(records: readonly StoredRecord[], fromOffset: number): ValuePage {
+  return { values: records.map((r) => r.value), next: (records.at(-1)?.offset ?? fromOffset - 1) + 1 };
 }
 
 export function checkKeyed(key: string, expectedCount: number, records: readonly LogRecord[]): void {

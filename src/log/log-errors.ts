@@ -20,28 +20,3 @@ export function checkRead(topic: string, fromOffset: number, maxRecords: number 
 
 export const closedError = (): LoopguardError =>
   new IllegalStateError('log_closed', 'the event log is closed');
-
-/**
- * Waits until `wake` is called, `ms` passes or `signal` aborts, whichever comes first. `hasMore` is
- * checked after subscribing, so an append that landed between the caller's read and the
- * subscription is not missed.
- */
-export function waitForWake(
-  subscribe: (wake: () => void) => () => void,
-  ms: number,
-  signal: AbortSignal,
-  hasMore: () => boolean,
-): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      unsubscribe();
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    const unsubscribe = subscribe(done);
-    signal.addEventListener('abort', done, { once: true });
-    if (hasMore() || signal.aborted) done();
-  });
-}

@@ -1,9 +1,8 @@
 /**
  * The per-run stream over a local log that indexes records by key (memory, embedded). A run's
- * events are the records keyed by its id on the runs topic, one record per event, so the key's
- * record count is the run's last seq: reading from a seq is an index lookup, never a scan of
- * other runs, and the expected-seq check is the log's own conditional append. The stops and
- * ledger copies are then derived by a CopyProjector, never written beside the runs record.
+ * events are the records keyed by its id on the runs topic, so the key's record count is the run's
+ * last seq: reading from a seq is an index lookup, and the expected-seq check is the log's own
+ * conditional append. A CopyProjector then derives the stops and ledger copies.
  */
 import { LoopguardError } from '../domain/errors.js';
 import type { RecordedEvent } from '../domain/events.js';
@@ -28,15 +27,13 @@ const MAX_PAGE = 4096;
 
 export class LogRunStream implements RunStream {
   private readonly projector: CopyProjector;
-  private readonly onStep: (step: ProjectorStep | 'runs-durable') => void;
 
   constructor(
     private readonly events: EventStore,
     private readonly log: KeyedLog,
-    onStep?: (step: ProjectorStep | 'runs-durable') => void,
+    private readonly onStep: (step: ProjectorStep | 'runs-durable') => void = () => {},
   ) {
     this.projector = new CopyProjector(log, events, onStep);
-    this.onStep = onStep ?? (() => {});
   }
 
   async readStream(runId: string, fromSeq = 1): Promise<RecordedEvent[]> {

@@ -1,9 +1,8 @@
 /**
  * The in-memory Ledger: one process's map of operation keys, for tests, evaluation and a guard
- * whose log is a MemoryLog. Every step applies the ledger rules (domain/ledger-rules.ts) the other
- * adapters apply, synchronously, so no two claimants interleave between the read and the write.
- * It lives and dies with its process, so a claim never outlives its owner: none reads as in doubt
- * for a dead owner, as the embedded and Kafka ledgers' claims can.
+ * whose log is a MemoryLog. Every step applies the ledger rules (domain/ledger-rules.ts)
+ * synchronously, so no two claimants interleave between the read and the write. A claim never
+ * outlives its owner here, so none reads as in doubt for a dead owner.
  */
 import {
   applyLedgerFact,

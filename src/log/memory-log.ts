@@ -3,16 +3,16 @@
 import type { RunStream } from '../ports/run-stream.js';
 import type { LogRecord, StoredRecord } from './event-log.js';
 import type { EventStore } from './event-store.js';
-import { checkKeyed, type KeyedLog, KeyIndex, keyConflict, type ValuePage } from './keyed-log.js';
+import { checkKeyed, type KeyedLog, KeyIndex, keyConflict, type ValuePage, valuePage } from './keyed-log.js';
 import { checkRead, checkTopic, closedError } from './log-errors.js';
 import { LogRunStream } from './log-run-stream.js';
-import { pollFollow } from './poll-follow.js';
+import { pollFollow, Wakers } from './poll-follow.js';
 import { storeOn } from './run-log.js';
 
 export class MemoryLog implements KeyedLog {
   private readonly topics = new Map<string, StoredRecord[]>();
   private readonly keys = new Map<string, KeyIndex>();
-  private readonly wakers = new Map<string, Set<() => void>>();
+  private readonly wakers = new Wakers();
   private closed = false;
 
   async append(topic: string, records: readonly LogRecord[]): Promise<number[]> {
@@ -34,7 +34,7 @@ export class MemoryLog implements KeyedLog {
       });
       return offset;
     });
-    if (offsets.length > 0) for (const wake of this.wakers.get(topic) ?? []) wake();
+    if (offsets.length > 0) this.wakers.wake(topic);
     return offsets;
   }
 
@@ -70,8 +70,7 @@ export class MemoryLog implements KeyedLog {
   }
 
   async readValues(topic: string, fromOffset: number, maxRecords: number): Promise<ValuePage> {
-    const page = await this.read(topic, fromOffset, maxRecords);
-    return { values: page.map((r) => r.value), next: (page.at(-1)?.offset ?? fromOffset - 1) + 1 };
+    return valuePage(await this.read(topic, fromOffset, maxRecords), fromOffset);
   }
 
   async follow(
@@ -85,7 +84,7 @@ export class MemoryLog implements KeyedLog {
       {
         read: (from) => this.read(topic, from, 1000),
         hasMore: (next) => (this.topics.get(topic)?.length ?? 0) > next || this.closed,
-        subscribe: (wake) => this.subscribe(topic, wake),
+        subscribe: (wake) => this.wakers.subscribe(topic, wake),
         pollMs: 1000,
         closed: () => this.closed,
       },
@@ -107,22 +106,12 @@ export class MemoryLog implements KeyedLog {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const set of this.wakers.values()) for (const wake of set) wake();
+    this.wakers.wakeAll();
   }
 
   private keyIndex(topic: string): KeyIndex {
-    let index = this.keys.get(topic);
-    if (index === undefined) {
-      index = new KeyIndex();
-      this.keys.set(topic, index);
-    }
+    const index = this.keys.get(topic) ?? new KeyIndex();
+    this.keys.set(topic, index);
     return index;
-  }
-
-  private subscribe(topic: string, wake: () => void): () => void {
-    const set = this.wakers.get(topic) ?? new Set();
-    this.wakers.set(topic, set);
-    set.add(wake);
-    return () => set.delete(wake);
   }
 }

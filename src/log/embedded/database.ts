@@ -23,22 +23,20 @@ const SCHEMA_VERSION = 1;
  * The run index: each run's first record (seq 1), in log order, so the run list is paged with
  * LIMIT/OFFSET and counted without reading the log. SQLite keeps it in the transaction of every
  * append. It is an index, not a table, so a store without it (written before it existed) means the
- * same to every version: a writable open adds it (see ensureRunIndex), no version change needed.
+ * same to every version: a writable open adds it (see init), no version change needed.
  */
 export const RUN_STARTS_INDEX = 'records_run_starts';
 const RUN_STARTS_DDL = `CREATE INDEX IF NOT EXISTS ${RUN_STARTS_INDEX} ON records (topic_offset) WHERE seq = 1;`;
 
 /**
- * The run list's rows, one per run (what its filters ask: status, rule, tenant), kept in each
- * append's transaction (run-rows.ts, which says why they exist), and which runs records they hold:
- * a record's `rows_folded` is 1 once it is folded into them, NULL until then (what a writer that
- * does not keep them leaves). The partial index RUN_ROWS_PENDING holds the records not folded yet:
- * empty, the rows are the log's; an append that keeps them writes the flag in its own row and
- * touches no other page. A store without them (written before them) gets them from a writable
- * open, with every record pending until they catch up: no version change needed.
+ * The run list's rows (run-rows.ts), and which runs records they hold: a record's `rows_folded` is
+ * 1 once folded into them, NULL until then (as a writer that does not keep them leaves it). The
+ * partial index RUN_ROWS_PENDING holds the records not folded yet: empty, the rows are the log's.
+ * A store written before them gets them from a writable open, every record pending until they
+ * catch up: no version change needed.
  */
 export const RUN_ROWS_TABLE = 'run_rows';
-export const RUN_ROWS_PENDING = 'records_rows_pending';
+const RUN_ROWS_PENDING = 'records_rows_pending';
 /** The records RUN_ROWS_PENDING holds; a query that reads the index says the same. */
 export const PENDING_RUNS_RECORDS = 'run_id IS NOT NULL AND rows_folded IS NULL';
 const RUN_ROWS_DDL = `
@@ -99,13 +97,13 @@ CREATE TABLE IF NOT EXISTS subjects (
 `;
 
 export interface DatabaseOptions {
-  /** Open the existing file for reading only: nothing is created, written or migrated. */
+  /** Open the existing data dir and database for reading only: nothing is created, written or migrated (`read_only`). */
   readonly readOnly?: boolean;
-  /** 'full' (default): fsync every commit. 'off': leave flushing to the OS (tests, benches). */
-  readonly synchronous?: 'full' | 'normal' | 'off';
-  /** How long a write waits in all for another process's write lock before `store_busy`. */
+  /** 'batch' (default): fsync every commit (synchronous=FULL). 'none': leave flushing to the OS (tests, benches). */
+  readonly fsync?: 'batch' | 'none';
+  /** How long a write waits in all for another process's write lock before `store_busy` (default 10 s). */
   readonly busyTimeoutMs?: number;
-  /** A cap on the file's size in pages (PRAGMA max_page_count): a quota; past it writes get `disk_full`. */
+  /** A cap on the file's size in pages of 4 KiB (PRAGMA max_page_count): a quota; past it writes get `disk_full`. */
   readonly maxPages?: number;
 }
 
@@ -154,31 +152,23 @@ export function storeError(e: unknown, path: string): LoopguardError {
   const c = errcodeOf(e);
   const why = (e as Error)?.message ?? String(e);
   const primary = c === undefined ? undefined : c & 0xff;
+  const opts = { cause: e, details: { path } };
   if (primary === SQLITE.FULL)
     return new UnavailableError(
       'disk_full',
       `${path}: the disk is full (${why}); the write was not acknowledged, everything acknowledged before stays readable`,
-      { cause: e, details: { path } },
+      opts,
     );
   if (primary === SQLITE.BUSY || primary === SQLITE.LOCKED)
     return new UnavailableError(
       'store_busy',
       `${path}: another process held the write lock too long (${why})`,
-      {
-        cause: e,
-        details: { path },
-      },
+      opts,
     );
   if (primary === SQLITE.READONLY)
-    return new IllegalStateError('read_only', `${path}: the database cannot be written (${why})`, {
-      cause: e,
-      details: { path },
-    });
+    return new IllegalStateError('read_only', `${path}: the database cannot be written (${why})`, opts);
   if (primary === SQLITE.CORRUPT || primary === SQLITE.NOTADB)
-    return new LoopguardError('log_corrupt', `${path}: ${why}; run loopguard repair`, {
-      cause: e,
-      details: { path },
-    });
+    return new LoopguardError('log_corrupt', `${path}: ${why}; run loopguard repair`, opts);
   return new UnavailableError('log_io', `${path}: ${why}`, { retriable: primary === SQLITE.IOERR, cause: e });
 }
 
@@ -191,15 +181,11 @@ const needsMigration = (dir: string): LoopguardError =>
 
 const DEFAULT_BUSY_MS = 10_000;
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
 /**
  * How long SQLite itself waits for the write lock at BEGIN. Its busy handler blocks the thread and
- * sleeps in growing steps (1, 2, 5, 10 ... ms), so a long engine wait lets other processes take
- * the lock again and again meanwhile; past this short wait the write is retried asynchronously
- * every millisecond. Everything else (opening, reads, a commit's checkpoint) waits busyTimeoutMs
- * in the engine: readers of a WAL database meet a lock only in rare moments (another connection
- * recovering or removing the WAL), too short to be worth an asynchronous retry.
+ * sleeps in growing steps, letting other processes take the lock again and again meanwhile; past
+ * this short wait the write is retried asynchronously. Everything else (opening, reads, a commit's
+ * checkpoint) waits busyTimeoutMs in the engine: a WAL reader meets a lock only in rare moments.
  */
 const ENGINE_WAIT_MS = 2;
 
@@ -222,22 +208,15 @@ export class EmbeddedDatabase {
     const hasDb = existsSync(path);
     if (!hasDb && existsSync(join(dataDir, SEGMENT_TOPICS_DIR))) throw needsMigration(dataDir);
     if (readOnly) {
-      if (!isDir(dataDir))
-        throw new LoopguardError(
-          'no_data_dir',
-          `data dir ${dataDir} does not exist (reading never creates it)`,
-          {
-            details: { dir: dataDir },
-          },
-        );
-      if (!hasDb)
-        throw new LoopguardError(
-          'no_data_dir',
-          `data dir ${dataDir} holds no ${DB_FILE}: nothing was recorded there yet`,
-          {
-            details: { dir: dataDir },
-          },
-        );
+      const missing = !isDir(dataDir)
+        ? 'does not exist (reading never creates it)'
+        : !hasDb
+          ? `holds no ${DB_FILE}: nothing was recorded there yet`
+          : undefined;
+      if (missing !== undefined)
+        throw new LoopguardError('no_data_dir', `data dir ${dataDir} ${missing}`, {
+          details: { dir: dataDir },
+        });
     } else mkdirSync(dataDir, { recursive: true });
     return EmbeddedDatabase.openFile(path, opts);
   }
@@ -270,7 +249,7 @@ export class EmbeddedDatabase {
         'log_io',
         `${this.path}: could not switch to WAL mode (${mode.journal_mode})`,
       );
-    this.db.exec(`PRAGMA synchronous = ${(opts.synchronous ?? 'full').toUpperCase()}`);
+    this.db.exec(`PRAGMA synchronous = ${opts.fsync === 'none' ? 'OFF' : 'FULL'}`);
     this.db.exec('PRAGMA foreign_keys = ON');
     if (opts.maxPages !== undefined) this.db.exec(`PRAGMA max_page_count = ${Math.floor(opts.maxPages)}`);
     const { user_version } = this.db.prepare('PRAGMA user_version').get() as { user_version: number };
@@ -295,19 +274,17 @@ export class EmbeddedDatabase {
 
   /** Whether the run list's rows exist (a store written before them, opened only for reading, lacks them). */
   hasRunRows(): boolean {
-    return (
-      this.db
-        .prepare("SELECT 1 AS y FROM sqlite_master WHERE type = 'index' AND name = ?")
-        .get(RUN_ROWS_PENDING) !== undefined
-    );
+    return this.hasIndex(RUN_ROWS_PENDING);
   }
 
   /** Whether the run index exists (a store written before it, opened only for reading, lacks it). */
   hasRunIndex(): boolean {
+    return this.hasIndex(RUN_STARTS_INDEX);
+  }
+
+  private hasIndex(name: string): boolean {
     return (
-      this.db
-        .prepare("SELECT 1 AS y FROM sqlite_master WHERE type = 'index' AND name = ?")
-        .get(RUN_STARTS_INDEX) !== undefined
+      this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").get(name) !== undefined
     );
   }
 
@@ -325,7 +302,7 @@ export class EmbeddedDatabase {
         if (!isBusy(e) || Date.now() >= until) throw storeError(e, this.path);
         // Every other retry yields a whole millisecond, the rest only a turn of the event loop.
         if (attempt % 2 === 0) await new Promise<void>((r) => setImmediate(r));
-        else await sleep(1);
+        else await new Promise((r) => setTimeout(r, 1));
       }
     }
   }
@@ -335,8 +312,7 @@ export class EmbeddedDatabase {
    * opening and migrating, where nothing is asynchronous anyway.
    */
   writeSync<T>(fn: () => T, lockWaitMs: number = ENGINE_WAIT_MS): T {
-    if (this.readOnly)
-      throw new IllegalStateError('read_only', `${this.path} is open for reading only; nothing was written`);
+    this.assertWritable();
     this.db.exec(`PRAGMA busy_timeout = ${lockWaitMs}`);
     try {
       this.db.exec('BEGIN IMMEDIATE');
@@ -353,6 +329,11 @@ export class EmbeddedDatabase {
     }
   }
 
+  assertWritable(): void {
+    if (this.readOnly)
+      throw new IllegalStateError('read_only', `${this.path} is open for reading only; nothing was written`);
+  }
+
   /** A read, with SQLite errors mapped (a reader in WAL mode does not wait for writers). */
   read<T>(fn: () => T): T {
     try {
@@ -362,10 +343,42 @@ export class EmbeddedDatabase {
     }
   }
 
+  /** A read of several statements in one read transaction: all of them see the same moment. */
+  readTransaction<T>(fn: () => T): T {
+    return this.read(() => {
+      this.db.exec('BEGIN');
+      try {
+        return fn();
+      } finally {
+        this.db.exec('COMMIT');
+      }
+    });
+  }
+
+  /** `fn` in a savepoint of the open transaction: whatever it wrote is undone if it throws. */
+  savepoint<T>(fn: () => T): T {
+    this.db.exec('SAVEPOINT step');
+    try {
+      const out = fn();
+      this.db.exec('RELEASE step');
+      return out;
+    } catch (e) {
+      this.db.exec('ROLLBACK TO step');
+      this.db.exec('RELEASE step');
+      throw e;
+    }
+  }
+
   close(): void {
     if (this.db.isOpen) this.db.close();
   }
 }
+
+/** A BLOB read from SQLite as a Buffer over the same memory. */
+export const asBuffer = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+
+/** A LIMIT for SQLite: -1 (none) for an infinite count. */
+export const sqlLimit = (n: number): number => (Number.isFinite(n) ? Math.floor(n) : -1);
 
 function isDir(p: string): boolean {
   try {

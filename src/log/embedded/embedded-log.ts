@@ -1,41 +1,43 @@
 /**
  * The default, embedded EventLog: the `records` table of the data dir's SQLite database (see
- * database.ts). Each topic's records have dense offsets from 0 (`topic_offset`); on the runs
- * topic a record also carries its run (`run_id`, its key) and the run's seq, and
- * `UNIQUE(run_id, seq)` backs the append at an expected seq: whichever process writes a seq
- * second gets `conflict`, never a silent drop.
+ * database.ts). Each topic's records have dense offsets from 0 (`topic_offset`); a runs record
+ * also carries its run (`run_id`, its key) and seq, and `UNIQUE(run_id, seq)` backs the append at
+ * an expected seq: whichever process writes a seq second gets `conflict`, never a silent drop.
  *
- * Durability: append() resolves once its transaction committed (fsynced with synchronous=FULL).
- * Appends issued in one event-loop turn share a transaction and its fsync (group commit).
- * Processes: any number read and write one data dir at once; a process sees others' records on
- * its next read, and a follower polls for them every pollMs.
+ * append() resolves once its transaction committed; appends issued in one event-loop turn share a
+ * transaction and its fsync (group commit). Any number of processes read and write one data dir
+ * at once; a follower polls for others' records every pollMs.
  */
 import type { StatementSync } from 'node:sqlite';
-import { IllegalStateError, LoopguardError } from '../../domain/errors.js';
+import { LoopguardError } from '../../domain/errors.js';
 import type { RunStream } from '../../ports/run-stream.js';
-import type { LogRecord, StoredRecord } from '../event-log.js';
-import { TOPICS } from '../event-log.js';
-import type { EventStore } from '../event-store.js';
-import { TYPE_HEADER } from '../event-store.js';
+import { type LogRecord, type StoredRecord, TOPICS } from '../event-log.js';
+import { type EventStore, TYPE_HEADER } from '../event-store.js';
 import {
   checkKeyed,
   type KeyedAppendOptions,
   type KeyedLog,
   keyConflict,
   type ValuePage,
+  valuePage,
 } from '../keyed-log.js';
-import { checkRead, checkTopic, closedError } from '../log-errors.js';
+import { checkRead, closedError } from '../log-errors.js';
 import { LogRunStream } from '../log-run-stream.js';
-import { pollFollow } from '../poll-follow.js';
+import { pollFollow, Wakers } from '../poll-follow.js';
 import { storeOn } from '../run-log.js';
-import { EmbeddedDatabase, isUniqueViolation, storeError } from './database.js';
+import {
+  asBuffer,
+  type DatabaseOptions,
+  EmbeddedDatabase,
+  isUniqueViolation,
+  sqlLimit,
+  storeError,
+} from './database.js';
 import { FilteredRuns, type FilteredRunsPage, type RunRowFilters } from './filtered-runs.js';
 import { RunIndex, type RunIndexPage } from './run-index.js';
 import { type AppendStatus, type RunRecordWritten, RunRows } from './run-rows.js';
 
-export interface EmbeddedLogOptions {
-  /** 'batch' (default): fsync every group commit (synchronous=FULL). 'none': leave flushing to the OS (tests, benches). */
-  readonly fsync?: 'batch' | 'none';
+export interface EmbeddedLogOptions extends DatabaseOptions {
   /** Extra time a batch waits for more appends before it is committed; 0 (default) = next event-loop turn. */
   readonly groupCommitMs?: number;
   /** How often a follower looks for records written by another process. */
@@ -45,15 +47,6 @@ export interface EmbeddedLogOptions {
    * before anything is written. Default 1 MiB, Kafka's default message limit.
    */
   readonly maxRecordBytes?: number;
-  /** How long a write waits in all for another process's write lock (default 10 s). */
-  readonly busyTimeoutMs?: number;
-  /** A cap on the database size in pages of 4 KiB (a quota; past it appends get `disk_full`). */
-  readonly maxPages?: number;
-  /**
-   * Open for reading only: nothing is created or written (the data dir and its database must
-   * exist), appends are refused with `read_only`.
-   */
-  readonly readOnly?: boolean;
 }
 
 interface Pending {
@@ -84,9 +77,8 @@ const COLUMNS = 'topic, topic_offset, key, headers, value';
 /**
  * A page of values as one SQLite value: the values back to back, with their lengths and offsets as
  * text. Each BLOB of a row result is its own ArrayBuffer on the JavaScript side, which costs more
- * than the SQL; concatenated, a page is one. group_concat and CAST keep BLOB bytes as they are (NUL
- * included) in a UTF-8 database. Its order is the subquery's, which SQLite does not promise: the
- * offsets come along so toValuePage can check it.
+ * than the SQL; concatenated (group_concat and CAST keep BLOB bytes as they are), a page is one.
+ * SQLite does not promise the subquery's order: the offsets come along so toValuePage checks it.
  */
 const VALUES = `SELECT CAST(group_concat(value, x'') AS BLOB), group_concat(length(value)), group_concat(topic_offset)
   FROM (SELECT topic_offset, value FROM records WHERE topic = ? AND topic_offset >= ? ORDER BY topic_offset LIMIT ?)`;
@@ -98,7 +90,7 @@ function recordBytes(rec: LogRecord): number {
 }
 
 export class EmbeddedLog implements KeyedLog {
-  private readonly wakers = new Map<string, Set<() => void>>();
+  private readonly wakers = new Wakers();
   private readonly runIndex: RunIndex;
   /** Kept by writers only (a writable open has the table; a reader of an old store has not). */
   private readonly runRows: RunRows | null;
@@ -114,14 +106,14 @@ export class EmbeddedLog implements KeyedLog {
 
   private constructor(
     private readonly store: EmbeddedDatabase,
-    private readonly opts: Required<Omit<EmbeddedLogOptions, 'maxPages' | 'busyTimeoutMs'>>,
+    private readonly opts: Required<Pick<EmbeddedLogOptions, 'groupCommitMs' | 'pollMs' | 'maxRecordBytes'>>,
   ) {
     const db = store.db;
     this.runIndex = new RunIndex(store);
-    this.runRows = opts.readOnly ? null : new RunRows(store);
+    this.runRows = store.readOnly ? null : new RunRows(store);
     // Writers only: a store written before the run rows, opened read-only, lacks rows_folded. A
     // runs record is folded into the run rows in its own transaction (runRows.keep).
-    this.insert = opts.readOnly
+    this.insert = store.readOnly
       ? null
       : db.prepare(
           'INSERT INTO records (topic, topic_offset, key, run_id, seq, at_ms, headers, value, rows_folded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
@@ -147,17 +139,9 @@ export class EmbeddedLog implements KeyedLog {
 
   /** Opens (creating if needed, unless readOnly) the data dir's database. */
   static async open(dir: string = DEFAULT_DATA_DIR, opts: EmbeddedLogOptions = {}): Promise<EmbeddedLog> {
-    const store = EmbeddedDatabase.open(dir, {
-      readOnly: opts.readOnly ?? false,
-      synchronous: opts.fsync === 'none' ? 'off' : 'full',
-      ...(opts.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: opts.busyTimeoutMs }),
-      ...(opts.maxPages === undefined ? {} : { maxPages: opts.maxPages }),
-    });
-    const log = new EmbeddedLog(store, {
-      fsync: opts.fsync ?? 'batch',
+    const log = new EmbeddedLog(EmbeddedDatabase.open(dir, opts), {
       groupCommitMs: opts.groupCommitMs ?? 0,
       pollMs: opts.pollMs ?? 100,
-      readOnly: opts.readOnly ?? false,
       maxRecordBytes: opts.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES,
     });
     await log.catchUpRunRows();
@@ -165,10 +149,9 @@ export class EmbeddedLog implements KeyedLog {
   }
 
   /**
-   * Folds into the run rows what the log holds beyond them (a store written before them, records
-   * of an older loopguard), a page per transaction so other writers get their turns in between.
-   * Rows that could not be caught up (the write lock held too long, a full disk) stay behind the
-   * log, never wrong: readers fold the log meanwhile, and the next append catches up.
+   * Folds into the run rows what the log holds beyond them, a page per transaction so other
+   * writers get their turns in between. Rows that could not be caught up (the lock held too long, a
+   * full disk) stay behind, never wrong: readers fold the log meanwhile, the next append catches up.
    */
   private async catchUpRunRows(): Promise<void> {
     const rows = this.runRows;
@@ -203,8 +186,7 @@ export class EmbeddedLog implements KeyedLog {
   }
 
   async readKey(topic: string, key: string, fromIndex: number): Promise<StoredRecord[]> {
-    checkRead(topic, fromIndex, undefined);
-    if (this.closed) throw closedError();
+    this.checkOpen(topic, fromIndex);
     const rows = this.store.read(() =>
       topic === TOPICS.runs
         ? this.sql.readRun.all(key, fromIndex)
@@ -214,25 +196,20 @@ export class EmbeddedLog implements KeyedLog {
   }
 
   async read(topic: string, fromOffset: number, maxRecords?: number): Promise<StoredRecord[]> {
-    checkRead(topic, fromOffset, maxRecords);
-    if (this.closed) throw closedError();
-    const limit = maxRecords === undefined || !Number.isFinite(maxRecords) ? -1 : Math.floor(maxRecords);
-    const rows = this.store.read(() => this.sql.read.all(topic, fromOffset, limit));
+    this.checkOpen(topic, fromOffset, maxRecords);
+    const rows = this.store.read(() => this.sql.read.all(topic, fromOffset, sqlLimit(maxRecords ?? -1)));
     return (rows as unknown as Row[]).map(toStored);
   }
 
   async readValues(topic: string, fromOffset: number, maxRecords: number): Promise<ValuePage> {
-    checkRead(topic, fromOffset, maxRecords);
-    if (this.closed) throw closedError();
-    const limit = Number.isFinite(maxRecords) ? Math.floor(maxRecords) : -1;
+    this.checkOpen(topic, fromOffset, maxRecords);
     const [bytes, lengths, offsets] = this.store.read(() =>
-      this.sql.readValues.get(topic, fromOffset, limit),
+      this.sql.readValues.get(topic, fromOffset, sqlLimit(maxRecords)),
     ) as unknown as [Uint8Array | null, string | null, string | null];
     if (bytes === null || lengths === null || offsets === null) return { values: [], next: fromOffset };
     const page = toValuePage(bytes, lengths, offsets, fromOffset);
     if (page !== undefined) return page;
-    const rows = await this.read(topic, fromOffset, maxRecords);
-    return { values: rows.map((r) => r.value), next: (rows.at(-1)?.offset ?? fromOffset - 1) + 1 };
+    return valuePage(await this.read(topic, fromOffset, maxRecords), fromOffset);
   }
 
   async follow(
@@ -246,7 +223,7 @@ export class EmbeddedLog implements KeyedLog {
       {
         read: (from) => this.read(topic, from, FOLLOW_PAGE),
         hasMore: (next) => this.closed || this.endSync(topic) > next,
-        subscribe: (wake) => this.subscribe(topic, wake),
+        subscribe: (wake) => this.wakers.subscribe(topic, wake),
         pollMs: this.opts.pollMs,
         closed: () => this.closed,
       },
@@ -258,8 +235,7 @@ export class EmbeddedLog implements KeyedLog {
 
   /** Runs offset+1 to offset+limit in order of first appearance, and how many there are (run-index.ts). */
   async runPage(offset: number, limit: number): Promise<RunIndexPage> {
-    checkRead(TOPICS.runs, offset, limit);
-    if (this.closed) throw closedError();
+    this.checkOpen(TOPICS.runs, offset, limit);
     return this.runIndex.page(offset, limit);
   }
 
@@ -277,8 +253,7 @@ export class EmbeddedLog implements KeyedLog {
     offset: number,
     limit: number,
   ): Promise<FilteredRunsPage | null> {
-    checkRead(TOPICS.runs, offset, limit);
-    if (this.closed) throw closedError();
+    this.checkOpen(TOPICS.runs, offset, limit);
     return this.filteredRuns.page(filters, offset, limit);
   }
 
@@ -288,8 +263,7 @@ export class EmbeddedLog implements KeyedLog {
   }
 
   async endOffset(topic: string): Promise<number> {
-    checkTopic(topic);
-    if (this.closed) throw closedError();
+    this.checkOpen(topic);
     return this.endSync(topic);
   }
 
@@ -303,7 +277,12 @@ export class EmbeddedLog implements KeyedLog {
     this.closed = true;
     while (this.flushing !== undefined) await this.flushing;
     this.store.close();
-    for (const set of this.wakers.values()) for (const wake of set) wake();
+    this.wakers.wakeAll();
+  }
+
+  private checkOpen(topic: string, fromOffset = 0, maxRecords?: number): void {
+    checkRead(topic, fromOffset, maxRecords);
+    if (this.closed) throw closedError();
   }
 
   private endSync(topic: string): number {
@@ -317,13 +296,8 @@ export class EmbeddedLog implements KeyedLog {
     expect: Pending['expect'],
     status: AppendStatus | undefined,
   ): Promise<number[]> {
-    checkTopic(topic);
-    if (this.closed) throw closedError();
-    if (this.opts.readOnly)
-      throw new IllegalStateError(
-        'read_only',
-        `${this.store.path} is open for reading only; nothing was written`,
-      );
+    this.checkOpen(topic);
+    this.store.assertWritable();
     if (records.length === 0 && expect === undefined) return [];
     for (const [i, r] of records.entries()) {
       const bytes = recordBytes(r);
@@ -335,14 +309,7 @@ export class EmbeddedLog implements KeyedLog {
         );
     }
     return new Promise((resolve, reject) => {
-      this.queue.push({
-        topic,
-        records,
-        resolve,
-        reject,
-        ...(expect === undefined ? {} : { expect }),
-        ...(status === undefined ? {} : { status }),
-      });
+      this.queue.push({ topic, records, resolve, reject, expect, status });
       this.flushing ??= this.flushSoon();
     });
   }
@@ -376,7 +343,7 @@ export class EmbeddedLog implements KeyedLog {
             topics.add(p.topic);
           }
         });
-        for (const t of topics) for (const wake of this.wakers.get(t) ?? []) wake();
+        for (const t of topics) this.wakers.wake(t);
       }
     } finally {
       this.flushing = undefined;
@@ -389,9 +356,8 @@ export class EmbeddedLog implements KeyedLog {
    * the runs records written are folded into the run rows, in the same transaction.
    */
   private writeBatch(batch: readonly Pending[]): Outcome[] {
-    const insert = this.insert;
-    if (insert === null)
-      throw new IllegalStateError('read_only', `${this.store.path} is open for reading only`);
+    // Not null: enqueue refuses appends to a log opened read-only.
+    const insert = this.insert as StatementSync;
     const ends = new Map<string, number>();
     const heads = new Map<string, number>();
     const now = Date.now();
@@ -415,39 +381,37 @@ export class EmbeddedLog implements KeyedLog {
       let next = ends.get(p.topic) ?? this.endSync(p.topic);
       const offsets: number[] = [];
       const written: RunRecordWritten[] = [];
-      this.store.db.exec('SAVEPOINT append');
       try {
-        for (const r of p.records) {
-          const seq = count(r.key) + 1;
-          const isRun = p.topic === TOPICS.runs;
-          if (isRun)
-            written.push({
-              offset: next,
-              runId: r.key,
-              seq,
-              value: r.value,
-              type: r.headers?.[TYPE_HEADER],
-              event: r.event,
-              status: p.status,
-            });
-          insert.run(
-            p.topic,
-            next,
-            r.key,
-            isRun ? r.key : null,
-            isRun ? seq : null,
-            now,
-            r.headers === undefined ? null : JSON.stringify(r.headers),
-            r.value,
-            isRun ? 1 : null,
-          );
-          heads.set(`${p.topic}\0${r.key}`, seq);
-          offsets.push(next++);
-        }
-        this.store.db.exec('RELEASE append');
+        this.store.savepoint(() => {
+          for (const r of p.records) {
+            const seq = count(r.key) + 1;
+            const isRun = p.topic === TOPICS.runs;
+            if (isRun)
+              written.push({
+                offset: next,
+                runId: r.key,
+                seq,
+                value: r.value,
+                type: r.headers?.[TYPE_HEADER],
+                event: r.event,
+                status: p.status,
+              });
+            insert.run(
+              p.topic,
+              next,
+              r.key,
+              isRun ? r.key : null,
+              isRun ? seq : null,
+              now,
+              r.headers === undefined ? null : JSON.stringify(r.headers),
+              r.value,
+              isRun ? 1 : null,
+            );
+            heads.set(`${p.topic}\0${r.key}`, seq);
+            offsets.push(next++);
+          }
+        });
       } catch (e) {
-        this.store.db.exec('ROLLBACK TO append');
-        this.store.db.exec('RELEASE append');
         heads.clear();
         // UNIQUE(run_id, seq): a seq another writer took first is the store's conflict.
         if (isUniqueViolation(e) && p.expect !== undefined)
@@ -461,19 +425,12 @@ export class EmbeddedLog implements KeyedLog {
     this.runRows?.keep(runs);
     return outcomes;
   }
-
-  private subscribe(topic: string, wake: () => void): () => void {
-    const set = this.wakers.get(topic) ?? new Set();
-    this.wakers.set(topic, set);
-    set.add(wake);
-    return () => set.delete(wake);
-  }
 }
 
 type Outcome = { readonly offsets: number[] } | { readonly error: LoopguardError };
 
 function toStored(r: Row): StoredRecord {
-  const value = Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength);
+  const value = asBuffer(r.value);
   return r.headers === null
     ? { topic: r.topic, offset: r.topic_offset, key: r.key, value }
     : { topic: r.topic, offset: r.topic_offset, key: r.key, value, headers: JSON.parse(r.headers) };
@@ -489,7 +446,7 @@ function toValuePage(
   offsets: string,
   from: number,
 ): ValuePage | undefined {
-  const all = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const all = asBuffer(bytes);
   const lens = lengths.split(',');
   const offs = offsets.split(',');
   if (offs.length !== lens.length) return undefined;

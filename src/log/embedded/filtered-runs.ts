@@ -1,12 +1,17 @@
 /**
- * A filtered page of the run list from the run rows (run-rows.ts): the runs that match, in order
- * of first appearance, a page at a time, with how many match and how many there are, and each of
- * the page's runs' records, all read in one read transaction (one moment of the log). Null when
- * the rows are not the log's: no table (a store written before it, opened read-only) or runs
- * records not folded into them yet; the caller then folds the log.
+ * A filtered page of the run list from the run rows (run-rows.ts): the matching runs in order of
+ * first appearance, how many match and how many there are, and the page's runs' records, all in
+ * one read transaction. Null when the rows are not the log's (no table, or records not folded into
+ * them yet); the caller then folds the log.
  */
 import type { StatementSync } from 'node:sqlite';
-import { type EmbeddedDatabase, PENDING_RUNS_RECORDS, RUN_ROWS_TABLE } from './database.js';
+import {
+  asBuffer,
+  type EmbeddedDatabase,
+  PENDING_RUNS_RECORDS,
+  RUN_ROWS_TABLE,
+  sqlLimit,
+} from './database.js';
 
 /** The run list's filters (an absent one matches every run); `state` is the run's status. */
 export interface RunRowFilters {
@@ -39,29 +44,17 @@ export class FilteredRuns {
   page(f: RunRowFilters, offset: number, limit: number): FilteredRunsPage | null {
     const sql = this.statements();
     if (sql === null) return null;
-    const db = this.store.db;
-    return this.store.read(() => {
-      db.exec('BEGIN');
-      try {
-        if ((sql.pending.get() as { m: number | null }).m !== null) return null;
-        const params = { state: f.state ?? null, rule: f.rule ?? null, tenant: f.tenant ?? null };
-        const { n: total } = sql.total.get() as { n: number };
-        const { n: matching } = sql.matching.get(params) as { n: number };
-        const ids = sql.ids.all({
-          ...params,
-          limit: Number.isFinite(limit) ? Math.floor(limit) : -1,
-          offset,
-        }) as { run_id: string }[];
-        const runs = ids.map(({ run_id }) => ({
-          runId: run_id,
-          values: (sql.values.all(run_id) as { value: Uint8Array }[]).map((r) =>
-            Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength),
-          ),
-        }));
-        return { total, matching, runs };
-      } finally {
-        db.exec('COMMIT');
-      }
+    return this.store.readTransaction(() => {
+      if ((sql.pending.get() as { m: number | null }).m !== null) return null;
+      const params = { state: f.state ?? null, rule: f.rule ?? null, tenant: f.tenant ?? null };
+      const { n: total } = sql.total.get() as { n: number };
+      const { n: matching } = sql.matching.get(params) as { n: number };
+      const ids = sql.ids.all({ ...params, limit: sqlLimit(limit), offset }) as { run_id: string }[];
+      const runs = ids.map(({ run_id }) => ({
+        runId: run_id,
+        values: (sql.values.all(run_id) as { value: Uint8Array }[]).map((r) => asBuffer(r.value)),
+      }));
+      return { total, matching, runs };
     });
   }
 

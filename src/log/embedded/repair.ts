@@ -35,8 +35,6 @@ export async function repairDataDir(dir: string, now: () => number = Date.now): 
     });
   const problems = integrityProblems(path);
   if (problems.length === 0) {
-    // A sound store is left as it is, but for what a writable open adds (the run index and the run
-    // rows, if missing) and the rows caught up with the log.
     const store = EmbeddedDatabase.openFile(path);
     try {
       catchUpRunRows(store, LOCK_WAIT_MS);

@@ -5,7 +5,7 @@
  * read-only that lacks the index (written before it) gives the same answers from a table scan.
  */
 import type { StatementSync } from 'node:sqlite';
-import type { EmbeddedDatabase } from './database.js';
+import { type EmbeddedDatabase, sqlLimit } from './database.js';
 
 export interface RunIndexPage {
   /** Runs in the log. */
@@ -31,19 +31,10 @@ export class RunIndex {
   }
 
   page(offset: number, limit: number): RunIndexPage {
-    const db = this.store.db;
-    // One read transaction: the count and the ids are of the same moment.
-    return this.store.read(() => {
-      db.exec('BEGIN');
-      try {
-        const { n } = this.count.get() as { n: number };
-        const rows = this.ids.all(Number.isFinite(limit) ? Math.floor(limit) : -1, offset) as {
-          key: string;
-        }[];
-        return { total: n, runIds: rows.map((r) => r.key) };
-      } finally {
-        db.exec('COMMIT');
-      }
+    return this.store.readTransaction(() => {
+      const { n } = this.count.get() as { n: number };
+      const rows = this.ids.all(sqlLimit(limit), offset) as { key: string }[];
+      return { total: n, runIds: rows.map((r) => r.key) };
     });
   }
 }

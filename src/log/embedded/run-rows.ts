@@ -1,27 +1,21 @@
 /**
- * The run list's rows: per run, its order of first appearance, its status (the run machine's), its
- * rule and its tenant (projections/run-filter-row.ts), in the table `run_rows`.
+ * The run list's rows (table `run_rows`): per run, its order of first appearance, its status (the
+ * run machine's), its rule and its tenant (projections/run-filter-row.ts).
  *
- * Why the table exists: the run list's filters (state, rule, tenant) ask about every run, and
- * without it only a fold of the whole log answers them (each run's state through the machine: about
- * 11 s over 100,000 runs, before the first filtered page). With a row per run, kept in the very
- * transaction that appends the run's records, a filtered page is a query plus its own runs' events,
- * and the rows can never disagree with the log, not even after a crash.
+ * The run list's filters ask about every run; without the rows only a fold of the whole log
+ * answers them. Kept in the very transaction that appends a run's records, the rows never
+ * disagree with the log, even after a crash: a filtered page is a query plus its runs' events.
  *
- * Each runs record says whether it is folded into the rows (`records.rows_folded`, database.ts),
- * and the records not folded yet are an index of their own, empty when the rows are the log's.
- * Otherwise the rows are never wrong, only behind, and readers fold the log instead: a store
- * written before the table (the next writable open catches up, as `repair` and `migrate` do),
- * records written by an older loopguard, which does not keep the rows (the next append catches
- * up), a record this store cannot read (the rows stop before it and wait there).
+ * Each runs record says whether it is folded into the rows (`records.rows_folded`, database.ts);
+ * the records not folded yet are an index of their own, empty when the rows are the log's. Rows
+ * are never wrong, only behind (a store written before the table, records of an older loopguard,
+ * a record this store cannot read), and readers then fold the log instead.
  *
- * Keeping a row costs an append almost nothing: its records carry their flag, so a commit writes
- * no page it did not write before (but when a row changes); an event is read only when it may
- * change the row (mayChangeRow), and a writer through EventStore hands its events over with the
- * records, so they are not decoded again; the status moves by the machine's step from the row's
- * status alone, but at a wait's end, which only the run's state decides: the writer's own status
- * after its append (AppendToStream `status`), or else the run folded again from its records; and
- * a process that writes alone reads neither the pending index nor its runs' rows (`known`).
+ * Keeping a row costs an append almost nothing: an event is read only when it may change the row
+ * (mayChangeRow), a writer hands its events over with the records (no decoding again), the status
+ * moves by the machine's step from the row's status alone but at a wait's end (then the writer's
+ * own status after its append, or the run folded again), and a process that writes alone reads
+ * neither the pending index nor its runs' rows (`known`).
  */
 import type { StatementSync } from 'node:sqlite';
 import type { RecordedEvent, RunState, RunStatus } from '../../domain/index.js';
@@ -40,7 +34,7 @@ import { type EmbeddedDatabase, PENDING_RUNS_RECORDS, RUN_ROWS_TABLE } from './d
 import { StoredEvents } from './stored-events.js';
 
 /** Pending records (others', who did not keep the rows) an append folds, at most, before its own. */
-export const CATCH_UP_PER_APPEND = 1000;
+const CATCH_UP_PER_APPEND = 1000;
 /** Pending records read at a time when catching up: at first, and at most. */
 const FIRST_STORED_PAGE = 8;
 const STORED_PAGE = 1000;
@@ -102,14 +96,13 @@ export class RunRows {
   /**
    * The rows of the runs this process's last committed keep touched, and the runs-topic end it
    * left with nothing pending: while the next keep's records start there, nobody else wrote a runs
-   * record meanwhile (offsets are dense, and given out under the write lock), so these rows are
-   * the table's and nothing is pending: that keep reads neither. Saves an append two queries.
+   * record meanwhile (offsets are dense, given out under the write lock), so that keep reads
+   * neither the rows nor the pending index.
    */
   private known: { readonly end: number; readonly rows: Map<string, KnownRow> } | null = null;
   /**
    * The pending record this process last failed to fold, and the newest schema then: the rows
-   * stay stuck there until the store holds another schema (a record of one it did not hold, the
-   * only thing that can change), so an append does not try it again meanwhile.
+   * stay stuck there until the store holds another schema, so an append does not retry it meanwhile.
    */
   private stuck: { readonly offset: number; readonly schema: number | null } | null = null;
   /** What the keep of the open transaction leaves (undefined: no keep ran in it; null: unknown). */
@@ -169,7 +162,7 @@ export class RunRows {
     const last = written.at(-1);
     if (first === undefined || last === undefined) return;
     const end = last.offset + 1;
-    // Taken: it comes back only when this transaction commits (a failed or retried one starts afresh).
+    // Taken: it comes back only when this transaction commits.
     const known = this.known;
     this.known = null;
     const current = known !== null && known.end === first.offset;
@@ -198,10 +191,7 @@ export class RunRows {
     if (done === undefined) this.sql.unfolded.run(TOPICS.runs, first.offset);
   }
 
-  /**
-   * The write transaction of the last keep committed: what it left is known, as long as nobody
-   * else writes runs records (the next transaction's records then start where it ended).
-   */
+  /** The write transaction of the last keep committed: what it left is known. */
   committed(): void {
     if (this.proposed !== undefined) this.known = this.proposed;
     this.proposed = undefined;
@@ -214,9 +204,8 @@ export class RunRows {
   }
 
   /**
-   * In a write transaction of the caller's: folds at most `limit` records from the first pending
-   * one. Whether there is more to fold (false: none is pending, or a record the rows cannot take
-   * stopped them).
+   * In the caller's write transaction: folds at most `limit` records from the first pending one.
+   * Whether there is more to fold (false: none is pending, or a record the rows cannot take).
    */
   catchUp(limit: number): boolean {
     this.known = null;
@@ -279,11 +268,6 @@ export class RunRows {
   private foldFrom(fold: Fold, from: number, until: number, limit: number): number {
     const last = Math.min(until, from + limit);
     let next = from;
-    // Short of `last`, a record stopped it.
-    const stopped = (at: number): number => {
-      this.stick(at);
-      return at;
-    };
     for (let size = FIRST_STORED_PAGE; next < last; size = Math.min(size * 4, STORED_PAGE)) {
       const page = this.sql.page.all(
         TOPICS.runs,
@@ -301,7 +285,11 @@ export class RunRows {
           event: undefined,
           status: undefined,
         };
-        if (r.topic_offset !== next || !fold.apply(rec)) return stopped(next);
+        // Short of `last`, a record stopped it.
+        if (r.topic_offset !== next || !fold.apply(rec)) {
+          this.stick(next);
+          return next;
+        }
         next++;
       }
     }
@@ -349,15 +337,9 @@ export class RunRows {
 
   /** `fn` in a savepoint; undefined when it threw (nothing of it is left: the rows stay as they were). */
   private inSavepoint<T>(fn: () => T): T | undefined {
-    const db = this.store.db;
-    db.exec('SAVEPOINT run_rows');
     try {
-      const out = fn();
-      db.exec('RELEASE run_rows');
-      return out;
+      return this.store.savepoint(fn);
     } catch {
-      db.exec('ROLLBACK TO run_rows');
-      db.exec('RELEASE run_rows');
       return undefined;
     }
   }

@@ -17,6 +17,10 @@ const MIN_BODY = 16;
 /** Far above any sane record; a larger length is garbage, not data. */
 const MAX_BODY = 256 * 1024 * 1024;
 
+/** The offset a record's body starts with (a u64 as two u32s). */
+const offsetAt = (buf: Buffer, body: number): number =>
+  buf.readUInt32BE(body) * 0x1_0000_0000 + buf.readUInt32BE(body + 4);
+
 /** Decodes the record at `pos` (checked by scanRecords); the value shares `buf`'s memory. */
 export function decodeRecord(
   topic: string,
@@ -26,7 +30,7 @@ export function decodeRecord(
   const bodyLen = buf.readUInt32BE(pos);
   const end = pos + RECORD_HEADER + bodyLen;
   let p = pos + RECORD_HEADER;
-  const offset = buf.readUInt32BE(p) * 0x1_0000_0000 + buf.readUInt32BE(p + 4);
+  const offset = offsetAt(buf, p);
   const keyLen = buf.readUInt32BE(p + 8);
   p += 12;
   const key = buf.toString('utf8', p, p + keyLen);
@@ -74,7 +78,7 @@ export function scanRecords(buf: Buffer, firstOffset: number): ScanResult {
     const bodyLen = buf.readUInt32BE(p);
     const next = firstOffset + positions.length;
     if (bodyLen < MIN_BODY || bodyLen > MAX_BODY) {
-      if (allZero(buf, p)) return stop('torn', 'zero-filled tail');
+      if (buf.subarray(p).every((b) => b === 0)) return stop('torn', 'zero-filled tail');
       return recordAfter(buf, p, next)
         ? stop('corrupt', `invalid record length ${bodyLen}`)
         : stop('torn', `invalid record length ${bodyLen} and no complete record after it`);
@@ -86,8 +90,7 @@ export function scanRecords(buf: Buffer, firstOffset: number): ScanResult {
         ? stop('corrupt', 'CRC mismatch')
         : stop('torn', 'CRC mismatch and no complete record after it');
     }
-    const offset =
-      buf.readUInt32BE(p + RECORD_HEADER) * 0x1_0000_0000 + buf.readUInt32BE(p + RECORD_HEADER + 4);
+    const offset = offsetAt(buf, p + RECORD_HEADER);
     if (offset !== next) return stop('corrupt', `record offset ${offset}, expected ${next}`);
     positions.push(p);
     p = end;
@@ -104,16 +107,10 @@ function recordAfter(buf: Buffer, from: number, nextOffset: number): boolean {
   for (let q = from + 1; q + RECORD_HEADER + MIN_BODY <= buf.length; q++) {
     const bodyLen = buf.readUInt32BE(q);
     if (bodyLen < MIN_BODY || q + RECORD_HEADER + bodyLen > buf.length) continue;
-    const offset =
-      buf.readUInt32BE(q + RECORD_HEADER) * 0x1_0000_0000 + buf.readUInt32BE(q + RECORD_HEADER + 4);
+    const offset = offsetAt(buf, q + RECORD_HEADER);
     if (offset < nextOffset || offset > nextOffset + 1_000_000) continue;
     if (crc32(buf.subarray(q + RECORD_HEADER, q + RECORD_HEADER + bodyLen)) === buf.readUInt32BE(q + 4))
       return true;
   }
   return false;
-}
-
-function allZero(buf: Buffer, from: number): boolean {
-  for (let i = from; i < buf.length; i++) if (buf[i] !== 0) return false;
-  return true;
 }

@@ -1,11 +1,8 @@
 /**
- * The embedded ledger: the `ledger` table of the data dir's database, its primary key the
- * operation key, so a claim is one INSERT and exactly one process of any number wins it. Every
- * other step reads the key's entry and applies the ledger rules (domain/ledger-rules.ts) in one
- * write transaction, so no two processes interleave between the read and the write.
- *
- * A claim whose owning process has died without an outcome is the crash window: it reads as in
- * doubt, never as free (the row keeps the claimant's pid; the data dir is on one machine).
+ * The embedded ledger: the `ledger` table of the data dir's database, keyed by operation key, so a
+ * claim is one INSERT and exactly one process wins it. Every other step applies the ledger rules
+ * (domain/ledger-rules.ts) in one write transaction. A claim whose owning process died without an
+ * outcome reads as in doubt, never as free (the row keeps the claimant's pid; one machine).
  */
 import type { StatementSync } from 'node:sqlite';
 import {
@@ -62,12 +59,7 @@ export class SqliteLedger implements Ledger {
     dataDir: string = DEFAULT_DATA_DIR,
     opts: { readonly fsync?: 'batch' | 'none'; readonly busyTimeoutMs?: number } = {},
   ): SqliteLedger {
-    return new SqliteLedger(
-      EmbeddedDatabase.open(dataDir, {
-        synchronous: opts.fsync === 'none' ? 'off' : 'full',
-        ...(opts.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: opts.busyTimeoutMs }),
-      }),
-    );
+    return new SqliteLedger(EmbeddedDatabase.open(dataDir, opts));
   }
 
   async claim(key: string, owner: ClaimOwner): Promise<ClaimOutcome> {

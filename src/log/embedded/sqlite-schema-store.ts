@@ -1,9 +1,8 @@
 /**
- * The embedded schema store: the `schemas` and `subjects` tables of the data dir's database.
- * Ids are global and dense from 1, and the same normalized text always gets the same id
- * (`hash` is UNIQUE, and a registration is one write transaction), whichever process registers
- * it first: the contract of a Confluent registry, so a record's framing means the same here and
- * on Kafka.
+ * The embedded schema store: the `schemas` and `subjects` tables of the data dir's database. Ids
+ * are global and dense from 1, and the same normalized text always gets the same id (`hash` is
+ * UNIQUE; a registration is one write transaction): a Confluent registry's contract, so a record's
+ * framing means the same here and on Kafka.
  */
 import { createHash } from 'node:crypto';
 import { normalizeSchema, type SchemaStore, unknownSchema } from '../../ports/schema-store.js';
@@ -16,11 +15,9 @@ export class SqliteSchemaStore implements SchemaStore {
   private readonly cache = new Map<number, string>();
 
   /**
-   * The store of the database in `dataDir`. It is asked a few times per process (the envelope's
-   * registration, then each id once: answers are cached), so each question opens the database
-   * and closes it again, and the store holds nothing open between them. `readOnly`: nothing is
-   * ever written; `register` then only looks a schema up and answers NOT_REGISTERED for one that
-   * is not there (a reader decodes by the ids in the records and never encodes with its own).
+   * The store of the database in `dataDir`. It is asked a few times per process (answers are
+   * cached), so each question opens the database and closes it again. `readOnly`: `register` only
+   * looks a schema up, NOT_REGISTERED when it is not there (a reader never encodes with its own).
    */
   constructor(
     private readonly dataDir: string,
@@ -74,10 +71,7 @@ export class SqliteSchemaStore implements SchemaStore {
   async close(): Promise<void> {}
 
   private async with<T>(fn: (s: EmbeddedDatabase) => Promise<T>): Promise<T> {
-    const s = EmbeddedDatabase.open(this.dataDir, {
-      readOnly: this.opts.readOnly ?? false,
-      synchronous: this.opts.fsync === 'none' ? 'off' : 'full',
-    });
+    const s = EmbeddedDatabase.open(this.dataDir, this.opts);
     try {
       return await fn(s);
     } finally {

@@ -1,10 +1,8 @@
 /**
  * `node:sqlite`'s DatabaseSync, loaded without the ExperimentalWarning Node 22 prints when the
- * module is first loaded ("SQLite is an experimental feature and might change at any time"): it
- * reached every `loopguard` command's stderr, the MCP proxy's log and the process of every app
- * that imports loopguard, where it reads as a fault of theirs. It is a note to us, who pin the
- * Node versions we support (`engines`) and test the store on them. Only that warning, only while
- * the module loads: every other warning is emitted as before.
+ * module is first loaded: it reached every `loopguard` command's stderr and every app that imports
+ * loopguard, where it reads as a fault of theirs; it is a note to us, who pin the Node versions we
+ * support. Only that warning, only while the module loads: every other one is emitted as before.
  */
 import type { DatabaseSync as Database } from 'node:sqlite';
 

@@ -9,7 +9,7 @@ import type { RecordedEvent } from '../../domain/events.js';
 import { EventCodec } from '../../events/codec.js';
 import { loadSchemas } from '../../events/envelope-schema.js';
 import { normalizeSchema } from '../../ports/schema-store.js';
-import type { EmbeddedDatabase } from './database.js';
+import { asBuffer, type EmbeddedDatabase } from './database.js';
 
 export class StoredEvents {
   private codec: EventCodec | undefined;
@@ -25,7 +25,7 @@ export class StoredEvents {
    */
   read(value: Uint8Array): RecordedEvent | undefined {
     try {
-      return this.reader().decodeSync(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+      return this.reader().decodeSync(asBuffer(value));
     } catch {
       return undefined;
     }

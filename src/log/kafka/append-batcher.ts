@@ -1,13 +1,9 @@
 /**
- * Groups concurrent appends into one produce request. A guarded agent step appends a few small
- * records and waits for the ack before acting, so a request per append would cap throughput at
- * one broker round trip per append. Sends are strictly one at a time, and the appends made while
- * one is in flight all go in the next: under load a round trip carries every run that appended
- * during the last, and a lone append is sent at once. An optional linger (a wait for company
- * before a send when none is in flight) only delays lone appends; it is off by default (see
- * KafkaLogOptions.lingerMs). An append that resolved before another was called always gets the
- * lower offsets, and the idempotent producer needs at most one request in flight to keep order
- * across retries.
+ * Groups concurrent appends into one produce request: a guarded step waits for its ack, so a
+ * request per append would cap throughput at one round trip per append. Sends are strictly one at
+ * a time (the idempotent producer keeps order across retries only so), and the appends made while
+ * one is in flight all go in the next; a lone append is sent at once unless a linger is set
+ * (KafkaLogOptions.lingerMs). An append that resolved before another was called gets lower offsets.
  */
 import type { LogRecord } from '../event-log.js';
 

@@ -6,14 +6,13 @@
  * dead-letter topic instead of its copy.
  */
 import type { KafkaMessage } from 'kafkajs';
-import { LoopguardError } from '../../domain/errors.js';
 import type { RecordedEvent } from '../../domain/events.js';
 import { TOPICS } from '../event-log.js';
 import { copyTopicOf, type EventStore } from '../event-store.js';
-import { DLQ_HEADERS } from './decoding-consumer.js';
+import { deadLetterCause, deadLetterHeaders } from './decoding-consumer.js';
 import { headersToStrings } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
-import { BATCH_HEADER, EMPTY_HEAD, foldRunRecord, type RunHead } from './run-batch-fold.js';
+import { BATCH_HEADER, foldInto, type RunHead } from './run-batch-fold.js';
 
 export interface OutMessage {
   readonly key: string;
@@ -42,9 +41,7 @@ export async function copiesOfBatch(
   for (const m of messages) {
     const key = m.key?.toString() ?? '';
     const headers = headersToStrings(m.headers) ?? {};
-    const head = foldRunRecord(heads.get(key) ?? EMPTY_HEAD, headers);
-    if (head === null) continue;
-    heads.set(key, head);
+    if (foldInto(heads, key, headers) === null) continue;
     const topic = copyTopicOf(headers['loopguard.type'] ?? '');
     if (topic === null || headers[BATCH_HEADER] === undefined) continue;
     const value = m.value ?? Buffer.alloc(0);
@@ -54,17 +51,13 @@ export async function copiesOfBatch(
     } catch (e) {
       // A registry briefly down is retried with the batch; a record that can never be decoded
       // cannot be copied, and must neither stop the copies of every later run nor vanish.
-      if (e instanceof LoopguardError && e.retriable) throw e;
+      const cause = deadLetterCause(e);
+      if (cause === undefined) throw e;
+      const why = { code: cause.code, reason: `no ${topic} copy: ${cause.reason}` };
       add(TOPICS.dlq, {
         key,
         value,
-        headers: {
-          [DLQ_HEADERS.reason]: `no ${topic} copy: ${(e as Error).message}`,
-          [DLQ_HEADERS.code]: e instanceof LoopguardError ? e.code : 'undecodable',
-          [DLQ_HEADERS.topic]: src.runsTopic,
-          [DLQ_HEADERS.partition]: String(src.partition),
-          [DLQ_HEADERS.offset]: m.offset,
-        },
+        headers: deadLetterHeaders(why, src.runsTopic, src.partition, m.offset),
       });
       continue;
     }

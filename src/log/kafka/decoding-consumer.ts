@@ -1,22 +1,19 @@
 /**
  * A consumer-group reader that decodes every record and keeps going past the ones it cannot
- * decode. A poison record (wrong magic byte, unknown schema id, truncated body) must not stop a
- * projection forever, nor vanish: it goes to the dead-letter topic with its original bytes, the
+ * decode. A poison record (wrong magic byte, unknown schema id, truncated body) must neither stop
+ * a projection forever nor vanish: it goes to the dead-letter topic with its original bytes, the
  * reason and where it came from, and is counted.
  *
- * At-least-once: a record's offset is resolved (and so committed) only after its handler returned
- * or its dead letter was durably appended; after a crash or rebalance the group re-reads from the
- * last commit, so handlers must be idempotent (projections are: they fold by offset/key).
- *
- * Which decode failures are dead letters: any error except a retriable LoopguardError. A registry
- * that is briefly down (retriable) must not turn every record into a dead letter; that error is
- * rethrown, nothing is committed, and kafkajs retries the batch.
+ * At-least-once: a record's offset is committed only after its handler returned or its dead letter
+ * was durably appended, so handlers must be idempotent (projections are: they fold by offset/key).
+ * A retriable LoopguardError (a registry briefly down) is no dead letter: it is rethrown, nothing
+ * is committed, and kafkajs retries the batch.
  */
 import type { Consumer } from 'kafkajs';
 import { LoopguardError } from '../../domain/errors.js';
 import { TOPICS } from '../event-log.js';
-import { headersToStrings, kafkaError } from './kafka-error.js';
-import type { KafkaLog, PartitionedRecord } from './kafka-log.js';
+import { kafkaError, waitAtMost } from './kafka-error.js';
+import { type KafkaLog, type PartitionedRecord, partitionedRecord } from './kafka-log.js';
 
 export interface DecodingConsumerOptions<T> {
   /** Logical topic to consume, e.g. TOPICS.runs. */
@@ -64,9 +61,26 @@ export const DLQ_HEADERS = {
   offset: 'origin.offset',
 } as const;
 
-function deadLetterCause(e: unknown): { code: string; reason: string } | undefined {
+/** Why a record that did not decode is a dead letter; undefined for a retriable failure (not one). */
+export function deadLetterCause(e: unknown): { code: string; reason: string } | undefined {
   if (e instanceof LoopguardError) return e.retriable ? undefined : { code: e.code, reason: e.message };
   return { code: 'undecodable', reason: e instanceof Error ? e.message : String(e) };
+}
+
+/** A dead letter's headers: why, and where its record came from. */
+export function deadLetterHeaders(
+  { code, reason }: { code: string; reason: string },
+  topic: string,
+  partition: number,
+  offset: number | string,
+): Record<string, string> {
+  return {
+    [DLQ_HEADERS.reason]: reason,
+    [DLQ_HEADERS.code]: code,
+    [DLQ_HEADERS.topic]: topic,
+    [DLQ_HEADERS.partition]: String(partition),
+    [DLQ_HEADERS.offset]: String(offset),
+  };
 }
 
 /** How long stop() waits for a (re)join in progress to settle; after that it finishes in the background. */
@@ -76,10 +90,9 @@ export class DecodingConsumer<T> {
   private handledCount = 0;
   private deadLetterCount = 0;
   /**
-   * Settles once kafkajs's restart after the last crash has joined the group or crashed again;
-   * resolved while no restart is under way. kafkajs's disconnect during that rejoin stops
-   * nothing (the new runner is not running yet, so it is skipped and dropped) and the consumer
-   * starts fetching once the join completes, for good; so stop() waits for this first.
+   * Settles once kafkajs's restart after the last crash has joined the group or crashed again
+   * (resolved while no restart is under way): a disconnect during that rejoin stops nothing, and
+   * the consumer would fetch for good once the join completes, so stop() waits for this first.
    */
   private rejoined: Promise<void> = Promise.resolve();
   private endRejoin: () => void = () => undefined;
@@ -132,15 +145,8 @@ export class DecodingConsumer<T> {
         }) => {
           for (const message of batch.messages) {
             if (!isRunning() || isStale()) break;
-            const headers = headersToStrings(message.headers);
-            const record: PartitionedRecord = {
-              topic: opts.topic,
-              partition: batch.partition,
-              offset: Number(message.offset),
-              key: message.key?.toString() ?? '',
-              value: message.value ?? Buffer.alloc(0),
-              ...(headers ? { headers } : {}),
-            };
+            const offset = Number(message.offset);
+            const record = partitionedRecord(opts.topic, { partition: batch.partition, offset, message });
             await self.process(record, heartbeat);
             resolveOffset(message.offset);
             opts.onLag?.(
@@ -177,15 +183,7 @@ export class DecodingConsumer<T> {
    */
   async stop(): Promise<void> {
     this.stopping ??= this.rejoined.then(() => this.consumer.disconnect());
-    let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, STOP_WAIT_MS);
-    });
-    try {
-      await Promise.race([this.stopping, waited]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await waitAtMost(this.stopping, STOP_WAIT_MS);
   }
 
   /**
@@ -212,30 +210,14 @@ export class DecodingConsumer<T> {
         this.opts.onError?.(e as LoopguardError);
         throw e;
       }
-      await this.deadLetter(record, cause);
+      const headers = deadLetterHeaders(cause, record.topic, record.partition, record.offset);
+      await this.log.append(this.opts.dlqTopic ?? TOPICS.dlq, [
+        { key: record.key, value: record.value, headers },
+      ]);
+      this.deadLetterCount++;
       return;
     }
     await this.opts.handle(event, record, heartbeat);
     this.handledCount++;
-  }
-
-  private async deadLetter(
-    record: PartitionedRecord,
-    cause: { code: string; reason: string },
-  ): Promise<void> {
-    await this.log.append(this.opts.dlqTopic ?? TOPICS.dlq, [
-      {
-        key: record.key,
-        value: record.value,
-        headers: {
-          [DLQ_HEADERS.reason]: cause.reason,
-          [DLQ_HEADERS.code]: cause.code,
-          [DLQ_HEADERS.topic]: record.topic,
-          [DLQ_HEADERS.partition]: String(record.partition),
-          [DLQ_HEADERS.offset]: String(record.offset),
-        },
-      },
-    ]);
-    this.deadLetterCount++;
   }
 }

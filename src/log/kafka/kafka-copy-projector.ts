@@ -1,25 +1,21 @@
 /**
- * Derives the stops and ledger copies on Kafka from the runs topic, exactly once, so a writer
- * that dies right after its runs append cannot lose a stop alert: the writer appends to runs only,
- * and this projector (a consumer group over the runs topic) copies what the runs topic holds.
+ * Derives the stops and ledger copies on Kafka from the runs topic, exactly once: the writer
+ * appends to runs only, and this projector (a consumer group over the runs topic) copies what it
+ * holds, so a writer that dies right after its append cannot lose a stop alert.
  *
  * Read-process-write in one Kafka transaction per batch: the copies and the consumed runs offset
- * are committed together, so after a crash at any point the group resumes exactly after the last
- * batch whose copies are visible to read_committed readers (the alert subscriber), and the copies
- * of an aborted batch are never seen.
+ * commit together, so after a crash the group resumes exactly after the last batch whose copies
+ * read_committed readers (the alert subscriber) see, and an aborted batch's copies are never seen.
  *
- * One transactional id per group, so one projector copies at a time: whoever takes the
- * partitions over registers the id, which fences the previous holder and aborts its open
- * transaction, and only then reads the committed offsets. A fenced projector stops (`ended`)
- * when its next batch fails to commit; until then it copies nothing.
- * Not one id per runs partition, as the guard service has: the copy topics are shared by every
- * runs partition, and transactions of several producers aborted in another order than they began
- * are not all filtered out by kafkajs's read_committed consumers (it expects aborted transactions
- * sorted by first offset); one producer's transactions never overlap.
+ * One transactional id per group, so one projector copies at a time: whoever takes the partitions
+ * over registers the id, fencing the previous holder and aborting its open transaction, and only
+ * then reads the committed offsets; a fenced projector stops (`ended`). Not one id per runs
+ * partition, as the guard service has: the copy topics are shared by every runs partition, and
+ * kafkajs's read_committed consumers expect aborted transactions sorted by first offset, which only
+ * one producer's (never overlapping) transactions guarantee.
  *
- * What is copied (copies-of-batch.ts) is what counts for the run's stream: the batch rule every
- * reader applies (run-batch-fold.ts), folded over the partition from its start, so a batch that
- * lost to another writer (or a zombie's late append) never yields a stop. Records of
+ * What is copied (copies-of-batch.ts) is what counts for the run's stream by the batch rule
+ * (run-batch-fold.ts), so a batch that lost to another writer never yields a stop. Records of
  * unconditional appends (EventStore.append, no batch header) publish their own copies.
  */
 import type { Admin, Consumer, EachBatchPayload, Producer, RecordMetadata } from 'kafkajs';
@@ -27,10 +23,10 @@ import { UnavailableError } from '../../domain/errors.js';
 import { TOPICS } from '../event-log.js';
 import type { EventStore } from '../event-store.js';
 import { copiesOfBatch } from './copies-of-batch.js';
-import { headersToStrings, withTimeout } from './kafka-error.js';
+import { runHeads } from './counted-run-records.js';
+import { withTimeout } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
-import { readRanges } from './partition-reader.js';
-import { EMPTY_HEAD, foldRunRecord, type RunHead } from './run-batch-fold.js';
+import type { RunHead } from './run-batch-fold.js';
 import { fetchTopicOffsets } from './topic-registry.js';
 import { transactionalProducer } from './transactional-producer.js';
 
@@ -75,12 +71,10 @@ export class KafkaCopyProjector {
   copied = 0;
   /**
    * Copies this process committed that no read_committed reader may see yet: per copy topic and
-   * partition, the first offset of the last committed transaction there. A commit returns once
-   * the coordinator decided it, before its markers reach the copy partitions; until its marker
-   * is written the partition's last stable offset (the end a read_committed reader reads to)
-   * stays at or below that offset. Only committed transactions are recorded: an aborted one's
-   * copies never become visible, and waiting for them would never end. An entry goes once the
-   * last stable offset passed it; nothing later can move it back.
+   * partition, the first offset of the last committed transaction there. A commit returns before
+   * its markers reach the copy partitions; until then the partition's last stable offset stays at
+   * or below that offset. Only committed transactions are recorded (an aborted one's copies never
+   * become visible); an entry goes once the last stable offset passed it.
    */
   private readonly unseen = new Map<string, { topic: string; partition: number; first: number }>();
 
@@ -132,11 +126,9 @@ export class KafkaCopyProjector {
   /**
    * Resolves once the group's committed offsets (or this process's position past records with
    * nothing to copy) reach the ends the runs partitions had when it was called, and every copy
-   * this process committed is visible to read_committed readers (its commit marker written):
-   * every copy of what was recorded by then is visible. Settles within `timeoutMs` whatever the
-   * broker does: each request is bounded by what is left, and it rejects with an
-   * UnavailableError naming what it waited for. A projector that was fenced copies nothing more
-   * (the one that fenced it does): its caughtUp rejects at once.
+   * this process committed is visible to read_committed readers. Settles within `timeoutMs`
+   * whatever the broker does (an UnavailableError naming what it waited for); a fenced projector's
+   * rejects at once.
    */
   async caughtUp(timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
@@ -148,19 +140,13 @@ export class KafkaCopyProjector {
     let noted = false;
     for (;;) {
       this.assertNotFenced();
-      const [got] = await bounded(
-        this.admin.fetchOffsets({ groupId: this.groupId, topics: [this.topic] }),
-        'group offsets',
-      );
+      const committed = await bounded(this.groupOffsets(), 'group offsets');
       const local = await bounded(
         this.owned?.catch(() => undefined) ?? Promise.resolve(undefined),
         'takeover',
       );
       const behind = ends.filter((e) => {
-        const at = Math.max(
-          Number(got?.partitions.find((p) => p.partition === e.partition)?.offset ?? '-1'),
-          local?.committed.get(e.partition) ?? -1,
-        );
+        const at = Math.max(committed(e.partition), local?.committed.get(e.partition) ?? -1);
         return Number(e.high) > Number(e.low) && at < Number(e.high);
       });
       const hidden = behind.length === 0 ? await bounded(this.hiddenCopies(), 'copy partition offsets') : [];
@@ -215,8 +201,8 @@ export class KafkaCopyProjector {
 
   /**
    * A fetched batch of transaction markers and aborted records only (the guard service writes
-   * runs in transactions) never reaches onBatch, so nothing commits past it; when it follows
-   * what was committed, it is passed here, in memory: there is nothing in it to copy.
+   * runs in transactions) never reaches onBatch; when it follows what was committed, it is passed
+   * here, in memory: there is nothing in it to copy.
    */
   private passed(b: {
     partition: number;
@@ -277,22 +263,14 @@ export class KafkaCopyProjector {
   private async takeOver(assigned: readonly number[]): Promise<Owned> {
     const producer = await transactionalProducer(this.opts.log, `${this.groupId}.${this.topic}`);
     try {
-      const [got] = await this.admin.fetchOffsets({ groupId: this.groupId, topics: [this.topic] });
+      const groupAt = await this.groupOffsets();
       const lows = await fetchTopicOffsets(this.admin, this.topic);
       const heads = new Map<number, Map<string, RunHead>>();
       const committed = new Map<number, number>();
       for (const partition of assigned) {
-        const at = Math.max(
-          0,
-          Number(got?.partitions.find((p) => p.partition === partition)?.offset ?? '-1'),
-        );
+        const at = Math.max(0, groupAt(partition));
         const low = Number(lows.find((o) => o.partition === partition)?.low ?? 0);
-        const runs = new Map<string, RunHead>();
-        await readRanges(this.opts.log.kafka, this.topic, [{ partition, from: low, to: at }], 60_000, (m) => {
-          const key = m.message.key?.toString() ?? '';
-          const next = foldRunRecord(runs.get(key) ?? EMPTY_HEAD, headersToStrings(m.message.headers));
-          if (next !== null) runs.set(key, next);
-        });
+        const runs = await runHeads(this.opts.log, partition, low, at, 60_000);
         heads.set(partition, runs);
         committed.set(partition, at);
         this.opts.onLog?.(`copies: runs partition ${partition}: ${runs.size} runs folded, from offset ${at}`);
@@ -302,6 +280,12 @@ export class KafkaCopyProjector {
       await producer.disconnect().catch(() => undefined);
       throw e;
     }
+  }
+
+  /** The group's committed offset of each runs partition (-1: none). */
+  private async groupOffsets(): Promise<(partition: number) => number> {
+    const [got] = await this.admin.fetchOffsets({ groupId: this.groupId, topics: [this.topic] });
+    return (partition) => Number(got?.partitions.find((p) => p.partition === partition)?.offset ?? '-1');
   }
 
   private async onBatch({ batch, isRunning, isStale, resolveOffset }: EachBatchPayload): Promise<void> {

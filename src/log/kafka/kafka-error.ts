@@ -40,6 +40,16 @@ export async function withTimeout<T>(work: Promise<T>, ms: number, what: string)
   }
 }
 
+/** Waits for `work` to settle, at most `ms`. */
+export async function waitAtMost(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * kafkajs header values may be Buffers, strings or arrays of both; the port carries strings.
  * `only`: just these headers (a reader that needs a few of them converts no others).

@@ -1,15 +1,12 @@
 /**
  * The idempotency ledger on Kafka: claims are serialised through the ledger topic partition of
  * their operation key. A claimant appends its claim, waits until its follower has folded that
- * partition up to the claim's own offset, and reads the verdict off the fold: the first
- * unreleased claim wins, a completion is final, a claim older than the lease with no outcome is
- * in doubt (its owner may have died mid-call; nobody re-runs it blindly).
+ * partition up to the claim, and reads the verdict off the fold: the first unreleased claim wins,
+ * a completion is final, a claim older than the lease with no outcome is in doubt.
  *
- * Records are the event store's Avro RecordedEvents (OperationClaimed/Completed/InDoubt/Released,
- * runId/callId = owner), keyed by operation key, so the topic holds one record format and the
- * guard writes every claim change here itself; the copy projector's copies of a run's outcomes
- * fold in too, its late copies of claims do not. Reissue notes are keyed `reissue:<newKey>` so that
- * compaction of the new key never removes them.
+ * Records are the event store's RecordedEvents (Operation*, runId/callId = owner) keyed by
+ * operation key; the copy projector's copies of a run's outcomes fold in too, its late copies of
+ * claims do not. Reissue notes are keyed `reissue:<newKey>`, so compacting the new key keeps them.
  */
 import { randomUUID } from 'node:crypto';
 import type { Admin } from 'kafkajs';
@@ -88,17 +85,14 @@ export class KafkaLedger implements Ledger {
     // A claim that lost to a holder who released after it is simply made again.
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        await this.write(key, owner, { type: 'OperationClaimed', operationKey: key, callId: owner.callId });
+        await this.write(key, owner, { type: 'OperationClaimed', ...opOf(key, owner) });
       } catch (err) {
         // The claim may be in the topic without an answer to its caller, who will not run the
         // tool; withdraw it, or it would hold the key until the lease runs out. A release from a
         // claim that lost is ignored by the fold, so this cannot free someone else's claim.
-        await this.append(key, owner, {
-          type: 'OperationReleased',
-          operationKey: key,
-          callId: owner.callId,
-          reason: 'claim withdrawn: the ledger did not answer in time',
-        }).catch(() => undefined);
+        const reason = 'claim withdrawn: the ledger did not answer in time';
+        const withdraw = this.append(key, owner, { type: 'OperationReleased', ...opOf(key, owner), reason });
+        await withdraw.catch(() => undefined);
         throw err;
       }
       const e = this.entries.get(key);
@@ -112,65 +106,41 @@ export class KafkaLedger implements Ledger {
 
   async complete(key: string, owner: ClaimOwner, resultJson: string): Promise<void> {
     await this.owned(key, owner);
-    await this.write(key, owner, {
-      type: 'OperationCompleted',
-      operationKey: key,
-      callId: owner.callId,
-      resultJson,
-    });
+    await this.write(key, owner, { type: 'OperationCompleted', ...opOf(key, owner), resultJson });
   }
 
   async markInDoubt(key: string, owner: ClaimOwner, reason: string): Promise<void> {
     await this.owned(key, owner);
-    await this.write(key, owner, {
-      type: 'OperationInDoubt',
-      operationKey: key,
-      callId: owner.callId,
-      reason,
-    });
+    await this.write(key, owner, { type: 'OperationInDoubt', ...opOf(key, owner), reason });
   }
 
   async release(key: string, owner: ClaimOwner): Promise<void> {
     await this.owned(key, owner);
-    await this.write(key, owner, {
-      type: 'OperationReleased',
-      operationKey: key,
-      callId: owner.callId,
-      reason: 'released by its claimant: the side effect did not run',
-    });
+    const reason = 'released by its claimant: the side effect did not run';
+    await this.write(key, owner, { type: 'OperationReleased', ...opOf(key, owner), reason });
   }
 
   async settle(key: string, happened: boolean, resultJson = 'null'): Promise<void> {
     await this.caughtUp();
     const e = this.entries.get(key);
     if (e === undefined || e.status === 'completed') return;
-    const { owner } = e;
+    const op = opOf(key, e.owner);
     await this.write(
       key,
-      owner,
+      e.owner,
       happened
-        ? { type: 'OperationCompleted', operationKey: key, callId: owner.callId, resultJson }
-        : {
-            type: 'OperationReleased',
-            operationKey: key,
-            callId: owner.callId,
-            reason: 'settled: it did not happen',
-          },
+        ? { type: 'OperationCompleted', ...op, resultJson }
+        : { type: 'OperationReleased', ...op, reason: 'settled: it did not happen' },
     );
   }
 
   async get(key: string): Promise<LedgerState | undefined> {
     await this.caughtUp();
     const e = this.entries.get(key);
-    if (e === undefined) return undefined;
-    if (e.status === 'claimed') {
-      return this.expired(e)
-        ? { status: 'in_doubt', owner: e.owner, reason: 'no outcome within the lease' }
-        : { status: 'claimed', owner: e.owner };
-    }
-    return e.status === 'completed'
-      ? { status: 'completed', owner: e.owner, resultJson: e.resultJson }
-      : { status: 'in_doubt', owner: e.owner, reason: e.reason };
+    if (e?.status !== 'claimed') return e;
+    return this.expired(e)
+      ? { status: 'in_doubt', owner: e.owner, reason: 'no outcome within the lease' }
+      : { status: 'claimed', owner: e.owner };
   }
 
   async reissue(note: ReissueNote): Promise<void> {
@@ -306,4 +276,9 @@ export class KafkaLedger implements Ledger {
     if (next === undefined) this.entries.delete(key);
     else this.entries.set(key, next);
   }
+}
+
+/** The operation fields of a ledger event about `key`, held by `owner`. */
+function opOf(key: string, owner: ClaimOwner): { operationKey: string; callId: string } {
+  return { operationKey: key, callId: owner.callId };
 }

@@ -1,18 +1,14 @@
 /**
  * EventLog on Kafka (kafkajs).
  *
- * Offsets. The port's offset is one number per topic; Kafka's is per partition. read, follow
- * and endOffset are single-partition: on a 1-partition topic a topic's offsets are exactly
- * Kafka's offsets of partition 0. `stops` and `dlq` are always 1 partition. `runs` is created
- * with DEFAULT_PARTITIONS (more than 1) and `ledger` may be raised (key = run id / operation key,
- * so one partition still owns a run and per-run order holds); on such a topic `append` returns
- * the per-partition offset of each record, read/follow/endOffset refuse with `partitioned_topic`
- * (a single number would be ambiguous), and readers use `readKey` (one run: its own partition),
- * `scan` (rebuild from every partition) or a consumer group (DecodingConsumer).
+ * The port's offset is one number per topic; Kafka's is per partition. read, follow and endOffset
+ * work on 1-partition topics only (`stops`, `dlq`), where the two are the same. `runs` has
+ * DEFAULT_PARTITIONS and `ledger` may have more than one (keyed by run id / operation key, so one
+ * partition owns a run): there `append` returns per-partition offsets, read/follow/endOffset
+ * refuse with `partitioned_topic`, and readers use `readKey`, `scan` or a consumer group.
  *
  * Durability: one idempotent producer (acks=-1, one request in flight); `append` resolves after
- * the broker acked. Appends made while a produce request is in flight share the next one, so a
- * busy process batches by itself and a lone append is sent at once (no linger by default).
+ * the broker acked. Appends made while a request is in flight share the next one (append-batcher.ts).
  */
 import {
   type Admin,
@@ -42,27 +38,44 @@ import { type PartitionOffsets, type TopicInfo, TopicRegistry } from './topic-re
 export interface KafkaLogOptions extends TopicLayoutOptions {
   readonly brokers: readonly string[];
   readonly clientId?: string;
-  /** kafkajs log level; NOTHING by default, since a fresh broker's warm-up errors are noise and
-   *  every real failure reaches the caller as a rejected promise anyway. */
+  /** kafkajs log level; NOTHING by default: every real failure reaches the caller anyway. */
   readonly logLevel?: logLevel;
-  /**
-   * How long an append that finds no request in flight waits for others to share its produce
-   * request. Default 0: appends made during a request already share the next one, so a linger
-   * only delays a lone call (the README's Kafka performance section has the measurements).
-   */
+  /** How long an append that finds no request in flight waits for company. Default 0 (see append-batcher.ts). */
   readonly lingerMs?: number;
   readonly maxBatchRecords?: number;
   readonly maxBatchBytes?: number;
   /** Upper bound for one append's ack or one read. Default 30 s. */
   readonly requestTimeoutMs?: number;
-  /** How reads and admin requests retry what Kafka marks retriable; by default KAFKA_RETRY, its
-   *  deadline cut to requestTimeoutMs. */
+  /** How reads and admin requests retry; by default KAFKA_RETRY, its deadline cut to requestTimeoutMs. */
   readonly retry?: KafkaRetryPolicy;
 }
+
+/** Every producer's settings: idempotent, one request in flight, murmur2 on the key (where readers look). */
+export const PRODUCER_CONFIG = {
+  idempotent: true,
+  maxInFlightRequests: 1,
+  allowAutoTopicCreation: false,
+  createPartitioner: Partitioners.DefaultPartitioner,
+} as const;
 
 /** A record of a multi-partition topic: its offset is only meaningful with its partition. */
 export interface PartitionedRecord extends StoredRecord {
   readonly partition: number;
+}
+
+/** A record read from a partition as the port's record; `only`: just these headers (see scan). */
+export function partitionedRecord(
+  topic: string,
+  m: PartitionMessage,
+  only?: readonly string[],
+): PartitionedRecord {
+  const headers = headersToStrings(m.message.headers, only);
+  const value = m.message.value ?? Buffer.alloc(0);
+  const key = m.message.key?.toString() ?? '';
+  const { partition, offset } = m;
+  return headers
+    ? { topic, partition, offset, key, value, headers }
+    : { topic, partition, offset, key, value };
 }
 
 export class KafkaLog implements RunLog {
@@ -105,12 +118,7 @@ export class KafkaLog implements RunLog {
       brokers: [...opts.brokers],
       logLevel: opts.logLevel ?? logLevel.NOTHING,
     });
-    const producer = kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-      createPartitioner: Partitioners.DefaultPartitioner,
-    });
+    const producer = kafka.producer(PRODUCER_CONFIG);
     const admin = kafka.admin();
     try {
       await Promise.all([producer.connect(), admin.connect()]);
@@ -139,9 +147,7 @@ export class KafkaLog implements RunLog {
   }
 
   async append(topic: string, records: readonly LogRecord[]): Promise<number[]> {
-    checkTopic(topic);
-    this.assertOpen();
-    await this.topics.ensure(topic);
+    await this.prepare(topic);
     this.assertOpen(); // close() may have flushed while the topic was being created
     return this.batcher.append(topic, records);
   }
@@ -151,30 +157,21 @@ export class KafkaLog implements RunLog {
     const info = await this.singlePartition(topic, 'read');
     const end = await this.topics.endOffsets(info).then((o) => o[0]?.high ?? 0);
     const to = maxRecords === undefined ? end : Math.min(end, fromOffset + maxRecords);
-    const got = await readRanges(
-      this.kafka,
-      info.name,
-      [{ partition: 0, from: fromOffset, to }],
-      this.timeoutMs,
-      undefined,
-      this.retry,
-    );
+    const got = await this.readRanges(info.name, [{ partition: 0, from: fromOffset, to }]);
     return got.map((m) => this.stored(topic, m));
   }
 
   /** Every record of every partition up to the current end, partition by partition. */
   async readAll(topic: string): Promise<PartitionedRecord[]> {
     const { name, ranges } = await this.wholeTopic(topic);
-    const got = await readRanges(this.kafka, name, ranges, this.timeoutMs, undefined, this.retry);
-    return got.map((m) => ({ ...this.stored(topic, m), partition: m.partition }));
+    const got = await this.readRanges(name, ranges);
+    return got.map((m) => partitionedRecord(topic, m));
   }
 
   /**
-   * Hands every record of every partition, up to the end at the time of the call, to onRecord
-   * (in offset order within a partition) with one consumer and without holding them in memory:
-   * the rebuild path, where readAll's copy of a whole topic would be too much. `headers`: only
-   * these headers are in the records (a rebuild reads every record, and converting the others'
-   * values to strings costs as much as the rest of the record).
+   * Hands every record of every partition, up to the end at the time of the call, to onRecord (in
+   * offset order within a partition) without holding them in memory: the rebuild path. `headers`:
+   * only these headers are converted (for every record, the others would cost as much as the rest).
    */
   async scan(
     topic: string,
@@ -183,33 +180,21 @@ export class KafkaLog implements RunLog {
   ): Promise<number> {
     const { name, ranges } = await this.wholeTopic(topic);
     let n = 0;
-    await readRanges(
-      this.kafka,
+    await this.readRanges(
       name,
       ranges,
-      opts.timeoutMs ?? 10 * 60_000,
       (m) => {
         n++;
-        const headers = headersToStrings(m.message.headers, opts.headers);
-        const value = m.message.value ?? Buffer.alloc(0);
-        const key = m.message.key?.toString() ?? '';
-        const { partition, offset } = m;
-        return onRecord(
-          headers
-            ? { topic, partition, offset, key, value, headers }
-            : { topic, partition, offset, key, value },
-        );
+        return onRecord(partitionedRecord(topic, m, opts.headers));
       },
-      this.retry,
+      opts.timeoutMs ?? 10 * 60_000,
     );
     return n;
   }
 
   /** The Kafka name of `topic` and every partition's range up to its end now: what readAll and scan read. */
   private async wholeTopic(topic: string): Promise<{ name: string; ranges: OffsetRange[] }> {
-    checkTopic(topic);
-    this.assertOpen();
-    const info = await this.topics.ensure(topic);
+    const info = await this.prepare(topic);
     const ends = await this.topics.endOffsets(info);
     return {
       name: info.name,
@@ -219,43 +204,26 @@ export class KafkaLog implements RunLog {
 
   /** First and next offsets of every partition of `topic`. */
   async partitionEnds(topic: string): Promise<PartitionOffsets[]> {
-    checkTopic(topic);
-    this.assertOpen();
-    return this.topics.endOffsets(await this.topics.ensure(topic));
+    return this.topics.endOffsets(await this.prepare(topic));
   }
 
   /** The partition of `topic` that owns `key` (where `append` puts its records). */
   async partitionOfKey(topic: string, key: string): Promise<number> {
-    checkTopic(topic);
-    this.assertOpen();
-    return this.partitionOf(await this.topics.ensure(topic), key);
+    return this.partitionOf(await this.prepare(topic), key);
   }
 
-  /**
-   * Every record keyed `key`, in offset order, from the partition that owns the key only (the
-   * per-run stream's read path): all of it up to the end at the time of the call, or the offsets
-   * [from, to) of that partition.
-   */
+  /** Every record keyed `key`, in offset order, from its own partition: up to its end now, or in [from, to). */
   async readKey(topic: string, key: string, range?: { from: number; to: number }): Promise<StoredRecord[]> {
-    checkTopic(topic);
-    this.assertOpen();
-    const info = await this.topics.ensure(topic);
+    const info = await this.prepare(topic);
     const partition = this.partitionOf(info, key);
     const ends = (await this.topics.endOffsets(info)).find((o) => o.partition === partition);
     const from = Math.max(range?.from ?? 0, ends?.low ?? 0);
     const to = Math.min(range?.to ?? Number.POSITIVE_INFINITY, ends?.high ?? 0);
     if (from >= to) return [];
     const out: StoredRecord[] = [];
-    await readRanges(
-      this.kafka,
-      info.name,
-      [{ partition, from, to }],
-      this.timeoutMs,
-      (m) => {
-        if (m.message.key?.toString() === key) out.push(this.stored(topic, m));
-      },
-      this.retry,
-    );
+    await this.readRanges(info.name, [{ partition, from, to }], (m) => {
+      if (m.message.key?.toString() === key) out.push(this.stored(topic, m));
+    });
     return out;
   }
 
@@ -352,6 +320,15 @@ export class KafkaLog implements RunLog {
     );
   }
 
+  private readRanges(
+    name: string,
+    ranges: readonly OffsetRange[],
+    onMessage?: (m: PartitionMessage) => Promise<void> | void,
+    timeoutMs = this.timeoutMs,
+  ): Promise<PartitionMessage[]> {
+    return readRanges(this.kafka, name, ranges, timeoutMs, onMessage, this.retry);
+  }
+
   private partitionOf(info: TopicInfo, key: string): number {
     if (info.partitions === 1) return 0;
     // Built once per partition count: this runs for every record appended.
@@ -370,8 +347,7 @@ export class KafkaLog implements RunLog {
   }
 
   private async singlePartition(topic: string, op: string): Promise<TopicInfo> {
-    this.assertOpen();
-    const info = await this.topics.ensure(topic);
+    const info = await this.prepare(topic);
     if (info.partitions !== 1) {
       throw new LoopguardError(
         'partitioned_topic',

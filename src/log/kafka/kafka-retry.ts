@@ -1,14 +1,12 @@
 /**
- * The one retry policy of the Kafka adapter: what Kafka marks retriable (a partition's leader
- * moved or is being elected, NOT_LEADER_OR_FOLLOWER / LEADER_NOT_AVAILABLE; a coordinator moved
- * or is loading; a broker restarting, so its connection is refused) is tried again with bounded
- * exponential backoff, until a deadline; anything else fails at once. A user's cluster elects
- * leaders all the time, and kafkajs retries some of it itself but not all: its admin
- * `fetchTopicOffsets` gives up on the first NOT_LEADER_OR_FOLLOWER.
+ * The one retry policy of the Kafka adapter: what Kafka marks retriable (a leader moved or being
+ * elected, a coordinator moved or loading, a broker restarting) is tried again with bounded
+ * exponential backoff until a deadline; anything else fails at once. kafkajs retries some of it
+ * itself but not all: its admin `fetchTopicOffsets` gives up on the first NOT_LEADER_OR_FOLLOWER.
  *
  * Only reads and admin requests go through here. An append is not retried above kafkajs: its
- * idempotent producer retries a produce itself with the same sequence numbers, and a new send
- * after it gave up could write the records twice.
+ * idempotent producer retries with the same sequence numbers, and a new send after it gave up
+ * could write the records twice.
  */
 import { errorOf, LoopguardError } from '../../domain/errors.js';
 import { kafkaError } from './kafka-error.js';

@@ -1,25 +1,19 @@
 /**
- * The per-run stream on Kafka. The runs topic is partitioned by run id, so a run is read from
- * the one partition that owns it, never from the whole topic.
+ * The per-run stream on Kafka. The runs topic is partitioned by run id, so a run is read from the
+ * one partition that owns it.
  *
  * Kafka has no conditional append, so the check is made after the fact, the same way by every
- * reader (run-batch-fold.ts, applied in `readStream`, `readAll` and `load`): a writer appends its
- * batch tagged with the seq it expected, a follower folds the runs partitions (headers only, no decoding) into each run's head, and the
- * append resolves once the fold has reached the batch and counted all of it; a batch that lost to
- * another writer's, in this process or any other, is ignored by every reader and its writer gets
- * `conflict`. An append that timed out and lands later, after a newer one, is ignored the same
- * way: a zombie writer cannot change a run.
+ * reader (run-batch-fold.ts): a writer appends its batch tagged with the seq it expected, a
+ * follower folds the runs partitions (headers only) into each run's head, and the append resolves
+ * once the fold has counted all of the batch; a batch that lost to another writer's, or a zombie's
+ * append that lands late, is ignored by every reader and its writer gets `conflict`.
  *
- * The check usually needs no wait for the fold: the writer knows the records it appended itself
- * (their offsets come back with the ack), and when everything from the fold's position to the end
- * of the new batch is its own, it folds them itself (own-records.ts) and the append resolves at
- * the ack. Anything else in between and the append waits for the fold as before.
+ * Usually the check needs no wait: when everything from the fold's position to the end of the new
+ * batch is the writer's own (offsets from the ack), it folds them itself (own-records.ts).
  *
- * The writer appends to the runs topic only; KafkaCopyProjector derives the stops and ledger copies.
- *
- * Loading a run for a resume reads its newest snapshot (the per-run strategy of src/snapshots, on
- * `loopguard.snapshots`) and only the records of its partition between that snapshot and the
- * run's head as the fold knows it: none when the snapshot is current.
+ * The writer appends to the runs topic only; KafkaCopyProjector derives the stops and ledger
+ * copies. Loading a run reads its newest snapshot (`loopguard.snapshots`) and only its records
+ * between that snapshot and the run's head as the fold knows it.
  */
 import { randomUUID } from 'node:crypto';
 import type { RecordedEvent } from '../../domain/events.js';
@@ -45,6 +39,7 @@ import {
   AFTER_HEADER,
   BATCH_HEADER,
   EMPTY_HEAD,
+  foldInto,
   foldRunRecord,
   RUN_HEADERS,
   type RunHead,
@@ -90,19 +85,16 @@ export class KafkaRunStream implements RunStream {
   }
 
   /**
-   * Every partition of the runs topic with one consumer, the records folded by the batch rule
-   * as `readStream` folds them: "drop if seq <= last" would count a losing batch that runs past
-   * the winner's head. A run's records share a key and so a partition, read in offset order, so
-   * one head per key is enough however the partitions interleave.
+   * Every partition of the runs topic with one consumer, the records folded by the batch rule as
+   * `readStream` folds them. A run's records share a partition, read in offset order, so one head
+   * per key is enough however the partitions interleave.
    */
   readAll(apply: (event: RecordedEvent) => void): Promise<number> {
     const heads = new Map<string, RunHead>();
     return this.log.scan(
       TOPICS.runs,
       (r) => {
-        const head = foldRunRecord(heads.get(r.key) ?? EMPTY_HEAD, r.headers);
-        if (head === null) return;
-        heads.set(r.key, head);
+        if (foldInto(heads, r.key, r.headers) === null) return;
         // Synchronous for every record whose schema is known: no promise per record.
         const known = this.events.decodeKnown(TOPICS.runs, r.value);
         if (known !== undefined) {
@@ -137,21 +129,18 @@ export class KafkaRunStream implements RunStream {
 
   snapshot(state: RunState): void {
     const head = this.headOf(state.runId);
-    // Only a state that is the run's counted head: anything else would be a snapshot of a stream
-    // nobody reads.
+    // Only a state that is the run's counted head: anything else is a stream nobody reads.
     if (head === undefined || head.seq !== state.seq) return;
-    // A snapshot per append would encode and send the whole, growing state on every call (and
-    // the run's next append would queue behind it): only when the per-run strategy says it is due.
+    // Only when the per-run strategy says it is due: the state grows, and the run's next append
+    // would queue behind each snapshot's send.
     if (!runSnapshotDue(this.snapshotted.get(state.runId), state)) return;
     this.snapshotted.set(state.runId, state.seq);
-    // Encoded and sent from the next turn of the event loop, not from a microtask: a microtask
-    // would run inside the guarded call that recorded the state, before its tool (about 0.14 ms
-    // of encoding and a socket write on every fourth call, measured 2026-12-03).
+    // Encoded and sent from the next turn of the event loop: a microtask would run inside the
+    // guarded call that recorded the state, before its tool.
     const due = new Promise<void>((resolve) => setImmediate(resolve));
     void Promise.all([this.snapshotting(), this.log.partitionOfKey(TOPICS.runs, state.runId), due])
       .then(([snapshots, runsPartition]) => {
-        // A newer snapshot of the run was asked for while this one waited (the first ones wait
-        // for the snapshots topic to open): only the newest is worth sending.
+        // A newer snapshot of the run was asked for while this one waited: only the newest is sent.
         if (this.snapshotted.get(state.runId) !== state.seq) return;
         snapshots.write({
           runId: state.runId,

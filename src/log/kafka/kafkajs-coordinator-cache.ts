@@ -2,15 +2,12 @@
  * A contained fix of kafkajs 2.2.4's coordinator lookups, applied to the one method at fault, on
  * the class kafkajs itself loads (never by editing node_modules).
  *
- * kafkajs asks a broker for the coordinator (a FindCoordinator request) every time it needs one:
- * a transaction's first send to a partition, its `sendOffsets` (twice: the transaction's and the
- * group's coordinator) and its commit each look it up again. A `serve` worker commits one
- * transaction per batch, so of its nine broker requests four were these lookups, each a round trip
- * the decision waited for and a request the (shared, loaded) broker served. The Java client keeps
- * the coordinator until a request to it fails; here a lookup is kept for COORDINATOR_TTL_MS, and
- * dropped whenever kafkajs refreshes the cluster's metadata (what it does on a broker or
- * coordinator error), so a coordinator that moved is found again within a second at most, while
- * kafkajs's own retries (100 ms and up) run.
+ * kafkajs sends a FindCoordinator request every time it needs a coordinator: a transaction's first
+ * send to a partition, its `sendOffsets` (twice) and its commit each look it up again, a round trip
+ * a `serve` worker's decision waits for. The Java client keeps the coordinator until a request to
+ * it fails; here a lookup is kept for COORDINATOR_TTL_MS, and dropped whenever kafkajs refreshes
+ * the cluster's metadata (as it does on a broker or coordinator error), so a coordinator that moved
+ * is found again within a second, while kafkajs's own retries run.
  */
 import { createRequire } from 'node:module';
 

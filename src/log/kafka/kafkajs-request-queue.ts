@@ -2,15 +2,12 @@
  * A contained fix of kafkajs 2.2.4's request queue (its issue #1751), applied to the one method
  * at fault, on the class kafkajs itself loads (never by editing node_modules).
  *
- * After every response kafkajs calls `scheduleCheckPendingRequests`, which, with no request
- * pending and no broker throttle, arms `setTimeout(check, throttledUntil - Date.now())`: a
- * negative delay (throttledUntil starts at -1). Node 24 prints `TimeoutNegativeWarning` for it,
- * which a user reads as a fault, and runs the timer after 1 ms, whose check arms the next one:
- * every broker connection wakes up every millisecond for as long as it is open. The fixed method
- * arms a timer only when a request is waiting, at the end of the throttle or after kafkajs's own
- * 10 ms re-check interval, which is what the upstream method does whenever something is pending.
- * Nothing else of kafkajs changes: a pending request is still sent from `checkPendingRequests`
- * when a response frees a slot, or from the timer when a throttle ends.
+ * After every response kafkajs calls `scheduleCheckPendingRequests`, which, with nothing pending
+ * and no throttle, arms `setTimeout(check, throttledUntil - Date.now())`: a negative delay. Node 24
+ * prints `TimeoutNegativeWarning` for it and runs it after 1 ms, whose check arms the next one, so
+ * every broker connection wakes up every millisecond. The fixed method arms a timer only when a
+ * request is waiting (at the throttle's end, or after kafkajs's own 10 ms re-check interval), as
+ * upstream does whenever something is pending; nothing else of kafkajs changes.
  */
 import { createRequire } from 'node:module';
 

@@ -1,12 +1,10 @@
 /**
  * What a runs-topic writer knows of the records it appended itself and the fold has not passed
- * yet: their offsets (from the ack) and headers. When every record from the fold's position up to
- * the end of a new batch is one of these, folding them onto the fold's heads gives exactly what
- * the fold will find (run-batch-fold.ts is a pure function of the heads and the headers, applied
- * in offset order), so the append check can be answered at the ack instead of one fetch later.
- * Any record not known here in between (another writer's, a batch of ours whose append failed
- * and may have landed, a transaction marker) leaves a gap, and the answer is "unknown": the
- * caller waits for the fold.
+ * yet: their offsets (from the ack) and headers. When every record from the fold's position to the
+ * end of a new batch is one of these, folding them onto the fold's heads (the batch rule is a pure
+ * function of heads and headers) gives exactly what the fold will find, at the ack. Any other
+ * record in between (another writer's, a failed append of ours, a transaction marker) leaves a
+ * gap: "unknown", and the caller waits for the fold.
  */
 import { EMPTY_HEAD, foldRunRecord, type RunHead } from './run-batch-fold.js';
 

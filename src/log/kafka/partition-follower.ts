@@ -1,13 +1,12 @@
 /**
  * Keeps a fold of every partition of a topic up to date with one long-lived follow per partition,
- * so a writer waits only for its own record to come round instead of re-reading the topic: the
- * ledger's claims, the runs topic's append checks, the snapshot positions. A follow that fails
- * (broker restart) is restarted from the next unfolded offset; until then waiters simply wait,
- * and their callers' timeouts turn that into "unavailable".
+ * so a writer waits only for its own record to come round (the ledger's claims, the runs topic's
+ * append checks, the snapshot positions). A follow that fails (broker restart) is restarted from
+ * the next unfolded offset; meanwhile waiters wait, and their callers' timeouts say "unavailable".
  */
-import type { Kafka } from 'kafkajs';
+import type { Kafka, KafkaMessage } from 'kafkajs';
 import { IllegalStateError } from '../../domain/errors.js';
-import { headersToStrings } from './kafka-error.js';
+import { headersToStrings, waitAtMost } from './kafka-error.js';
 import { followPartition } from './partition-reader.js';
 
 export interface FollowedMessage {
@@ -27,11 +26,10 @@ interface Waiter {
 
 const RESTART_DELAY_MS = 250;
 /**
- * A waiter that sees no progress this long, from a follow whose consumer has been in its group
- * at least this long, restarts the follow. A follow still joining is never restarted for being
- * slow: on a loaded machine a join alone can take longer, and restarting it would only start
- * the same join again (kafkajs bounds a join itself: one that fails crashes, and that fails the
- * follow, which is then restarted).
+ * A waiter that sees no progress this long, from a follow whose consumer has been in its group at
+ * least this long, restarts the follow. A follow still joining is never restarted for being slow:
+ * restarting would only start the same join again (kafkajs bounds a join itself: one that fails
+ * crashes, and that fails the follow, which is then restarted).
  */
 const STALL_MS = 5_000;
 const CLOSE_WAIT_MS = 5_000;
@@ -102,9 +100,8 @@ export class PartitionFollower {
   }
 
   /**
-   * Stops every follow and waits (a bounded time) for its consumer to leave; waiters fail with
-   * `log_closed`. A follow whose consumer is still joining its group is let finish joining
-   * before it disconnects (see partition-reader.ts): the process is free to exit once that ends.
+   * Stops every follow and waits (a bounded time) for its consumer to leave, a joining one once it
+   * has joined (see partition-reader.ts); waiters fail with `log_closed`.
    */
   async close(): Promise<void> {
     this.stop.abort();
@@ -113,14 +110,7 @@ export class PartitionFollower {
     for (const w of waiters) w.reject(this.closed(w.partition, w.offset));
     // A consumer that crashed during a broker restart can hang in disconnect; closing the ledger
     // must not hang with it.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled(this.loops),
-      new Promise((resolve) => {
-        timer = setTimeout(resolve, CLOSE_WAIT_MS);
-      }),
-    ]);
-    clearTimeout(timer);
+    await waitAtMost(Promise.allSettled(this.loops), CLOSE_WAIT_MS);
   }
 
   private closed(partition: number, offset: number): IllegalStateError {
@@ -159,11 +149,7 @@ export class PartitionFollower {
     }
   }
 
-  private async take(
-    partition: number,
-    offset: number,
-    message: Parameters<Parameters<typeof followPartition>[4]>[0]['message'],
-  ): Promise<void> {
+  private async take(partition: number, offset: number, message: KafkaMessage): Promise<void> {
     if (offset < (this.next[partition] ?? 0)) return;
     const handled = this.onMessage({
       partition,

@@ -1,9 +1,8 @@
 /**
  * Reading by offset with kafkajs, which has no standalone fetch API: every read or follow gets
- * its own consumer in a throwaway group (never committed, so the broker forgets it) and seeks.
- * Positions are tracked here, not by kafkajs: a fetch that raced the seek, or a consumer that
- * restarted after a crash, may hand us records again, and `next` drops those. `offset >= next`
- * rather than `=== next` because a compacted topic has gaps.
+ * its own consumer in a throwaway group (never committed) and seeks. Positions are tracked here:
+ * a fetch that raced the seek, or a restarted consumer, may hand us records again, and `next`
+ * drops those (`offset >= next`, not `=== next`: a compacted topic has gaps).
  */
 import { randomUUID } from 'node:crypto';
 import type { Consumer, ConsumerRunConfig, Kafka, KafkaMessage } from 'kafkajs';
@@ -32,10 +31,9 @@ async function throwawayConsumer(kafka: Kafka, topic: string): Promise<Consumer>
     groupId: `loopguard-reader-${randomUUID()}`,
     maxWaitTimeInMs: FETCH_WAIT_MS,
     allowAutoTopicCreation: false,
-    // kafkajs restarts a crashed consumer on a timer with a fresh group state: its pause and seek
-    // are lost (it fetches every partition from the beginning), and a restart that fires after
-    // our disconnect starts a consumer nobody stops. A crash fails the read or follow instead
-    // (see `started`), and its caller starts a new consumer from where it stopped.
+    // kafkajs restarts a crashed consumer with a fresh group state (its pause and seek lost), and a
+    // restart after our disconnect starts a consumer nobody stops. A crash fails the read or follow
+    // instead (see `started`), and its caller starts a new consumer from where it stopped.
     retry: { retries: 5, restartOnFailure: async () => false },
   });
   try {
@@ -50,9 +48,8 @@ async function throwawayConsumer(kafka: Kafka, topic: string): Promise<Consumer>
 }
 
 /**
- * Runs the consumer; the promise settles once kafkajs has joined the group and started fetching,
- * or has handled a failed start. A crash (now or later: kafkajs does not restart these consumers)
- * is handed to `onCrash`.
+ * Runs the consumer; settles once kafkajs has joined the group and started fetching, or has
+ * handled a failed start. A crash (now or later) is handed to `onCrash`.
  */
 function started(c: Consumer, config: ConsumerRunConfig, onCrash: (e: unknown) => void): Promise<void> {
   c.on(c.events.CRASH, ({ payload }) => onCrash(payload.error));
@@ -62,10 +59,9 @@ function started(c: Consumer, config: ConsumerRunConfig, onCrash: (e: unknown) =
 }
 
 /**
- * Disconnects a consumer only after its `run()` has settled. kafkajs's disconnect while run() is
- * still joining the group stops nothing: the runner is not running yet, so stop() skips it and
- * drops it, and when the join completes it starts fetching on sockets it reconnects itself, for
- * good (the process never exits). Waiting is bounded by kafkajs's own join retries.
+ * Disconnects a consumer only after its `run()` has settled: kafkajs's disconnect while run() is
+ * still joining stops nothing, and once the join completes the consumer fetches for good (the
+ * process never exits). The wait is bounded by kafkajs's own join retries.
  */
 async function release(c: Consumer | undefined, run: Promise<void> | undefined): Promise<void> {
   await run?.catch(() => undefined);
@@ -87,12 +83,10 @@ function onlyPartitions(c: Consumer, topic: string, partitions: number[]): void 
 }
 
 /**
- * Reads every range (in offset order per partition) and stops; ranges with from >= to are skipped.
- * With onMessage, each record is handed over as it arrives instead of collected (the result is
- * then empty), so a whole topic can be folded without holding it in memory.
- *
- * A retriable failure (a leader moved, a broker restarting) is retried under the adapter's policy
- * with a new consumer that resumes where the last one stopped, so no record is handed over twice.
+ * Reads every range (in offset order per partition; from >= to: skipped) and stops. With
+ * onMessage, each record is handed over as it arrives instead of collected (the result is empty).
+ * A retriable failure is retried under the adapter's policy with a new consumer that resumes where
+ * the last one stopped, so no record is handed over twice.
  */
 export async function readRanges(
   kafka: Kafka,
@@ -189,10 +183,9 @@ async function readOpen(
 /** What a follow tells its owner besides the records. */
 export interface FollowHooks {
   /**
-   * The follow has passed every offset below `next`, records or not: on a topic written in
-   * transactions the last offsets are commit markers (and aborted records), which no consumer
-   * ever sees as records, so a waiter for the partition's end would wait forever on the records
-   * alone.
+   * The follow has passed every offset below `next`, records or not: a transactional topic ends
+   * in commit markers, which no consumer sees as records, so a waiter for the partition's end
+   * would wait forever on the records alone.
    */
   readonly onPassed?: (next: number) => void;
   /** The follow's consumer has joined its group and is fetching (a slow join is not a stall). */

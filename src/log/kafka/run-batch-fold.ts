@@ -1,14 +1,13 @@
 /**
  * Which records of a run on the Kafka runs topic belong to its stream. Kafka has no conditional
  * append, so every writer appends optimistically and every reader applies the same rule, in
- * partition order, to decide what counts: a batch continues the run only if it was written at the
- * seq the run had reached, and only as a whole. A second writer's batch at a seq already taken, a
- * producer retry's duplicate, and an append that timed out and landed after a newer one are
- * therefore ignored by every reader alike, and the writer whose batch lost is told `conflict`.
+ * partition order: a batch continues the run only if it was written at the seq the run had
+ * reached, and only as a whole. A second writer's batch, a producer retry's duplicate and a late
+ * zombie append are ignored by every reader alike, and the losing writer is told `conflict`.
  *
- * Headers of a run record: `loopguard.seq` (the event's seq); from a RunStream writer also
- * `loopguard.after` (the seq its append expected) and `loopguard.batch` (unique per append). A
- * record without a batch (an unconditional EventStore.append) counts when its seq is the next.
+ * Headers of a run record: `loopguard.seq`; from a RunStream writer also `loopguard.after` (the
+ * seq its append expected) and `loopguard.batch` (unique per append). A record without a batch
+ * (EventStore.append) counts when its seq is the next.
  */
 import { SEQ_HEADER } from '../event-store.js';
 
@@ -40,4 +39,15 @@ export function foldRunRecord(
   // a later record counts only if the record before it was its own batch's.
   if (seq === after + 1 || head.batch === batch) return { seq, batch };
   return null;
+}
+
+/** Folds a record of run `key` into `heads`: the run's new head, or null (nothing changed) when it does not count. */
+export function foldInto(
+  heads: Map<string, RunHead>,
+  key: string,
+  headers: Readonly<Record<string, string>> | undefined,
+): RunHead | null {
+  const head = foldRunRecord(heads.get(key) ?? EMPTY_HEAD, headers);
+  if (head !== null) heads.set(key, head);
+  return head;
 }

@@ -1,12 +1,8 @@
 /**
- * How a logical topic name of the EventLog port becomes a Kafka topic: its physical name (a
- * prefix/suffix lets tests and tenants share one cluster without sharing topics), its partition
- * count and its configs.
- *
- * Retention: the runs, stops and dlq topics are the system of record that projections are rebuilt
- * from, so they keep records forever (`retention.ms=-1`); a time-based default would silently drop
- * history after a week. The ledger is compacted: only the latest claim/completion per operation
- * key matters.
+ * How a logical topic of the EventLog port becomes a Kafka topic: its physical name (a prefix or
+ * suffix lets tests and tenants share a cluster), its partition count and its configs. The runs,
+ * stops and dlq topics are the system of record, so they keep records forever (a time-based
+ * default would drop history after a week); the ledger is compacted (the latest per key matters).
  */
 import { TOPICS } from '../event-log.js';
 
@@ -45,8 +41,7 @@ export const DEFAULT_TOPIC_CONFIGS: Readonly<Record<string, Readonly<Record<stri
 
 /**
  * The runs topic is partitioned by run id from the start: partitions bound how many guard workers
- * share the load, and a run is read from its own partition, so more partitions also mean less to
- * read per run. Repartitioning later would move runs between partitions, hence not 1.
+ * share the load and how much a run's read scans, and repartitioning later would move runs.
  */
 export const DEFAULT_PARTITIONS: Readonly<Record<string, number>> = { [TOPICS.runs]: 4 };
 

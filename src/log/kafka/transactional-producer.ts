@@ -1,23 +1,19 @@
-import { Partitioners, type Producer } from 'kafkajs';
+import type { Producer } from 'kafkajs';
 import { kafkaError } from './kafka-error.js';
-import type { KafkaLog } from './kafka-log.js';
+import { type KafkaLog, PRODUCER_CONFIG } from './kafka-log.js';
 import { cacheKafkajsCoordinators } from './kafkajs-coordinator-cache.js';
 
 /**
- * A connected transactional producer whose transactional id is registered with the coordinator,
- * which bumps its epoch and aborts whatever the previous holder left open: from here on, a
- * producer of the same id elsewhere is fenced. The partitioner is the one KafkaLog uses
- * (murmur2 on the key), so a run's records land where its stream readers look.
+ * A connected transactional producer (configured as KafkaLog's) whose transactional id is
+ * registered with the coordinator, which bumps its epoch and aborts whatever the previous holder
+ * left open: from here on, a producer of the same id elsewhere is fenced.
  */
 export async function transactionalProducer(log: KafkaLog, transactionalId: string): Promise<Producer> {
   // Each transaction would otherwise look its coordinators up four times (kafkajs-coordinator-cache.ts).
   cacheKafkajsCoordinators();
   const producer = log.kafka.producer({
+    ...PRODUCER_CONFIG,
     transactionalId,
-    idempotent: true,
-    maxInFlightRequests: 1,
-    allowAutoTopicCreation: false,
-    createPartitioner: Partitioners.DefaultPartitioner,
     // A transaction the worker died inside is aborted by the broker after this long at most
     // (sooner when the next owner registers the same id).
     transactionTimeout: 30_000,
