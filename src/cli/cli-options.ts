@@ -3,39 +3,37 @@ import { LoopguardError } from '../domain/index.js';
 import { countFlag, portFlag, positiveInt } from './number-flags.js';
 
 /**
- * Options several commands share, and value checks that run while the command line is parsed:
- * a bad value is a usage error before anything starts (no log opened, no port bound). The
- * commands still get the text as given (they read flags as parseArgs gave them, kebab-case keys).
+ * Options several commands share. A number's value is checked while the command line is parsed:
+ * a bad one is a usage error before anything starts (no log opened, no port bound); the commands
+ * still get the text as given, under the flags' own (kebab-case) names.
  */
-
-const checked =
-  (check: (flag: string, value: string) => unknown, flag: string) =>
-  (value: string): string => {
+const checkedOption = (
+  flags: string,
+  description: string,
+  check: (flag: string, value: string) => unknown,
+): Option => {
+  const flag = flags.replace(/^--([\w-]+).*$/, '$1');
+  return new Option(flags, description).argParser((value: string) => {
     try {
       check(flag, value);
     } catch (e) {
       throw new InvalidArgumentError(e instanceof LoopguardError ? e.message : String(e));
     }
     return value;
-  };
+  });
+};
 
 /** A TCP port from 0 (any free one) to 65535. */
 export const portOption = (flags: string, description: string): Option =>
-  new Option(flags, description).argParser(
-    checked((f, v) => portFlag(f, v, 0), flags.replace(/^--([\w-]+).*$/, '$1')),
-  );
+  checkedOption(flags, description, (f, v) => portFlag(f, v, 0));
 
 /** A positive integer (a count, a duration in ms). */
 export const positiveOption = (flags: string, description: string): Option =>
-  new Option(flags, description).argParser(
-    checked((f, v) => positiveInt(f, v, 1), flags.replace(/^--([\w-]+).*$/, '$1')),
-  );
+  checkedOption(flags, description, (f, v) => positiveInt(f, v, 1));
 
 /** An integer >= 0. */
 export const countOption = (flags: string, description: string): Option =>
-  new Option(flags, description).argParser(
-    checked((f, v) => countFlag(f, v), flags.replace(/^--([\w-]+).*$/, '$1')),
-  );
+  checkedOption(flags, description, countFlag);
 
 /** Kafka connection options: `--kafka`, `--brokers`, `--registry`, `--topic-prefix`. */
 export function kafkaOptions(cmd: Command): Command {
