@@ -18,6 +18,10 @@ export interface KafkaFlags {
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
+/** Whether the command line asks for Kafka: `--kafka`, `--brokers` or `--registry`. */
+export const kafkaAsked = (flags: KafkaFlags): boolean =>
+  flags.kafka === true || flags.brokers !== undefined || flags.registry !== undefined;
+
 /**
  * Which log a command uses. `--kafka` (or `--brokers`) asks for Kafka; an explicit `--data-dir`
  * asks for the embedded log even when the environment names a cluster, so an exported
@@ -30,7 +34,7 @@ export function kafkaConfig(flags: KafkaFlags, env: Env): KafkaConfig | null;
 export function kafkaConfig(flags: KafkaFlags, env: Env): KafkaConfig | null {
   const brokers = flags.brokers ?? env.KAFKA_BROKERS;
   const registry = flags.registry ?? env.SCHEMA_REGISTRY_URL;
-  const asked = flags.kafka === true || flags.brokers !== undefined || flags.registry !== undefined;
+  const asked = kafkaAsked(flags);
   if (!asked && (flags['data-dir'] !== undefined || !env.KAFKA_BROKERS || !env.SCHEMA_REGISTRY_URL))
     return null;
   if (asked && flags['data-dir'] !== undefined)
