@@ -60,3 +60,7 @@ export async function needs<T>(
     throw missingError(what, [pkg]);
   }
 }
+
+/** `GET /metrics` for `--metrics-port` (prom-client), loaded before the command starts anything. */
+export const loadMetricsServer = () =>
+  needs('--metrics-port', ['prom-client'], () => import('./metrics-server.js'));
