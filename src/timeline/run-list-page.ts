@@ -38,15 +38,6 @@ export function runListRows(p: { readonly runs: RunsProjection }): RunListRow[] 
   });
 }
 
-function filterRuns(rows: readonly RunListRow[], f: RunFilters): RunListRow[] {
-  return rows.filter(
-    (r) =>
-      (f.state === undefined || r.state === f.state) &&
-      (f.rule === undefined || r.rule === f.rule) &&
-      (f.tenant === undefined || r.tenant === f.tenant),
-  );
-}
-
 /** The states a run can be listed in: fixed, so the form needs no read of every run. */
 const STATES: readonly string[] = ['RUNNING', 'WAITING', ...TERMINAL_STATES];
 
@@ -69,10 +60,8 @@ export const DEFAULT_PAGE: RunPaging = { limit: 100, offset: 0 };
 export const MAX_PAGE_LIMIT = 1000;
 
 /** The link to another slice of the list, keeping the filters. */
-function pageHref(f: RunFilters, p: RunPaging): string {
-  const q = new URLSearchParams({ ...f, limit: String(p.limit), offset: String(p.offset) });
-  return `/?${q.toString()}`;
-}
+const pageHref = (f: RunFilters, p: RunPaging) =>
+  `/?${new URLSearchParams({ ...f, limit: String(p.limit), offset: String(p.offset) })}`;
 
 /** One page of the run list: its rows, and how many runs match the filters and are there in all. */
 export interface RunListView {
@@ -83,7 +72,12 @@ export interface RunListView {
 
 /** The page `paging` of `all` under the filters. */
 export function viewOf(all: readonly RunListRow[], f: RunFilters, paging: RunPaging): RunListView {
-  const matching = filterRuns(all, f);
+  const matching = all.filter(
+    (r) =>
+      (f.state === undefined || r.state === f.state) &&
+      (f.rule === undefined || r.rule === f.rule) &&
+      (f.tenant === undefined || r.tenant === f.tenant),
+  );
   return {
     rows: matching.slice(paging.offset, paging.offset + paging.limit),
     matching: matching.length,
