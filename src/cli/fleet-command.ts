@@ -21,11 +21,10 @@ const DEFAULT_FLEET_GROUP = 'loopguard-fleet';
 
 /**
  * `loopguard fleet [--threshold N] [--window-ms W] [--follow]`: folds the runs topic through the
- * fleet-loop projection and publishes each detection not yet on the stops topic there, where
- * `loopguard alert` delivers it. Detections are deterministic (same log, same event ids), so
- * running it again publishes nothing twice. With `--follow` it goes on with new events until the
- * signal, having taken back the detections already published (a restarted watcher on Kafka
- * resumes from its group's offsets, not from the start).
+ * fleet-loop projection and publishes each detection not yet on the stops topic there (for
+ * `loopguard alert`). Detections are deterministic (same log, same event ids), so running it again
+ * publishes nothing twice. `--follow` goes on until the signal, having taken back the detections
+ * already published (a restarted watcher on Kafka resumes from its group's offsets).
  */
 export async function fleetCommand(
   store: OpenStore,

@@ -26,8 +26,8 @@ export const kafkaAsked = (flags: KafkaFlags): boolean =>
  * Which log a command uses. `--kafka` (or `--brokers`) asks for Kafka; an explicit `--data-dir`
  * asks for the embedded log even when the environment names a cluster, so an exported
  * KAFKA_BROKERS never silently redirects a command pointed at a directory; otherwise both
- * KAFKA_BROKERS and SCHEMA_REGISTRY_URL set select Kafka, as the issue asks. Kafka asked for is
- * never null: without brokers or a registry it is an error.
+ * KAFKA_BROKERS and SCHEMA_REGISTRY_URL set select Kafka. Kafka asked for is never null: without
+ * brokers or a registry it is an error.
  */
 export function kafkaConfig(flags: KafkaFlags & { readonly kafka: true }, env: Env): KafkaConfig;
 export function kafkaConfig(flags: KafkaFlags, env: Env): KafkaConfig | null;

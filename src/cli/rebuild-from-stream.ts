@@ -11,9 +11,8 @@ export interface StreamRebuild {
 
 /**
  * Folds every run into fresh projections through the store port's `readAll`, which counts what
- * a run's own stream counts (on Kafka: the batch rule, one consumer for the whole topic; paging
- * would start a consumer per page, which dominates the time there). The one rebuild of
- * `rebuild`, `audit`, `whatif` and `ui`, on every adapter.
+ * a run's own stream counts (on Kafka: the batch rule, one consumer for the whole topic rather
+ * than one per page).
  */
 export async function rebuildFromStream(
   stream: RunStream,

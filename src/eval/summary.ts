@@ -1,11 +1,9 @@
 /**
- * One line per source: loopguard beside the one-line rules (3 and 5 identical calls in a row) and
- * the step caps, on what the guard is judged by: stuck runs caught, wasted calls, false stops,
- * calls saved on failed runs, and that saving as a multiple of the 3-identical rule's; beside it the
- * same saving less what twin stops saved (stops a successful run identical so far got too, see
- * twins.ts), which no rule earns without the false stop; and, where a synthetic source knows its
- * failed runs' honest prefixes, the calls after them (the ceiling on what stops outside honest work
- * save) beside what each rule's stops outside honest work saved.
+ * One line per source: loopguard beside the one-line rules (3 and 5 identical in a row) and the
+ * step caps: stuck runs caught, wasted calls, false stops, calls saved on failed runs and that
+ * saving as a multiple of the 3-identical rule's, the same less what twin stops saved (twins.ts),
+ * and, where a synthetic source knows its failed runs' honest prefixes, what stops outside honest
+ * work saved beside the calls after those prefixes.
  */
 import type { DetectorMetrics } from './metrics.js';
 import type { EvalReport, FileReport } from './report.js';
