@@ -106,6 +106,6 @@ function traceRun(runId: string, log: CallLog, success: boolean): TraceRun {
     run_id: runId,
     source: 'synthetic',
     outcome: { success, detail: success ? 'tests pass' : 'gave up' },
-    calls: log.calls.map((c, step) => ({ ...c, step })),
+    calls: log.calls,
   };
 }
