@@ -73,9 +73,7 @@ export function webhookSink(url: string, opts: WebhookOptions = {}): AlertSink {
         throw new UnavailableError(
           'webhook_unreachable',
           `POST ${shown}: ${e instanceof Error ? e.message : String(e)}`,
-          {
-            cause: e,
-          },
+          { cause: e },
         );
       }
       const text = await res.text().catch(() => '');
@@ -89,9 +87,7 @@ export function webhookSink(url: string, opts: WebhookOptions = {}): AlertSink {
         throw new UnavailableError(
           'webhook_refused',
           `POST ${shown}: HTTP ${res.status} ${text.slice(0, 200)}`,
-          {
-            details: { status: res.status },
-          },
+          { details: { status: res.status } },
         );
     },
   };
