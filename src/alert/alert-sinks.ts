@@ -9,10 +9,7 @@ export interface AlertSink {
 
 /** One JSON line per alert, on the given writer (stdout in the CLI). */
 export function stdoutSink(write: (text: string) => void): AlertSink {
-  return {
-    name: 'stdout',
-    deliver: async (alert) => write(`${JSON.stringify(alert)}\n`),
-  };
+  return { name: 'stdout', deliver: async (alert) => write(`${JSON.stringify(alert)}\n`) };
 }
 
 export interface WebhookOptions {
@@ -60,11 +57,7 @@ export function webhookSink(url: string, opts: WebhookOptions = {}): AlertSink {
       try {
         res = await doFetch(url, {
           method: 'POST',
-          headers: {
-            ...opts.headers,
-            'content-type': 'application/json',
-            'idempotency-key': alert.event_id,
-          },
+          headers: { ...opts.headers, 'content-type': 'application/json', 'idempotency-key': alert.event_id },
           body: JSON.stringify(alert),
           redirect: 'manual',
           signal: signal ? AbortSignal.any([signal, timeout]) : timeout,

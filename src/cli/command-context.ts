@@ -32,11 +32,7 @@ function withEnvDefaults(opts: Record<string, unknown>, env: Env, takes: { polic
   const flags = flagsOf(opts) as Flags;
   const dataDir = flags['data-dir'] ?? (kafkaAsked(flags) ? undefined : env.LOOPGUARD_DATA_DIR);
   const policy = flags.policy ?? (takes.policy ? env.LOOPGUARD_POLICY : undefined);
-  return {
-    ...flags,
-    ...(dataDir ? { 'data-dir': dataDir } : {}),
-    ...(policy ? { policy } : {}),
-  };
+  return { ...flags, ...(dataDir ? { 'data-dir': dataDir } : {}), ...(policy ? { policy } : {}) };
 }
 
 /** Resolves once `signal` aborts (at once if it has): how a long-running command waits for its end. */

@@ -25,10 +25,5 @@ export async function rebuildFromStream(
     if (onProgress !== undefined && projections.events % 5000 === 0) onProgress(projections.events);
   });
   const seconds = (performance.now() - started) / 1000;
-  return {
-    projections,
-    records,
-    seconds,
-    eventsPerSecond: Math.round(records / Math.max(seconds, 1e-6)),
-  };
+  return { projections, records, seconds, eventsPerSecond: Math.round(records / Math.max(seconds, 1e-6)) };
 }
