@@ -37,15 +37,7 @@ export async function uiCommand(f: UiFlags, env: Env, io: Io, signal: AbortSigna
       {
         scan: (apply) => s.scan(apply),
         ...(embedded ? { entries: (offset: number) => s.events.entries(TOPICS.runs, offset) } : {}),
-        ...(runIndex === undefined
-          ? {}
-          : {
-              runs: {
-                page: (offset: number, limit: number) => runIndex.page(offset, limit),
-                events: (runId: string) => s.stream.readStream(runId),
-                filtered: (f, offset, limit) => runIndex.filtered(f, offset, limit),
-              },
-            }),
+        runs: runIndex && { ...runIndex, events: (runId: string) => s.stream.readStream(runId) },
       },
       port,
       '127.0.0.1',
