@@ -8,7 +8,7 @@ import {
 } from '../domain/index.js';
 import { foldRun } from '../machines/index.js';
 import { RunSummaryFold } from '../projections/index.js';
-import type { RunListRow } from './run-list-page.js';
+import { type RunListRow, runListRow } from './run-list-page.js';
 
 /**
  * The run list folded from the runs topic (the rows runListRows gives for a full RunsProjection),
@@ -65,18 +65,8 @@ export class RunListFold {
     const s = foldRun(before, rec);
     if (isTerminal(s.status)) this.live.delete(id);
     else this.keep(id, s);
-    const sum = this.summaries.summary(id);
     // A Map keeps a key's first place when it is set again: the rows stay in order of first appearance.
-    this.byRun.set(id, {
-      runId: id,
-      state: s.status,
-      rule: sum?.rule ?? null,
-      tenant: s.tenant,
-      taskType: s.taskType,
-      stopStep: sum?.stop_step ?? null,
-      executed: sum?.calls_executed ?? 0,
-      total: sum?.calls_total ?? 0,
-    });
+    this.byRun.set(id, runListRow(id, s, this.summaries.summary(id)));
   }
 
   /** Every run's row, in the order runs first appeared in the log. */
