@@ -72,14 +72,7 @@ function row(file: FileReport, ours: string, marked: boolean): string[] {
   const cell = (f: (m: DetectorMetrics) => number | null, ...ms: (DetectorMetrics | undefined)[]) =>
     ms.map((m) => (m === undefined ? '-' : String(f(m) ?? '-'))).join(' / ');
   const earned = (m: DetectorMetrics) => m.callsSavedUnsuccessful - m.callsSavedByTwinStops;
-  const ratio =
-    lg === undefined || three === undefined
-      ? '-'
-      : times(lg.callsSavedUnsuccessful, three.callsSavedUnsuccessful);
-  const untwinned =
-    lg === undefined || three === undefined
-      ? '-'
-      : `${earned(lg)} / ${earned(three)} (${times(earned(lg), earned(three))})`;
+  const both = lg !== undefined && three !== undefined;
   return [
     `${file.name}${marked ? ' (synthetic)' : ''}`,
     lg === undefined ? '-' : `${lg.stuckCaught}/${lg.stuckRuns}`,
@@ -87,8 +80,8 @@ function row(file: FileReport, ours: string, marked: boolean): string[] {
     cell((m) => m.falseStops, lg, three, five, ...caps),
     cell((m) => m.callsSavedUnsuccessful, lg, three, five, ...caps),
     outsideHonestWork(file, lg, three),
-    untwinned,
-    ratio,
+    both ? `${earned(lg)} / ${earned(three)} (${times(earned(lg), earned(three))})` : '-',
+    both ? times(lg.callsSavedUnsuccessful, three.callsSavedUnsuccessful) : '-',
   ];
 }
 
