@@ -23,6 +23,10 @@ const HONEST_NOTE =
   'work; then the saving of stops after the prefix, loopguard / 3 id. (a stop inside it stops work the same rule\n' +
   'stops on a successful run doing the same, identical or not).\n';
 
+/** A source's row for `detector`. */
+export const rowOf = (file: FileReport, detector: string): DetectorMetrics | undefined =>
+  file.rows.find((row) => row.detector === detector);
+
 /** `ours` as a multiple of `theirs`: null when both are 0, Infinity when only theirs is. */
 export const ratio = (ours: number, theirs: number): number | null =>
   theirs === 0 ? (ours === 0 ? null : Number.POSITIVE_INFINITY) : ours / theirs;
@@ -64,11 +68,10 @@ const HEADER = [
 const HONEST_COLUMN = HEADER.indexOf('outside honest work: loop calls; loopguard / 3 id.');
 
 function row(file: FileReport, ours: string, marked: boolean): string[] {
-  const by = (name: string) => file.rows.find((r) => r.detector === name);
   const caps = file.rows.filter((r) => CAPS.some((c) => c.test(r.detector)));
-  const lg = by(ours);
-  const three = by(THREE);
-  const five = by(FIVE);
+  const lg = rowOf(file, ours);
+  const three = rowOf(file, THREE);
+  const five = rowOf(file, FIVE);
   const cell = (f: (m: DetectorMetrics) => number | null, ...ms: (DetectorMetrics | undefined)[]) =>
     ms.map((m) => (m === undefined ? '-' : String(f(m) ?? '-'))).join(' / ');
   const earned = (m: DetectorMetrics) => m.callsSavedUnsuccessful - m.callsSavedByTwinStops;
