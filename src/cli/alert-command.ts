@@ -59,13 +59,9 @@ function counted(sink: AlertSink, metrics: LoopguardMetrics): AlertSink {
 
 function sinkFor(flags: AlertFlags, io: Io): AlertSink {
   if (flags.webhook === undefined) return stdoutSink((t) => io.out(t));
-  let url: URL;
-  try {
-    url = new URL(flags.webhook);
-  } catch {
-    // Not echoed: a mistyped URL may still hold a token.
-    throw new LoopguardError('usage', '--webhook must be an http(s) URL');
-  }
+  // Not echoed: a mistyped URL may still hold a token.
+  if (!URL.canParse(flags.webhook)) throw new LoopguardError('usage', '--webhook must be an http(s) URL');
+  const url = new URL(flags.webhook);
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new LoopguardError('usage', `--webhook must be an http(s) URL, got ${url.protocol}`);
   return webhookSink(url.toString(), { headers: webhookHeaders(flags['webhook-header']) });
