@@ -36,12 +36,9 @@ function shownUrl(u: URL): string {
 export function webhookSink(url: string, opts: WebhookOptions = {}): AlertSink {
   const doFetch = opts.fetch ?? fetch;
   const timeoutMs = opts.timeoutMs ?? 5000;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
+  if (!URL.canParse(url))
     throw new LoopguardError('bad_webhook', 'the webhook is not a URL', { details: { field: 'webhook' } });
-  }
+  const parsed = new URL(url);
   if (parsed.username !== '' || parsed.password !== '')
     throw new LoopguardError(
       'webhook_credentials',
