@@ -1,39 +1,31 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { LoopguardError } from '../domain/index.js';
-import { countFlag, portFlag, positiveInt } from './number-flags.js';
 
 /**
- * Options several commands share. A number's value is checked while the command line is parsed:
- * a bad one is a usage error before anything starts (no log opened, no port bound); the commands
- * still get the text as given, under the flags' own (kebab-case) names.
+ * Options several commands share. A number is checked while the command line is parsed: a bad one
+ * is a usage error naming the flag and repeating what was given, before anything starts (no log
+ * opened, no port bound); the commands get the number.
  */
-const checkedOption = (
-  flags: string,
-  description: string,
-  check: (flag: string, value: string) => unknown,
-): Option => {
+const intOption = (flags: string, description: string, ok: (n: number) => boolean, what: string): Option => {
   const flag = flags.replace(/^--([\w-]+).*$/, '$1');
   return new Option(flags, description).argParser((value: string) => {
-    try {
-      check(flag, value);
-    } catch (e) {
-      throw new InvalidArgumentError(e instanceof LoopguardError ? e.message : String(e));
-    }
-    return value;
+    const n = value.trim() === '' ? Number.NaN : Number(value);
+    if (!Number.isInteger(n) || !ok(n))
+      throw new InvalidArgumentError(`--${flag} must be ${what}, got ${value}`);
+    return n;
   });
 };
 
 /** A TCP port from 0 (any free one) to 65535. */
 export const portOption = (flags: string, description: string): Option =>
-  checkedOption(flags, description, (f, v) => portFlag(f, v, 0));
+  intOption(flags, description, (n) => n >= 0 && n <= 65535, 'a port number from 0 to 65535');
 
 /** A positive integer (a count, a duration in ms). */
 export const positiveOption = (flags: string, description: string): Option =>
-  checkedOption(flags, description, (f, v) => positiveInt(f, v, 1));
+  intOption(flags, description, (n) => n > 0, 'a positive integer');
 
 /** An integer >= 0. */
 export const countOption = (flags: string, description: string): Option =>
-  checkedOption(flags, description, countFlag);
+  intOption(flags, description, (n) => n >= 0, 'an integer >= 0');
 
 /** Kafka connection options: `--kafka`, `--brokers`, `--registry`, `--topic-prefix`. */
 export function kafkaOptions(cmd: Command): Command {

@@ -1,13 +1,12 @@
 import { LoopguardError, type RecordedEvent } from '../domain/index.js';
 import { DEFAULT_FLEET_LOOP, FleetLoopProjection } from '../projections/index.js';
 import type { Io } from './io.js';
-import { positiveInt } from './number-flags.js';
 import type { OpenStore } from './open-store.js';
 import { printStop } from './stops-command.js';
 
 export interface FleetFlags {
-  readonly threshold?: string;
-  readonly 'window-ms'?: string;
+  readonly threshold?: number;
+  readonly 'window-ms'?: number;
   readonly json?: boolean;
   readonly follow?: boolean;
   readonly group?: string;
@@ -34,8 +33,8 @@ export async function fleetCommand(
   signal?: AbortSignal,
 ): Promise<number> {
   const fleet = new FleetLoopProjection({
-    threshold: positiveInt('threshold', flags.threshold, DEFAULT_FLEET_LOOP.threshold),
-    windowMs: positiveInt('window-ms', flags['window-ms'], DEFAULT_FLEET_LOOP.windowMs),
+    threshold: flags.threshold ?? DEFAULT_FLEET_LOOP.threshold,
+    windowMs: flags['window-ms'] ?? DEFAULT_FLEET_LOOP.windowMs,
   });
   const published = new Map<string, RecordedEvent>();
   for await (const e of store.events.readStops(0))

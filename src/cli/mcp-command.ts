@@ -5,7 +5,6 @@ import { declaredSideEffects, McpGuardProxy } from '../mcp/index.js';
 import { upstreamEnv } from '../mcp/upstream-command.js';
 import type { Io } from './io.js';
 import type { Env, KafkaFlags } from './kafka-config.js';
-import { portFlag } from './number-flags.js';
 import { openGuard } from './open-guard.js';
 import { loadMetricsServer } from './optional-package.js';
 import { readPolicyFile } from './policy-file.js';
@@ -13,7 +12,7 @@ import { readPolicyFile } from './policy-file.js';
 export interface McpFlags extends KafkaFlags {
   readonly policy?: string;
   readonly 'run-id'?: string;
-  readonly 'metrics-port'?: string;
+  readonly 'metrics-port'?: number;
   readonly env?: readonly string[];
 }
 
@@ -65,10 +64,7 @@ export async function mcpCommand(
     throw e;
   }
   io.err(`loopguard mcp: run ${runId} (${where}); upstream: ${proxy.upstreamCommand}`);
-  const server =
-    served && metrics
-      ? await served.startMetricsServer(metrics, portFlag('metrics-port', metricsPort, 0))
-      : null;
+  const server = served && metrics ? await served.startMetricsServer(metrics, metricsPort ?? 0) : null;
   if (server !== null) io.err(`loopguard mcp: metrics on ${server.url}`);
   // The stdio transport does not notice a closed stdin; a client ends the session by closing it.
   process.stdin.once('end', () => void proxy.close('the MCP client closed the session'));

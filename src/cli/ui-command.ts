@@ -2,7 +2,6 @@ import { TOPICS } from '../log/event-log.js';
 import { untilAborted } from './command-context.js';
 import type { Io } from './io.js';
 import { type Env, type KafkaFlags, kafkaConfig } from './kafka-config.js';
-import { portFlag } from './number-flags.js';
 import { loadMetricsServer } from './optional-package.js';
 import { startUiServer } from './ui-server.js';
 import { withStore } from './with-store.js';
@@ -10,14 +9,14 @@ import { withStore } from './with-store.js';
 export const DEFAULT_UI_PORT = 4280;
 
 export interface UiFlags extends KafkaFlags {
-  readonly port?: string;
-  readonly 'metrics-port'?: string;
+  readonly port?: number;
+  readonly 'metrics-port'?: number;
   readonly 'allow-host'?: string[];
 }
 
 /** `loopguard ui`: serves the run list and each run's timeline on 127.0.0.1, read-only, until the signal. */
 export async function uiCommand(f: UiFlags, env: Env, io: Io, signal: AbortSignal): Promise<number> {
-  const port = portFlag('port', f.port, DEFAULT_UI_PORT);
+  const port = f.port ?? DEFAULT_UI_PORT;
   const metricsPort = f['metrics-port'];
   // Loaded before anything starts: a missing prom-client leaves nothing running.
   const served = metricsPort === undefined ? null : await loadMetricsServer();
@@ -44,9 +43,7 @@ export async function uiCommand(f: UiFlags, env: Env, io: Io, signal: AbortSigna
       { allowHosts: f['allow-host'] ?? [] },
     );
     const metrics =
-      served === null
-        ? null
-        : await served.startMetricsServer(served.serviceMetrics(), portFlag('metrics-port', metricsPort, 0));
+      served === null ? null : await served.startMetricsServer(served.serviceMetrics(), metricsPort ?? 0);
     io.err(
       `ui: ${ui.url} (read-only, ${s.where})${metrics ? `; metrics on ${metrics.url}` : ''}; Ctrl-C ends it`,
     );
