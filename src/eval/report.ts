@@ -1,9 +1,7 @@
 /**
- * The evaluation harness: replay every run of every file through every detector in this process,
- * score each detector per file and across all files, and print it side by side.
- *
- * Ordering is deterministic: files in the order given, detectors in the order given, rules sorted.
- * Totals pool the runs of all files (medians/p95 are recomputed over the pooled runs, not averaged).
+ * The evaluation harness: every run of every file through every detector, scored per file and
+ * across all files (pooled runs: medians and p95 recomputed, not averaged), printed side by side.
+ * Deterministic: files and detectors in the order given, rules sorted.
  */
 import type { TraceRun } from '../trace/trace-run.js';
 import { type Detector, NO_STOP, type Verdict } from './detector.js';
