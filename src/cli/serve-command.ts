@@ -34,11 +34,8 @@ export async function serveCommand(
   signal: AbortSignal,
 ): Promise<number> {
   const policy = loadPolicy(flags.policy);
-  const metricsPort = flags['metrics-port'];
-  const sessionTimeoutMs = flags['session-timeout-ms'];
-  const partitions = flags.partitions;
-  const snapshotEveryRecords = flags['snapshot-every'];
-  const endedRunsIdleMs = flags['ended-idle-ms'];
+  const { partitions, 'metrics-port': metricsPort, 'session-timeout-ms': sessionTimeoutMs } = flags;
+  const { 'snapshot-every': snapshotEveryRecords, 'ended-idle-ms': endedRunsIdleMs } = flags;
   const groupId = flags.group ?? DEFAULT_SERVE_GROUP;
   // Read before anything starts: a bad key file is a usage error, not a worker that trusts everyone.
   const tenantKeys = flags['tenant-keys'] === undefined ? undefined : readTenantKeys(flags['tenant-keys']);
@@ -59,7 +56,7 @@ export async function serveCommand(
       ...(tenantKeys ? { tenantKeys } : {}),
       onLog: (line) => io.err(`serve: ${line}`),
     });
-    // All interfaces, as before: a worker in a container is scraped from outside it.
+    // All interfaces: a worker in a container is scraped from outside it.
     if (metricsPort !== undefined) {
       metrics = await startMetricsServer(registry, metricsPort, '0.0.0.0');
       // With port 0 the port is known only now; say which it is.
