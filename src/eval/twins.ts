@@ -55,13 +55,11 @@ export function twinStops(runs: readonly TraceRun[], verdicts: readonly Verdict[
   const falseStops = new Set<string>();
   runs.forEach((run, i) => {
     const stop = verdicts[i]?.stopIndex;
-    if (run.outcome.success === true && stop !== null && stop !== undefined)
-      falseStops.add(prefixKey(run, stop));
+    if (run.outcome.success === true && stop != null) falseStops.add(prefixKey(run, stop));
   });
   return runs.map((run, i) => {
     const stop = verdicts[i]?.stopIndex;
-    if (falseStops.size === 0 || run.outcome.success !== false || stop === null || stop === undefined)
-      return false;
+    if (falseStops.size === 0 || run.outcome.success !== false || stop == null) return false;
     return falseStops.has(prefixKey(run, stop));
   });
 }
