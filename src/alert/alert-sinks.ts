@@ -9,10 +9,7 @@ export interface AlertSink {
 
 /** One JSON line per alert, on the given writer (stdout in the CLI). */
 export function stdoutSink(write: (text: string) => void): AlertSink {
-  return {
-    name: 'stdout',
-    deliver: async (alert) => write(`${JSON.stringify(alert)}\n`),
-  };
+  return { name: 'stdout', deliver: async (alert) => write(`${JSON.stringify(alert)}\n`) };
 }
 
 export interface WebhookOptions {
@@ -39,12 +36,9 @@ function shownUrl(u: URL): string {
 export function webhookSink(url: string, opts: WebhookOptions = {}): AlertSink {
   const doFetch = opts.fetch ?? fetch;
   const timeoutMs = opts.timeoutMs ?? 5000;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
+  if (!URL.canParse(url))
     throw new LoopguardError('bad_webhook', 'the webhook is not a URL', { details: { field: 'webhook' } });
-  }
+  const parsed = new URL(url);
   if (parsed.username !== '' || parsed.password !== '')
     throw new LoopguardError(
       'webhook_credentials',
@@ -60,11 +54,7 @@ export function webhookSink(url: string, opts: WebhookOptions = {}): AlertSink {
       try {
         res = await doFetch(url, {
           method: 'POST',
-          headers: {
-            ...opts.headers,
-            'content-type': 'application/json',
-            'idempotency-key': alert.event_id,
-          },
+          headers: { ...opts.headers, 'content-type': 'application/json', 'idempotency-key': alert.event_id },
           body: JSON.stringify(alert),
           redirect: 'manual',
           signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
@@ -73,9 +63,7 @@ export function webhookSink(url: string, opts: WebhookOptions = {}): AlertSink {
         throw new UnavailableError(
           'webhook_unreachable',
           `POST ${shown}: ${e instanceof Error ? e.message : String(e)}`,
-          {
-            cause: e,
-          },
+          { cause: e },
         );
       }
       const text = await res.text().catch(() => '');
@@ -89,9 +77,7 @@ export function webhookSink(url: string, opts: WebhookOptions = {}): AlertSink {
         throw new UnavailableError(
           'webhook_refused',
           `POST ${shown}: HTTP ${res.status} ${text.slice(0, 200)}`,
-          {
-            details: { status: res.status },
-          },
+          { details: { status: res.status } },
         );
     },
   };

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { LoopguardError, toLoopguardError, UnavailableError } from '../domain/errors.js';
 
 export interface RetryPolicy {
@@ -18,17 +19,8 @@ export const DEFAULT_RETRY: RetryPolicy = { baseMs: 250, maxMs: 30_000 };
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
 const realSleep: Sleep = (ms, signal) =>
-  new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(aborted());
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(aborted());
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+  delay(ms, undefined, { signal }).catch(() => {
+    throw aborted();
   });
 
 const aborted = () =>

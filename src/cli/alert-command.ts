@@ -13,19 +13,18 @@ import type { LoopguardMetrics } from '../telemetry/index.js';
 import type { Io } from './io.js';
 import type { KafkaConfig } from './kafka-config.js';
 import { type MetricsServer, serviceMetrics, startMetricsServer } from './metrics-server.js';
-import { portFlag, positiveInt } from './number-flags.js';
 import { openKafkaStore } from './open-kafka-store.js';
 
 export interface AlertFlags {
   readonly webhook?: string;
   readonly group?: string;
-  readonly 'retry-base-ms'?: string;
-  readonly 'retry-max-ms'?: string;
-  readonly 'session-timeout-ms'?: string;
-  readonly 'metrics-port'?: string;
+  readonly 'retry-base-ms'?: number;
+  readonly 'retry-max-ms'?: number;
+  readonly 'session-timeout-ms'?: number;
+  readonly 'metrics-port'?: number;
   /** `Name: value`, repeatable: where a webhook's credentials go. */
   readonly 'webhook-header'?: readonly string[];
-  readonly 'dead-letter-after'?: string;
+  readonly 'dead-letter-after'?: number;
 }
 
 /** Attempts before an alert goes to the dead-letter topic: about 8 minutes at the default pace. */
@@ -59,13 +58,9 @@ function counted(sink: AlertSink, metrics: LoopguardMetrics): AlertSink {
 
 function sinkFor(flags: AlertFlags, io: Io): AlertSink {
   if (flags.webhook === undefined) return stdoutSink((t) => io.out(t));
-  let url: URL;
-  try {
-    url = new URL(flags.webhook);
-  } catch {
-    // Not echoed: a mistyped URL may still hold a token.
-    throw new LoopguardError('usage', '--webhook must be an http(s) URL');
-  }
+  // Not echoed: a mistyped URL may still hold a token.
+  if (!URL.canParse(flags.webhook)) throw new LoopguardError('usage', '--webhook must be an http(s) URL');
+  const url = new URL(flags.webhook);
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new LoopguardError('usage', `--webhook must be an http(s) URL, got ${url.protocol}`);
   return webhookSink(url.toString(), { headers: webhookHeaders(flags['webhook-header']) });
@@ -82,11 +77,11 @@ export async function alertCommand(
   signal: AbortSignal,
 ): Promise<number> {
   const retry: RetryPolicy = {
-    baseMs: positiveInt('retry-base-ms', flags['retry-base-ms'], DEFAULT_RETRY.baseMs),
-    maxMs: positiveInt('retry-max-ms', flags['retry-max-ms'], DEFAULT_RETRY.maxMs),
-    maxAttempts: positiveInt('dead-letter-after', flags['dead-letter-after'], DEFAULT_DEAD_LETTER_AFTER),
+    baseMs: flags['retry-base-ms'] ?? DEFAULT_RETRY.baseMs,
+    maxMs: flags['retry-max-ms'] ?? DEFAULT_RETRY.maxMs,
+    maxAttempts: flags['dead-letter-after'] ?? DEFAULT_DEAD_LETTER_AFTER,
   };
-  const sessionTimeoutMs = positiveInt('session-timeout-ms', flags['session-timeout-ms'], 15_000);
+  const sessionTimeoutMs = flags['session-timeout-ms'] ?? 15_000;
   const metricsPort = flags['metrics-port'];
   const metrics = metricsPort === undefined ? null : serviceMetrics();
   const sink = metrics === null ? sinkFor(flags, io) : counted(sinkFor(flags, io), metrics);
@@ -96,7 +91,7 @@ export async function alertCommand(
   let server: MetricsServer | null = null;
   try {
     if (metrics !== null) {
-      server = await startMetricsServer(metrics, portFlag('metrics-port', metricsPort, 0));
+      server = await startMetricsServer(metrics, metricsPort ?? 0);
       io.err(`alert: metrics on ${server.url}`);
     }
     // The stops this subscriber delivers are copied from the runs topic by this projector (or by

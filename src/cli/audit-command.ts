@@ -1,15 +1,11 @@
 import { writeFileSync } from 'node:fs';
-import type { RecordedEvent } from '../domain/index.js';
+import type { Evidence, RecordedEvent } from '../domain/index.js';
 import { type AuditEntry, RunTimelineFold, type RunTreeNode } from '../projections/index.js';
 import { runPage } from '../timeline/run-page.js';
 import type { Io } from './io.js';
 import { jsonLine } from './json-output.js';
 
-const fmtEvidence = (e: {
-  fingerprints: readonly string[];
-  counts: Readonly<Record<string, number>>;
-  thresholds: Readonly<Record<string, number>>;
-}) => {
+const fmtEvidence = (e: Evidence) => {
   const kv = (r: Readonly<Record<string, number>>) => Object.entries(r).map(([k, v]) => `${k}=${v}`);
   const parts = [...kv(e.counts), ...kv(e.thresholds)];
   if (e.fingerprints.length > 0) parts.push(`fp=${e.fingerprints.map((f) => f.slice(0, 8)).join(',')}`);

@@ -1,41 +1,31 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { LoopguardError } from '../domain/index.js';
-import { countFlag, portFlag, positiveInt } from './number-flags.js';
 
 /**
- * Options several commands share, and value checks that run while the command line is parsed:
- * a bad value is a usage error before anything starts (no log opened, no port bound). The
- * commands still get the text as given (they read flags as parseArgs gave them, kebab-case keys).
+ * Options several commands share. A number is checked while the command line is parsed: a bad one
+ * is a usage error naming the flag and repeating what was given, before anything starts (no log
+ * opened, no port bound); the commands get the number.
  */
-
-const checked =
-  (check: (flag: string, value: string) => unknown, flag: string) =>
-  (value: string): string => {
-    try {
-      check(flag, value);
-    } catch (e) {
-      throw new InvalidArgumentError(e instanceof LoopguardError ? e.message : String(e));
-    }
-    return value;
-  };
+const intOption = (flags: string, description: string, ok: (n: number) => boolean, what: string): Option => {
+  const flag = flags.replace(/^--([\w-]+).*$/, '$1');
+  return new Option(flags, description).argParser((value: string) => {
+    const n = value.trim() === '' ? Number.NaN : Number(value);
+    if (!Number.isInteger(n) || !ok(n))
+      throw new InvalidArgumentError(`--${flag} must be ${what}, got ${value}`);
+    return n;
+  });
+};
 
 /** A TCP port from 0 (any free one) to 65535. */
 export const portOption = (flags: string, description: string): Option =>
-  new Option(flags, description).argParser(
-    checked((f, v) => portFlag(f, v, 0), flags.replace(/^--([\w-]+).*$/, '$1')),
-  );
+  intOption(flags, description, (n) => n >= 0 && n <= 65535, 'a port number from 0 to 65535');
 
 /** A positive integer (a count, a duration in ms). */
 export const positiveOption = (flags: string, description: string): Option =>
-  new Option(flags, description).argParser(
-    checked((f, v) => positiveInt(f, v, 1), flags.replace(/^--([\w-]+).*$/, '$1')),
-  );
+  intOption(flags, description, (n) => n > 0, 'a positive integer');
 
 /** An integer >= 0. */
 export const countOption = (flags: string, description: string): Option =>
-  new Option(flags, description).argParser(
-    checked((f, v) => countFlag(f, v), flags.replace(/^--([\w-]+).*$/, '$1')),
-  );
+  intOption(flags, description, (n) => n >= 0, 'an integer >= 0');
 
 /** Kafka connection options: `--kafka`, `--brokers`, `--registry`, `--topic-prefix`. */
 export function kafkaOptions(cmd: Command): Command {

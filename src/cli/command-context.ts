@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { flagsOf } from './cli-options.js';
 import type { Io } from './io.js';
-import type { Env, KafkaFlags } from './kafka-config.js';
+import { type Env, type KafkaFlags, kafkaAsked } from './kafka-config.js';
 
 /** A command's parsed flags, in the flags' own spelling (kebab-case keys), with the environment's defaults. */
 type Flags = Record<string, unknown> & KafkaFlags & { json?: boolean; policy?: string };
@@ -30,14 +30,9 @@ export interface CommandContext {
  */
 function withEnvDefaults(opts: Record<string, unknown>, env: Env, takes: { policy?: boolean }): Flags {
   const flags = flagsOf(opts) as Flags;
-  const kafkaAsked = flags.kafka === true || flags.brokers !== undefined || flags.registry !== undefined;
-  const dataDir = flags['data-dir'] ?? (kafkaAsked ? undefined : env.LOOPGUARD_DATA_DIR);
+  const dataDir = flags['data-dir'] ?? (kafkaAsked(flags) ? undefined : env.LOOPGUARD_DATA_DIR);
   const policy = flags.policy ?? (takes.policy ? env.LOOPGUARD_POLICY : undefined);
-  return {
-    ...flags,
-    ...(dataDir ? { 'data-dir': dataDir } : {}),
-    ...(policy ? { policy } : {}),
-  };
+  return { ...flags, ...(dataDir ? { 'data-dir': dataDir } : {}), ...(policy ? { policy } : {}) };
 }
 
 /** Resolves once `signal` aborts (at once if it has): how a long-running command waits for its end. */

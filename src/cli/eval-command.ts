@@ -22,6 +22,13 @@ import { readTraceFiles } from './trace-files.js';
  */
 const EVAL_KEY = 'loopguard-eval-records-nothing';
 
+export interface EvalOptions {
+  readonly policy?: string;
+  readonly json?: boolean;
+  readonly synthetic?: boolean;
+  readonly seeds?: string;
+}
+
 /**
  * `loopguard eval FILE.jsonl... [--synthetic [--seeds LIST]] [--policy P.json] [--json]`: loopguard
  * and the baselines side by side on recorded runs, and with `--synthetic` separately on the seeded
@@ -29,11 +36,7 @@ const EVAL_KEY = 'loopguard-eval-records-nothing';
  * from every seed of the list (DEFAULT_SYNTHETIC_SEEDS unless given): the runs of all seeds pooled
  * per family, then each family's spread across the seeds.
  */
-export function evalCommand(
-  paths: readonly string[],
-  opts: { policy?: string; json?: boolean; synthetic?: boolean; seeds?: string },
-  io: Io,
-): number {
+export function evalCommand(paths: readonly string[], opts: EvalOptions, io: Io): number {
   if (opts.seeds !== undefined && !opts.synthetic)
     throw new LoopguardError('usage', 'eval: --seeds draws the synthetic families; give --synthetic too');
   const seeds = opts.seeds === undefined ? DEFAULT_SYNTHETIC_SEEDS : parseSeedList(opts.seeds);
@@ -51,13 +54,7 @@ export function evalCommand(
         : `${formatTable(report)}\nPer source, beside the one-line rules and the step caps:\n\n${formatSummary(report, synthetic)}`,
     );
   if (files.length > 0) {
-    print(
-      evaluate(
-        files.map((f) => ({ name: f.name, runs: f.runs })),
-        detectors,
-      ),
-      false,
-    );
+    print(evaluate(files, detectors), false);
   }
   if (opts.synthetic) {
     const seeded = evaluateSeeds(seeds, syntheticFiles, detectors);

@@ -1,13 +1,12 @@
 import { LoopguardError, type RecordedEvent } from '../domain/index.js';
 import { DEFAULT_FLEET_LOOP, FleetLoopProjection } from '../projections/index.js';
 import type { Io } from './io.js';
-import { positiveInt } from './number-flags.js';
 import type { OpenStore } from './open-store.js';
 import { printStop } from './stops-command.js';
 
 export interface FleetFlags {
-  readonly threshold?: string;
-  readonly 'window-ms'?: string;
+  readonly threshold?: number;
+  readonly 'window-ms'?: number;
   readonly json?: boolean;
   readonly follow?: boolean;
   readonly group?: string;
@@ -21,11 +20,10 @@ const DEFAULT_FLEET_GROUP = 'loopguard-fleet';
 
 /**
  * `loopguard fleet [--threshold N] [--window-ms W] [--follow]`: folds the runs topic through the
- * fleet-loop projection and publishes each detection not yet on the stops topic there, where
- * `loopguard alert` delivers it. Detections are deterministic (same log, same event ids), so
- * running it again publishes nothing twice. With `--follow` it goes on with new events until the
- * signal, having taken back the detections already published (a restarted watcher on Kafka
- * resumes from its group's offsets, not from the start).
+ * fleet-loop projection and publishes each detection not yet on the stops topic there (for
+ * `loopguard alert`). Detections are deterministic (same log, same event ids), so running it again
+ * publishes nothing twice. `--follow` goes on until the signal, having taken back the detections
+ * already published (a restarted watcher on Kafka resumes from its group's offsets).
  */
 export async function fleetCommand(
   store: OpenStore,
@@ -35,8 +33,8 @@ export async function fleetCommand(
   signal?: AbortSignal,
 ): Promise<number> {
   const fleet = new FleetLoopProjection({
-    threshold: positiveInt('threshold', flags.threshold, DEFAULT_FLEET_LOOP.threshold),
-    windowMs: positiveInt('window-ms', flags['window-ms'], DEFAULT_FLEET_LOOP.windowMs),
+    threshold: flags.threshold ?? DEFAULT_FLEET_LOOP.threshold,
+    windowMs: flags['window-ms'] ?? DEFAULT_FLEET_LOOP.windowMs,
   });
   const published = new Map<string, RecordedEvent>();
   for await (const e of store.events.readStops(0))

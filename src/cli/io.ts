@@ -20,10 +20,8 @@ export const processIo: Io = {
 };
 
 /**
- * The same streams with every control character in what is written shown escaped (see
- * escapeControls): names and reasons come from agents and servers, and an operator's terminal must
- * not obey them. JSON output is unchanged by it (JSON.stringify already escapes control
- * characters); the status line keeps its own \r and ESC[K, which loopguard writes itself.
+ * The same streams with every control character written shown escaped (escapeControls); the
+ * status line keeps its own \r and ESC[K, which loopguard writes itself.
  */
 export function terminalSafe(io: Io): Io {
   return {

@@ -18,19 +18,23 @@ export interface KafkaFlags {
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
+/** Whether the command line asks for Kafka: `--kafka`, `--brokers` or `--registry`. */
+export const kafkaAsked = (flags: KafkaFlags): boolean =>
+  flags.kafka === true || flags.brokers !== undefined || flags.registry !== undefined;
+
 /**
  * Which log a command uses. `--kafka` (or `--brokers`) asks for Kafka; an explicit `--data-dir`
  * asks for the embedded log even when the environment names a cluster, so an exported
  * KAFKA_BROKERS never silently redirects a command pointed at a directory; otherwise both
- * KAFKA_BROKERS and SCHEMA_REGISTRY_URL set select Kafka, as the issue asks. Kafka asked for is
- * never null: without brokers or a registry it is an error.
+ * KAFKA_BROKERS and SCHEMA_REGISTRY_URL set select Kafka. Kafka asked for is never null: without
+ * brokers or a registry it is an error.
  */
 export function kafkaConfig(flags: KafkaFlags & { readonly kafka: true }, env: Env): KafkaConfig;
 export function kafkaConfig(flags: KafkaFlags, env: Env): KafkaConfig | null;
 export function kafkaConfig(flags: KafkaFlags, env: Env): KafkaConfig | null {
   const brokers = flags.brokers ?? env.KAFKA_BROKERS;
   const registry = flags.registry ?? env.SCHEMA_REGISTRY_URL;
-  const asked = flags.kafka === true || flags.brokers !== undefined || flags.registry !== undefined;
+  const asked = kafkaAsked(flags);
   if (!asked && (flags['data-dir'] !== undefined || !env.KAFKA_BROKERS || !env.SCHEMA_REGISTRY_URL))
     return null;
   if (asked && flags['data-dir'] !== undefined)

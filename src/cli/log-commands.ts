@@ -1,5 +1,5 @@
 import { type Command, Option } from 'commander';
-import { LoopguardError } from '../domain/index.js';
+import { LoopguardError, type RecordedEvent } from '../domain/index.js';
 import { auditHtmlCommand, auditOutput } from './audit-command.js';
 import {
   jsonOption,
@@ -35,7 +35,7 @@ export function logCommands(p: Command, c: CommandContext): void {
       (f, files) =>
         replayCommand(
           files,
-          { ...(f.policy ? { policy: f.policy } : {}), json: f.json ?? false },
+          f,
           (work) =>
             withStore(
               f,
@@ -155,12 +155,9 @@ export function logCommands(p: Command, c: CommandContext): void {
   ).action(
     run((f) =>
       withStore(f, env, async (s) => {
-        const json = f.json ?? false;
-        if (!f.follow) {
-          for await (const e of s.readStops()) printStop(e, json, io);
-          return 0;
-        }
-        await s.events.followStops(0, (e) => printStop(e, json, io), c.shutdown());
+        const print = (e: RecordedEvent) => printStop(e, f.json === true, io);
+        if (f.follow) await s.events.followStops(0, print, c.shutdown());
+        else for await (const e of s.readStops()) print(e);
         return 0;
       }),
     ),

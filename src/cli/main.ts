@@ -22,8 +22,6 @@ const VERSION = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as
  */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
-const ABOUT = 'a runtime guard for AI-agent tool calls';
-
 const GLOBAL_HELP = `
 The log: the embedded SQLite store in --data-dir (default LOOPGUARD_DATA_DIR, else
 ./.loopguard), or Kafka and a schema registry with --kafka (--brokers and --registry, or
@@ -47,7 +45,7 @@ function program(
   done: (code: number) => void,
 ): Command {
   const p = new Command('loopguard')
-    .description(ABOUT)
+    .description('a runtime guard for AI-agent tool calls')
     .addHelpText('after', GLOBAL_HELP)
     .version(VERSION, '-V, --version', 'the version')
     .helpOption('-h, --help', 'this help')

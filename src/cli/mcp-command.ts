@@ -5,15 +5,14 @@ import { declaredSideEffects, McpGuardProxy } from '../mcp/index.js';
 import { upstreamEnv } from '../mcp/upstream-command.js';
 import type { Io } from './io.js';
 import type { Env, KafkaFlags } from './kafka-config.js';
-import { portFlag } from './number-flags.js';
 import { openGuard } from './open-guard.js';
-import { needs } from './optional-package.js';
+import { loadMetricsServer } from './optional-package.js';
 import { readPolicyFile } from './policy-file.js';
 
 export interface McpFlags extends KafkaFlags {
   readonly policy?: string;
   readonly 'run-id'?: string;
-  readonly 'metrics-port'?: string;
+  readonly 'metrics-port'?: number;
   readonly env?: readonly string[];
 }
 
@@ -42,12 +41,7 @@ export async function mcpCommand(
   const { policy, json } = readPolicyFile(values.policy);
   const runId = values['run-id'] ?? `mcp-${randomUUID()}`;
   const metricsPort = values['metrics-port'];
-  const port = metricsPort === undefined ? null : portFlag('metrics-port', metricsPort, 0);
-  // prom-client is an optional package: loaded only for --metrics-port.
-  const served =
-    port === null
-      ? null
-      : await needs('--metrics-port', ['prom-client'], () => import('./metrics-server.js'));
+  const served = metricsPort === undefined ? null : await loadMetricsServer();
   const metrics = served?.serviceMetrics();
   const { guard, where } = await openGuard(values, env, policy, metrics);
   let proxy: McpGuardProxy;
@@ -70,10 +64,7 @@ export async function mcpCommand(
     throw e;
   }
   io.err(`loopguard mcp: run ${runId} (${where}); upstream: ${proxy.upstreamCommand}`);
-  const server =
-    served === null || metrics === undefined || port === null
-      ? null
-      : await served.startMetricsServer(metrics, port);
+  const server = served && metrics ? await served.startMetricsServer(metrics, metricsPort ?? 0) : null;
   if (server !== null) io.err(`loopguard mcp: metrics on ${server.url}`);
   // The stdio transport does not notice a closed stdin; a client ends the session by closing it.
   process.stdin.once('end', () => void proxy.close('the MCP client closed the session'));

@@ -45,7 +45,12 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
         await consumer.stop();
       },
       eventCount: () => log.recordCount(TOPICS.runs),
-      knownRunIds: () => kafkaRunIds(log),
+      // From the record keys alone: no decoding needed.
+      knownRunIds: async () => {
+        const ids = new Set<string>();
+        await log.scan(TOPICS.runs, (r) => void ids.add(r.key));
+        return ids;
+      },
       readStops: () => events.readStops(0),
       secretKey: (env) =>
         chooseSecretKey(
@@ -62,13 +67,4 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
     await log.close();
     throw e;
   }
-}
-
-/** Run ids on the runs topic, from the record keys alone: no decoding needed. */
-async function kafkaRunIds(log: KafkaLog): Promise<Set<string>> {
-  const ids = new Set<string>();
-  await log.scan(TOPICS.runs, (r) => {
-    ids.add(r.key);
-  });
-  return ids;
 }

@@ -10,14 +10,8 @@ import { EventStore } from '../log/event-store.js';
 import type { RunStream } from '../ports/run-stream.js';
 import type { Projections } from '../projections/index.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
+import type { FilteredRunEvents } from '../timeline/run-list-index.js';
 import { rebuildFromStream } from './rebuild-from-stream.js';
-
-/** A filtered page of the run list: how many runs there are and match, and the page's runs' events. */
-export interface FilteredRunEvents {
-  readonly total: number;
-  readonly matching: number;
-  readonly runs: readonly (readonly RecordedEvent[])[];
-}
 
 /** A log the commands read and write, whichever adapter is behind it. */
 export interface OpenStore {

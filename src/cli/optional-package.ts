@@ -5,14 +5,8 @@ import { LoopguardError } from '../domain/index.js';
  * library and the embedded commands install without them. A command that needs some loads its
  * module through `needs`, by dynamic import.
  */
-export type OptionalPackage = 'kafkajs' | '@modelcontextprotocol/sdk' | 'prom-client' | '@opentelemetry/api';
-
-const OPTIONAL: readonly OptionalPackage[] = [
-  'kafkajs',
-  '@modelcontextprotocol/sdk',
-  'prom-client',
-  '@opentelemetry/api',
-];
+const OPTIONAL = ['kafkajs', '@modelcontextprotocol/sdk', 'prom-client', '@opentelemetry/api'] as const;
+export type OptionalPackage = (typeof OPTIONAL)[number];
 
 /** What a Kafka log needs (`--kafka`, `project`). */
 export const KAFKA_PACKAGES: readonly OptionalPackage[] = ['kafkajs'];
@@ -60,3 +54,7 @@ export async function needs<T>(
     throw missingError(what, [pkg]);
   }
 }
+
+/** `GET /metrics` for `--metrics-port` (prom-client), loaded before the command starts anything. */
+export const loadMetricsServer = () =>
+  needs('--metrics-port', ['prom-client'], () => import('./metrics-server.js'));

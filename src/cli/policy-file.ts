@@ -47,9 +47,7 @@ function readBounded(path: string): Uint8Array {
         throw new LoopguardError(
           'too_large',
           `--policy ${path}: over ${MAX_POLICY_BYTES / 1024} KiB: not a policy file`,
-          {
-            details: { file: path },
-          },
+          { details: { file: path } },
         );
     }
     return buf.subarray(0, n);

@@ -11,9 +11,8 @@ export interface StreamRebuild {
 
 /**
  * Folds every run into fresh projections through the store port's `readAll`, which counts what
- * a run's own stream counts (on Kafka: the batch rule, one consumer for the whole topic; paging
- * would start a consumer per page, which dominates the time there). The one rebuild of
- * `rebuild`, `audit`, `whatif` and `ui`, on every adapter.
+ * a run's own stream counts (on Kafka: the batch rule, one consumer for the whole topic rather
+ * than one per page).
  */
 export async function rebuildFromStream(
   stream: RunStream,
@@ -26,10 +25,5 @@ export async function rebuildFromStream(
     if (onProgress !== undefined && projections.events % 5000 === 0) onProgress(projections.events);
   });
   const seconds = (performance.now() - started) / 1000;
-  return {
-    projections,
-    records,
-    seconds,
-    eventsPerSecond: Math.round(records / Math.max(seconds, 1e-6)),
-  };
+  return { projections, records, seconds, eventsPerSecond: Math.round(records / Math.max(seconds, 1e-6)) };
 }

@@ -9,8 +9,8 @@ const MAX_SEED = 2 ** 32 - 1;
  * integer from 0 to 2^32-1 (the generator's state); a seed given twice is refused, since pooling
  * it twice would count its runs twice.
  */
-export function parseSeedList(text: string, flag = 'seeds'): number[] {
-  const bad = (why: string) => new LoopguardError('usage', `--${flag}: ${why}, got "${text}"`);
+export function parseSeedList(text: string): number[] {
+  const bad = (why: string) => new LoopguardError('usage', `--seeds: ${why}, got "${text}"`);
   const seed = (part: string) => {
     if (!/^\d+$/.test(part)) throw bad(`"${part}" is not a seed (an integer >= 0) or a range A-B`);
     const n = Number(part);

@@ -6,17 +6,16 @@ import { untilAborted } from './command-context.js';
 import type { Io } from './io.js';
 import type { KafkaConfig } from './kafka-config.js';
 import { type MetricsServer, serviceMetrics, startMetricsServer } from './metrics-server.js';
-import { countFlag } from './number-flags.js';
 import { loadPolicy } from './policy-file.js';
 
 export interface ServeFlags {
   readonly group?: string;
-  readonly 'metrics-port'?: string;
-  readonly 'session-timeout-ms'?: string;
-  readonly partitions?: string;
+  readonly 'metrics-port'?: number;
+  readonly 'session-timeout-ms'?: number;
+  readonly partitions?: number;
   readonly policy?: string;
-  readonly 'snapshot-every'?: string;
-  readonly 'ended-idle-ms'?: string;
+  readonly 'snapshot-every'?: number;
+  readonly 'ended-idle-ms'?: number;
   readonly 'from-beginning'?: boolean;
   readonly 'tenant-keys'?: string;
 }
@@ -35,11 +34,8 @@ export async function serveCommand(
   signal: AbortSignal,
 ): Promise<number> {
   const policy = loadPolicy(flags.policy);
-  const metricsPort = countFlag('metrics-port', flags['metrics-port']);
-  const sessionTimeoutMs = countFlag('session-timeout-ms', flags['session-timeout-ms']);
-  const partitions = countFlag('partitions', flags.partitions);
-  const snapshotEveryRecords = countFlag('snapshot-every', flags['snapshot-every']);
-  const endedRunsIdleMs = countFlag('ended-idle-ms', flags['ended-idle-ms']);
+  const { partitions, 'metrics-port': metricsPort, 'session-timeout-ms': sessionTimeoutMs } = flags;
+  const { 'snapshot-every': snapshotEveryRecords, 'ended-idle-ms': endedRunsIdleMs } = flags;
   const groupId = flags.group ?? DEFAULT_SERVE_GROUP;
   // Read before anything starts: a bad key file is a usage error, not a worker that trusts everyone.
   const tenantKeys = flags['tenant-keys'] === undefined ? undefined : readTenantKeys(flags['tenant-keys']);
@@ -60,7 +56,7 @@ export async function serveCommand(
       ...(tenantKeys ? { tenantKeys } : {}),
       onLog: (line) => io.err(`serve: ${line}`),
     });
-    // All interfaces, as before: a worker in a container is scraped from outside it.
+    // All interfaces: a worker in a container is scraped from outside it.
     if (metricsPort !== undefined) {
       metrics = await startMetricsServer(registry, metricsPort, '0.0.0.0');
       // With port 0 the port is known only now; say which it is.

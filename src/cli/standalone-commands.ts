@@ -8,7 +8,7 @@ import { DEFAULT_SYNTHETIC_SEEDS } from '../eval/synthetic/synthetic-files.js';
 import { DEFAULT_DATA_DIR } from '../log/embedded/embedded-log.js';
 import { jsonOption, logOptions, policyOption, portOption, repeatable } from './cli-options.js';
 import type { CommandContext } from './command-context.js';
-import { evalCommand } from './eval-command.js';
+import { type EvalOptions, evalCommand } from './eval-command.js';
 import type { Io } from './io.js';
 import { migrateCommand } from './migrate-command.js';
 import { needs } from './optional-package.js';
@@ -50,16 +50,7 @@ export function standaloneCommands(p: Command, c: CommandContext, main: Main): v
       (f, files) => {
         if (files.length === 0 && !f.synthetic)
           throw new LoopguardError('usage', 'eval: give at least one FILE.jsonl, or --synthetic');
-        return evalCommand(
-          files,
-          {
-            ...(f.policy ? { policy: f.policy } : {}),
-            json: f.json ?? false,
-            synthetic: f.synthetic === true,
-            ...(f.seeds === undefined ? {} : { seeds: f.seeds as string }),
-          },
-          io,
-        );
+        return evalCommand(files, f as EvalOptions, io);
       },
       { policy: true },
     ),

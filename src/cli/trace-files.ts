@@ -17,9 +17,8 @@ export interface InputLimits {
 }
 
 /**
- * A recorded run of 150 calls with their results is well under a MiB; the largest shared trace
- * file is under 2 MB. Far past either is not a trace (`/dev/zero`, a log piped in by mistake) and
- * would cost many times its size in memory: it is refused where it goes past, naming the line.
+ * Far past any real run or trace file: more is not a trace (`/dev/zero`, a log piped in by
+ * mistake) and would cost many times its size in memory, so it is refused where it goes past.
  */
 const TRACE_LIMITS: InputLimits = { lineBytes: 16 * 1024 * 1024, fileBytes: 256 * 1024 * 1024 };
 

@@ -2,34 +2,24 @@ import { TOPICS } from '../log/event-log.js';
 import { untilAborted } from './command-context.js';
 import type { Io } from './io.js';
 import { type Env, type KafkaFlags, kafkaConfig } from './kafka-config.js';
-import type { MetricsServer } from './metrics-server.js';
-import { portFlag } from './number-flags.js';
-import { needs } from './optional-package.js';
+import { loadMetricsServer } from './optional-package.js';
 import { startUiServer } from './ui-server.js';
 import { withStore } from './with-store.js';
 
 export const DEFAULT_UI_PORT = 4280;
 
 export interface UiFlags extends KafkaFlags {
-  readonly port?: string;
-  readonly 'metrics-port'?: string;
+  readonly port?: number;
+  readonly 'metrics-port'?: number;
   readonly 'allow-host'?: string[];
-}
-
-/**
- * What starts `GET /metrics` of a long-running command. prom-client is an optional package: it is
- * loaded here, before the command starts anything, so a missing one leaves nothing running.
- */
-async function metricsStarter(): Promise<(port: number) => Promise<MetricsServer>> {
-  const m = await needs('--metrics-port', ['prom-client'], () => import('./metrics-server.js'));
-  return (port) => m.startMetricsServer(m.serviceMetrics(), port);
 }
 
 /** `loopguard ui`: serves the run list and each run's timeline on 127.0.0.1, read-only, until the signal. */
 export async function uiCommand(f: UiFlags, env: Env, io: Io, signal: AbortSignal): Promise<number> {
-  const port = portFlag('port', f.port, DEFAULT_UI_PORT);
+  const port = f.port ?? DEFAULT_UI_PORT;
   const metricsPort = f['metrics-port'];
-  const startMetrics = metricsPort === undefined ? null : await metricsStarter();
+  // Loaded before anything starts: a missing prom-client leaves nothing running.
+  const served = metricsPort === undefined ? null : await loadMetricsServer();
   return withStore(f, env, async (s) => {
     // On the embedded log the list is kept and read on from its offset; Kafka's runs topic has one per partition.
     const embedded = kafkaConfig(f, env) === null;
@@ -46,22 +36,14 @@ export async function uiCommand(f: UiFlags, env: Env, io: Io, signal: AbortSigna
       {
         scan: (apply) => s.scan(apply),
         ...(embedded ? { entries: (offset: number) => s.events.entries(TOPICS.runs, offset) } : {}),
-        ...(runIndex === undefined
-          ? {}
-          : {
-              runs: {
-                page: (offset: number, limit: number) => runIndex.page(offset, limit),
-                events: (runId: string) => s.stream.readStream(runId),
-                filtered: (f, offset, limit) => runIndex.filtered(f, offset, limit),
-              },
-            }),
+        runs: runIndex && { ...runIndex, events: (runId: string) => s.stream.readStream(runId) },
       },
       port,
       '127.0.0.1',
       { allowHosts: f['allow-host'] ?? [] },
     );
     const metrics =
-      startMetrics === null ? null : await startMetrics(portFlag('metrics-port', metricsPort, 0));
+      served === null ? null : await served.startMetricsServer(served.serviceMetrics(), metricsPort ?? 0);
     io.err(
       `ui: ${ui.url} (read-only, ${s.where})${metrics ? `; metrics on ${metrics.url}` : ''}; Ctrl-C ends it`,
     );

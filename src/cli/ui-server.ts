@@ -23,11 +23,6 @@ export interface UiServer {
   close(): Promise<void>;
 }
 
-export interface UiOptions {
-  /** Host names (beside 127.0.0.1, localhost and [::1]) a request may name in its Host header. */
-  readonly allowHosts?: readonly string[];
-}
-
 const runHref = (runId: string) => `/run?id=${encodeURIComponent(runId)}`;
 
 /**
@@ -178,14 +173,15 @@ async function respond(
 
 /**
  * Serves the run list (paged: from the store's run index; filtered: from its run rows, or a kept
- * index where it has none) and each run's timeline, read-only, on
- * `host:port` (port 0: any free port). Work for a client that went away is stopped.
+ * index where it has none) and each run's timeline, read-only, on `host:port` (port 0: any free
+ * port). Work for a client that went away is stopped. `allowHosts`: names beside 127.0.0.1,
+ * localhost and [::1] a request may give in its Host header.
  */
 export function startUiServer(
   source: UiSource,
   port: number,
   host = '127.0.0.1',
-  opts: UiOptions = {},
+  opts: { readonly allowHosts?: readonly string[] } = {},
 ): Promise<UiServer> {
   // Filtered pages the store's run rows cannot serve (Kafka, an old store): it reads the whole log
   // once (then what is new), so not before one is asked for.

@@ -1,12 +1,9 @@
 import type { TraceCall, TraceRun } from '../trace/trace-run.js';
 
 /**
- * What a detector decided about one recorded run.
- *
- * `stopIndex` is the index into `run.calls` of the first call that did NOT run: the detector refused
- * it (or refused to ask the model for it). `null` means the run went to its end untouched. A stop is
- * always at an index < `run.calls.length`: a detector that would only fire after the last recorded
- * call changes nothing in the recording and reports `null`.
+ * What a detector decided about one recorded run. `stopIndex` is the index into `run.calls` of the
+ * first call that did NOT run (refused, or never asked of the model); `null` means the run went to
+ * its end untouched, also when the detector would only fire after the last recorded call.
  */
 export interface Verdict {
   readonly stopIndex: number | null;
@@ -28,11 +25,9 @@ export function stopAt(run: TraceRun, stopIndex: number, rule: string): Verdict 
 }
 
 /**
- * True when a user message (an instruction or a simulated user's reply, not a tool result) came
- * between call `index - 1` and call `index`. In every agent framework modelled here that means the
- * agent ended a turn with a text message and a new invocation began (a new Runner.run / generate /
- * prompt_id), so per-invocation counters restart and "consecutive" tool calls are no longer adjacent.
- * Call 0 always follows the task prompt and is not a boundary.
+ * True when a user message (an instruction or a simulated user's reply) came between call
+ * `index - 1` and call `index`: in every framework modelled here a new invocation began (a new
+ * Runner.run / generate / prompt_id), so per-invocation counters restart. Call 0 is no boundary.
  */
 export function startsNewUserTurn(run: TraceRun, index: number): boolean {
   return index > 0 && run.calls[index]?.after_user_turn === true;

@@ -41,17 +41,13 @@ export interface LabelCounts {
   readonly successfulStuck: number;
 }
 
-function identities(run: TraceRun): string[] {
-  return run.calls.map((call) => callIdentity(call));
-}
-
 function sameAt(ids: readonly string[], run: TraceRun, a: number, b: number): boolean {
   return ids[a] === ids[b] && run.calls[a]?.result_sha256 === run.calls[b]?.result_sha256;
 }
 
 /** The first streak of >= minLength consecutive identical (identity, result) calls, or null. */
 export function findStuckStreak(run: TraceRun, minLength: number = STUCK_MIN_STREAK): Streak | null {
-  const ids = identities(run);
+  const ids = run.calls.map((call) => callIdentity(call));
   let start = 0;
   for (let i = 1; i <= run.calls.length; i++) {
     if (i < run.calls.length && sameAt(ids, run, i, i - 1)) continue;
@@ -64,7 +60,7 @@ export function findStuckStreak(run: TraceRun, minLength: number = STUCK_MIN_STR
 
 /** The first A,B,A,B (A != B, each repeat returning the same result as before), or null. */
 export function findPingPong(run: TraceRun): Streak | null {
-  const ids = identities(run);
+  const ids = run.calls.map((call) => callIdentity(call));
   const n = run.calls.length;
   for (let i = 0; i + 3 < n; i++) {
     if (ids[i] === ids[i + 1]) continue;
@@ -82,32 +78,26 @@ export function labelRun(run: TraceRun): RunLabels {
 
 /** Label counts of the runs; `given` labels (one per run) instead of computing them, when a source has its own. */
 export function countLabels(runs: readonly TraceRun[], given?: readonly RunLabels[]): LabelCounts {
-  let calls = 0;
-  let stuck = 0;
-  let pingPong = 0;
-  let successful = 0;
-  let unsuccessful = 0;
-  let unknownOutcome = 0;
-  let successfulStuck = 0;
-  for (const [i, run] of runs.entries()) {
-    calls += run.calls.length;
-    const labels = given?.[i] ?? labelRun(run);
-    if (labels.stuck) stuck++;
-    if (labels.pingPong) pingPong++;
-    if (run.outcome.success === true) {
-      successful++;
-      if (labels.stuck) successfulStuck++;
-    } else if (run.outcome.success === false) unsuccessful++;
-    else unknownOutcome++;
-  }
-  return {
+  const c: Record<keyof LabelCounts, number> = {
     runs: runs.length,
-    calls,
-    stuck,
-    pingPong,
-    successful,
-    unsuccessful,
-    unknownOutcome,
-    successfulStuck,
+    calls: 0,
+    stuck: 0,
+    pingPong: 0,
+    successful: 0,
+    unsuccessful: 0,
+    unknownOutcome: 0,
+    successfulStuck: 0,
   };
+  for (const [i, run] of runs.entries()) {
+    c.calls += run.calls.length;
+    const labels = given?.[i] ?? labelRun(run);
+    if (labels.stuck) c.stuck++;
+    if (labels.pingPong) c.pingPong++;
+    if (run.outcome.success === true) {
+      c.successful++;
+      if (labels.stuck) c.successfulStuck++;
+    } else if (run.outcome.success === false) c.unsuccessful++;
+    else c.unknownOutcome++;
+  }
+  return c;
 }

@@ -1,13 +1,12 @@
 import type { DeciderDeps, Policy } from '../domain/index.js';
 import { replayRun } from '../trace/replay.js';
-import type { TraceRun } from '../trace/trace-run.js';
-import { type Detector, NO_STOP, type Verdict } from './detector.js';
+import { type Detector, NO_STOP } from './detector.js';
 
 /** loopguard itself, judged like the baselines: the recorded run replayed through the guard. */
-export function loopguardDetector(policy: Policy, deps: DeciderDeps, name = 'loopguard'): Detector {
+export function loopguardDetector(policy: Policy, deps: DeciderDeps): Detector {
   return {
-    name,
-    judge(run: TraceRun): Verdict {
+    name: 'loopguard',
+    judge(run) {
       const { stopIndex, summary } = replayRun(run, policy, deps);
       return stopIndex === null ? NO_STOP : { stopIndex, rule: summary.rule };
     },

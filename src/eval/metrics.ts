@@ -27,7 +27,6 @@
  * - stops by rule: every stop, by `verdict.rule` (null rule is counted as "(none)").
  * - percentages: 100 * part / whole rounded to 0.1, null when whole is 0.
  */
-import type { TraceRun } from '../trace/trace-run.js';
 import type { Verdict } from './detector.js';
 import type { RunLabels } from './labels.js';
 
@@ -77,24 +76,6 @@ export interface DetectorMetrics {
   readonly unknownOutcomeRuns: number;
   readonly unknownOutcomeStops: number;
   readonly stopsByRule: Readonly<Record<string, number>>;
-}
-
-export function judgeRun(
-  run: TraceRun,
-  labels: RunLabels,
-  verdict: Verdict,
-  twin = false,
-  honestPrefix?: number,
-): JudgedRun {
-  return {
-    runId: run.run_id,
-    calls: run.calls.length,
-    success: run.outcome.success,
-    labels,
-    verdict,
-    twin,
-    ...(honestPrefix === undefined ? {} : { honestPrefix }),
-  };
 }
 
 /** Nearest-rank percentile (p in (0, 100]) of the values; null for no values. */

@@ -1,14 +1,12 @@
 /**
- * The evaluation harness: replay every run of every file through every detector in this process,
- * score each detector per file and across all files, and print it side by side.
- *
- * Ordering is deterministic: files in the order given, detectors in the order given, rules sorted.
- * Totals pool the runs of all files (medians/p95 are recomputed over the pooled runs, not averaged).
+ * The evaluation harness: every run of every file through every detector, scored per file and
+ * across all files (pooled runs: medians and p95 recomputed, not averaged), printed side by side.
+ * Deterministic: files and detectors in the order given, rules sorted.
  */
 import type { TraceRun } from '../trace/trace-run.js';
-import type { Detector, Verdict } from './detector.js';
+import { type Detector, NO_STOP, type Verdict } from './detector.js';
 import { countLabels, type LabelCounts, labelRun, type RunLabels } from './labels.js';
-import { computeMetrics, type DetectorMetrics, type JudgedRun, judgeRun } from './metrics.js';
+import { computeMetrics, type DetectorMetrics, type JudgedRun } from './metrics.js';
 import { table } from './table.js';
 import { twinStops } from './twins.js';
 
@@ -85,14 +83,16 @@ export function judgeFile(file: EvalFile, detectors: readonly Detector[]): Judge
   const judged = detectors.map((detector) => {
     const verdicts = file.runs.map((run) => checkedVerdict(detector, run, detector.judge(run)));
     const twins = twinStops(file.runs, verdicts);
-    return file.runs.map((run, r) =>
-      judgeRun(
-        run,
-        labels[r] ?? { stuck: null, pingPong: null },
-        verdicts[r] ?? { stopIndex: null, rule: null },
-        twins[r],
-        file.honestPrefixes?.get(run.run_id),
-      ),
+    return file.runs.map(
+      (run, r): JudgedRun => ({
+        runId: run.run_id,
+        calls: run.calls.length,
+        success: run.outcome.success,
+        labels: labels[r] ?? { stuck: null, pingPong: null },
+        verdict: verdicts[r] ?? NO_STOP,
+        twin: twins[r] ?? false,
+        honestPrefix: file.honestPrefixes?.get(run.run_id),
+      }),
     );
   });
   return {
@@ -167,13 +167,8 @@ const COLUMNS = [
   'stops by rule',
 ] as const;
 
-function pct(value: number | null): string {
-  return value === null ? 'n/a' : `${value.toFixed(1)}%`;
-}
-
-function num(value: number | null): string {
-  return value === null ? '-' : String(value);
-}
+const pct = (value: number | null) => (value === null ? 'n/a' : `${value.toFixed(1)}%`);
+const num = (value: number | null) => (value === null ? '-' : String(value));
 
 function rowCells(row: DetectorMetrics): string[] {
   const rules = Object.entries(row.stopsByRule)

@@ -4,9 +4,8 @@
  * ratio is partly luck: the spread gives the median with the min and max, and on how many seeds
  * each of the issue's targets held, beside the pooled figures (seeded-report.ts).
  */
-import type { DetectorMetrics } from './metrics.js';
 import type { FileReport } from './report.js';
-import { formatRatio, ratio, savedOutsideHonestWork, THREE } from './summary.js';
+import { formatRatio, ratio, rowOf, savedOutsideHonestWork, THREE } from './summary.js';
 import { table } from './table.js';
 
 /** The issue's target: calls saved on failed runs at least this multiple of the 3-identical rule's. */
@@ -52,9 +51,6 @@ export interface FamilySpread {
   readonly outsideHonestWorkVsThree: Spread | null;
   readonly held: TargetsHeld;
 }
-
-const rowOf = (file: FileReport, detector: string): DetectorMetrics | undefined =>
-  file.rows.find((row) => row.detector === detector);
 
 /** The spread of one family across its seeds, for detector `ours` beside the 3-identical rule. */
 export function familySpread(name: string, perSeed: readonly FileReport[], ours: string): FamilySpread {

@@ -1,8 +1,7 @@
 /**
- * The synthetic families drawn from several seeds and scored on each: per family the runs of every
- * seed pooled (counts summed, medians recomputed over the pooled runs), and how each family's
- * figures spread across the seeds (seed-spread.ts). Twin stops are found within one family on one
- * seed, as for a single draw. Deterministic: the seeds in the order given, the same output each run.
+ * The synthetic families drawn from several seeds, in the order given: per family the runs of every
+ * seed pooled, and how its figures spread across the seeds (seed-spread.ts). Twin stops are found
+ * within one family on one seed, as for a single draw.
  */
 import type { Detector } from './detector.js';
 import {

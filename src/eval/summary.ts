@@ -1,11 +1,9 @@
 /**
- * One line per source: loopguard beside the one-line rules (3 and 5 identical calls in a row) and
- * the step caps, on what the guard is judged by: stuck runs caught, wasted calls, false stops,
- * calls saved on failed runs, and that saving as a multiple of the 3-identical rule's; beside it the
- * same saving less what twin stops saved (stops a successful run identical so far got too, see
- * twins.ts), which no rule earns without the false stop; and, where a synthetic source knows its
- * failed runs' honest prefixes, the calls after them (the ceiling on what stops outside honest work
- * save) beside what each rule's stops outside honest work saved.
+ * One line per source: loopguard beside the one-line rules (3 and 5 identical in a row) and the
+ * step caps: stuck runs caught, wasted calls, false stops, calls saved on failed runs and that
+ * saving as a multiple of the 3-identical rule's, the same less what twin stops saved (twins.ts),
+ * and, where a synthetic source knows its failed runs' honest prefixes, what stops outside honest
+ * work saved beside the calls after those prefixes.
  */
 import type { DetectorMetrics } from './metrics.js';
 import type { EvalReport, FileReport } from './report.js';
@@ -24,6 +22,10 @@ const HONEST_NOTE =
   'with, cut short): loop calls, the calls after those prefixes, the most a detector saves without stopping honest\n' +
   'work; then the saving of stops after the prefix, loopguard / 3 id. (a stop inside it stops work the same rule\n' +
   'stops on a successful run doing the same, identical or not).\n';
+
+/** A source's row for `detector`. */
+export const rowOf = (file: FileReport, detector: string): DetectorMetrics | undefined =>
+  file.rows.find((row) => row.detector === detector);
 
 /** `ours` as a multiple of `theirs`: null when both are 0, Infinity when only theirs is. */
 export const ratio = (ours: number, theirs: number): number | null =>
@@ -66,22 +68,14 @@ const HEADER = [
 const HONEST_COLUMN = HEADER.indexOf('outside honest work: loop calls; loopguard / 3 id.');
 
 function row(file: FileReport, ours: string, marked: boolean): string[] {
-  const by = (name: string) => file.rows.find((r) => r.detector === name);
   const caps = file.rows.filter((r) => CAPS.some((c) => c.test(r.detector)));
-  const lg = by(ours);
-  const three = by(THREE);
-  const five = by(FIVE);
+  const lg = rowOf(file, ours);
+  const three = rowOf(file, THREE);
+  const five = rowOf(file, FIVE);
   const cell = (f: (m: DetectorMetrics) => number | null, ...ms: (DetectorMetrics | undefined)[]) =>
     ms.map((m) => (m === undefined ? '-' : String(f(m) ?? '-'))).join(' / ');
   const earned = (m: DetectorMetrics) => m.callsSavedUnsuccessful - m.callsSavedByTwinStops;
-  const ratio =
-    lg === undefined || three === undefined
-      ? '-'
-      : times(lg.callsSavedUnsuccessful, three.callsSavedUnsuccessful);
-  const untwinned =
-    lg === undefined || three === undefined
-      ? '-'
-      : `${earned(lg)} / ${earned(three)} (${times(earned(lg), earned(three))})`;
+  const both = lg !== undefined && three !== undefined;
   return [
     `${file.name}${marked ? ' (synthetic)' : ''}`,
     lg === undefined ? '-' : `${lg.stuckCaught}/${lg.stuckRuns}`,
@@ -89,8 +83,8 @@ function row(file: FileReport, ours: string, marked: boolean): string[] {
     cell((m) => m.falseStops, lg, three, five, ...caps),
     cell((m) => m.callsSavedUnsuccessful, lg, three, five, ...caps),
     outsideHonestWork(file, lg, three),
-    untwinned,
-    ratio,
+    both ? `${earned(lg)} / ${earned(three)} (${times(earned(lg), earned(three))})` : '-',
+    both ? times(lg.callsSavedUnsuccessful, three.callsSavedUnsuccessful) : '-',
   ];
 }
 

@@ -1,15 +1,10 @@
 /**
  * Twin stops: a stop on a failed run that no rule could have made without also stopping a
- * successful run.
- *
- * A detector decides whether call `k` may run from what it has seen: the calls before `k` with
- * their results, and call `k` as requested. When a successful run of the same source is identical
- * to a failed one up to and including call `k`, and the detector stopped that successful run at
- * `k` too, the calls it saved on the failed run were paid for with a false stop: it could not tell
- * the two apart. Such savings are luck, not judgement (a synthetic stuck run's honest prefix is a
- * working run cut short, so a rule that stops a working shape early "saves" calls on the stuck runs
- * that begin with it). Counted per source, per detector, and only where the successful twin was
- * actually stopped at the same call, so nothing here rests on a claim about determinism.
+ * successful run. A detector decides on call `k` from the calls before it with their results and
+ * call `k` as requested; when a successful run of the same source is identical through call `k`
+ * and was stopped at `k` too, the calls saved on the failed run were paid for with a false stop
+ * (luck, not judgement: a synthetic stuck run begins with a working run cut short). Counted per
+ * source and detector, only where the twin was actually stopped at the same call.
  */
 import type { TraceCall, TraceRun } from '../trace/trace-run.js';
 import type { Verdict } from './detector.js';
@@ -60,13 +55,11 @@ export function twinStops(runs: readonly TraceRun[], verdicts: readonly Verdict[
   const falseStops = new Set<string>();
   runs.forEach((run, i) => {
     const stop = verdicts[i]?.stopIndex;
-    if (run.outcome.success === true && stop !== null && stop !== undefined)
-      falseStops.add(prefixKey(run, stop));
+    if (run.outcome.success === true && stop != null) falseStops.add(prefixKey(run, stop));
   });
   return runs.map((run, i) => {
     const stop = verdicts[i]?.stopIndex;
-    if (falseStops.size === 0 || run.outcome.success !== false || stop === null || stop === undefined)
-      return false;
+    if (falseStops.size === 0 || run.outcome.success !== false || stop == null) return false;
     return falseStops.has(prefixKey(run, stop));
   });
 }

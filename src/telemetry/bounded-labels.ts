@@ -1,3 +1,5 @@
+import { LOOP_RULES } from '../domain/index.js';
+
 /**
  * Label values are a bounded set, whatever agents and servers name: a series per distinct value
  * is kept forever by Prometheus, so 7,000 tool names would be 7,000 series. Rules come from the
@@ -11,11 +13,7 @@ export const OTHER = 'other';
 /** Every rule and stop reason the guard itself names (src/domain), plus "none". */
 const GUARD_RULES: ReadonlySet<string> = new Set([
   'none',
-  // loop rules
-  'exact_repeat',
-  'short_cycle',
-  'near_duplicate',
-  'no_progress',
+  ...LOOP_RULES,
   'consecutive_same_tool',
   // budgets
   'step_budget',

@@ -111,7 +111,12 @@ export class GuardTelemetry {
     body: (obs: CallObservation) => Promise<T>,
     outcome: (result: T) => CallEnd,
   ): Promise<T> {
-    const obs = this.startCall(runId, tool);
+    const span = this.tracing.startSpan(`execute_tool ${tool}`, {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': tool,
+      'loopguard.run_id': runId,
+    });
+    const obs = new CallObservation(this, span, tool);
     try {
       const r = await body(obs);
       obs.end(outcome(r));
@@ -121,14 +126,5 @@ export class GuardTelemetry {
       obs.end({ rule: null, errorType: typeof code === 'string' ? code : 'error' });
       throw e;
     }
-  }
-
-  private startCall(runId: string, tool: string): CallObservation {
-    const span = this.tracing.startSpan(`execute_tool ${tool}`, {
-      'gen_ai.operation.name': 'execute_tool',
-      'gen_ai.tool.name': tool,
-      'loopguard.run_id': runId,
-    });
-    return new CallObservation(this, span, tool);
   }
 }

@@ -8,20 +8,18 @@ import {
 } from '../domain/index.js';
 import { foldRun } from '../machines/index.js';
 import { RunSummaryFold } from '../projections/index.js';
-import type { RunListRow } from './run-list-page.js';
+import { type RunListRow, runListRow } from './run-list-page.js';
 
 /**
- * The run list folded from the runs topic, in memory that does not grow with a run's events: each
- * run is its row and its summary's tally; only a live run also keeps its state (the status of a
- * waiting run depends on its calls). An ended run's state goes with its stop: were it resumed,
- * its state is taken up again from the row, since nothing of an ended run but its status, tenant
- * and task type bears on a row after a resume (RunResumed starts the run's window afresh).
- * Gives the rows runListRows gives for a full RunsProjection (run-list-fold tests).
+ * The run list folded from the runs topic (the rows runListRows gives for a full RunsProjection),
+ * in memory that does not grow with a run's events: each run is its row and its summary's tally;
+ * only a live run also keeps its state (a waiting run's status depends on its calls). A resumed
+ * run's state is taken up again from its row: nothing else of an ended run bears on a row after a
+ * resume (RunResumed starts the run's window afresh).
  *
- * States kept are capped at `maxLive`, the runs touched last: a live run's state is as large as
- * its window and operations, and a log may hold any number of live runs. A run whose state was
- * dropped is `evicted`; before its next event is applied its state is taken up again, by folding
- * its own earlier events (`restore`): what the machine would say, never a guess.
+ * At most `maxLive` states are kept, the runs touched last; a run whose state was dropped is
+ * `evicted`, and before its next event its state is folded again from its own earlier events
+ * (`restore`): what the machine would say, never a guess.
  */
 export class RunListFold {
   private readonly summaries = new RunSummaryFold();
@@ -67,18 +65,8 @@ export class RunListFold {
     const s = foldRun(before, rec);
     if (isTerminal(s.status)) this.live.delete(id);
     else this.keep(id, s);
-    const sum = this.summaries.summary(id);
     // A Map keeps a key's first place when it is set again: the rows stay in order of first appearance.
-    this.byRun.set(id, {
-      runId: id,
-      state: s.status,
-      rule: sum?.rule ?? null,
-      tenant: s.tenant,
-      taskType: s.taskType,
-      stopStep: sum?.stop_step ?? null,
-      executed: sum?.calls_executed ?? 0,
-      total: sum?.calls_total ?? 0,
-    });
+    this.byRun.set(id, runListRow(id, s, this.summaries.summary(id)));
   }
 
   /** Every run's row, in the order runs first appeared in the log. */

@@ -2,6 +2,13 @@ import type { RecordedEvent } from '../domain/index.js';
 import { RunListFold } from './run-list-fold.js';
 import type { RunFilters, RunListRow } from './run-list-page.js';
 
+/** A filtered page of the run list: how many runs there are and match, and the page's runs' events. */
+export interface FilteredRunEvents {
+  readonly total: number;
+  readonly matching: number;
+  readonly runs: readonly (readonly RecordedEvent[])[];
+}
+
 /** Where the run list comes from: the runs topic read from an offset, or, where offsets are per partition (Kafka), a full scan. */
 export interface RunListSource {
   /** The runs topic's events from `offset` on, each with its offset; undefined where there is no single offset. */
@@ -24,15 +31,7 @@ export interface RunListSource {
      * The runs that match the filters, a page of them, from the store's run rows, each with its
      * events; null when the rows are not the log's (none yet, or behind it).
      */
-    filtered?(
-      filters: RunFilters,
-      offset: number,
-      limit: number,
-    ): Promise<{
-      readonly total: number;
-      readonly matching: number;
-      readonly runs: readonly (readonly RecordedEvent[])[];
-    } | null>;
+    filtered?(filters: RunFilters, offset: number, limit: number): Promise<FilteredRunEvents | null>;
   };
 }
 
@@ -50,13 +49,12 @@ interface SharedFold {
 
 /**
  * The run list for filtered pages (an unfiltered one is read from the store's run index), kept in
- * a RunListFold (a row per run, a state per live run, at most LIVE_STATES_KEPT of them where the
- * source can read a run again): each page reads only what was appended since the last one (from the runs offset it reached), so a list page costs the
- * new events, not the whole log. Readers arriving while it catches up share that one catch-up; one
- * whose client left stops waiting (and, if it was the one reading, stops the reading at the record
- * it reached: the next reader goes on from there). Without offsets (Kafka) every page scans the log
- * afresh, one scan shared by the readers that arrive while it runs and stopped at the next record
- * once every one of them left.
+ * a RunListFold (at most LIVE_STATES_KEPT live states where the source can read a run again). Each
+ * page reads only what was appended since the last one, so it costs the new events, not the whole
+ * log. Readers arriving during a catch-up share it; one whose client left stops waiting (and, if it
+ * was the one reading, stops at the record it reached: the next reader goes on from there). Without
+ * offsets (Kafka) every page scans the log afresh, one scan shared by the readers that arrive while
+ * it runs and stopped once every one of them left.
  */
 export class RunListIndex {
   private readonly fold: RunListFold;
@@ -64,8 +62,6 @@ export class RunListIndex {
   private catching: Promise<void> | null = null;
   private scanning: SharedFold | null = null;
   private cached: { readonly at: number; readonly rows: RunListRow[] } | null = null;
-  /** Records read from the source, for tests and the curious: work done, not work asked for. */
-  recordsRead = 0;
 
   constructor(private readonly source: RunListSource) {
     this.fold = new RunListFold(source.runs === undefined ? Number.POSITIVE_INFINITY : LIVE_STATES_KEPT);
@@ -98,7 +94,6 @@ export class RunListIndex {
           all.filter((e) => e.seq < event.seq),
         );
       }
-      this.recordsRead++;
       this.fold.apply(event);
       this.next = offset + 1;
       if (signal.aborted) throw new Abandoned('the client went away');
@@ -130,7 +125,6 @@ export class RunListIndex {
     const done = this.source
       .scan((rec) => {
         if (waiting.readers === 0) throw new Abandoned('every client that asked went away');
-        this.recordsRead++;
         fold.apply(rec);
       })
       .then(() => fold.rows())

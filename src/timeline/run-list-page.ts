@@ -1,5 +1,5 @@
-import { TERMINAL_STATES } from '../domain/index.js';
-import type { RunsProjection } from '../projections/index.js';
+import { type RunState, TERMINAL_STATES } from '../domain/index.js';
+import type { RunSummary, RunsProjection } from '../projections/index.js';
 import { esc, page } from './html.js';
 
 /** One line of the run list: a run's summary with who ran it and where it stands. */
@@ -21,30 +21,25 @@ export interface RunFilters {
   readonly tenant?: string;
 }
 
+/** A run's row, from its state and its summary. */
+export const runListRow = (
+  runId: string,
+  st: Pick<RunState, 'status' | 'tenant' | 'taskType'> | undefined,
+  s: RunSummary | undefined,
+): RunListRow => ({
+  runId,
+  state: st?.status ?? 'NEW',
+  rule: s?.rule ?? null,
+  tenant: st?.tenant ?? null,
+  taskType: st?.taskType ?? null,
+  stopStep: s?.stop_step ?? null,
+  executed: s?.calls_executed ?? 0,
+  total: s?.calls_total ?? 0,
+});
+
 /** The list needs only the runs: a full Projections, or the ui's RunListIndex. */
 export function runListRows(p: { readonly runs: RunsProjection }): RunListRow[] {
-  return p.runs.allSummaries().map((s) => {
-    const st = p.runs.get(s.run_id);
-    return {
-      runId: s.run_id,
-      state: st?.status ?? 'NEW',
-      rule: s.rule,
-      tenant: st?.tenant ?? null,
-      taskType: st?.taskType ?? null,
-      stopStep: s.stop_step,
-      executed: s.calls_executed,
-      total: s.calls_total,
-    };
-  });
-}
-
-function filterRuns(rows: readonly RunListRow[], f: RunFilters): RunListRow[] {
-  return rows.filter(
-    (r) =>
-      (f.state === undefined || r.state === f.state) &&
-      (f.rule === undefined || r.rule === f.rule) &&
-      (f.tenant === undefined || r.tenant === f.tenant),
-  );
+  return p.runs.allSummaries().map((s) => runListRow(s.run_id, p.runs.get(s.run_id), s));
 }
 
 /** The states a run can be listed in: fixed, so the form needs no read of every run. */
@@ -69,10 +64,8 @@ export const DEFAULT_PAGE: RunPaging = { limit: 100, offset: 0 };
 export const MAX_PAGE_LIMIT = 1000;
 
 /** The link to another slice of the list, keeping the filters. */
-function pageHref(f: RunFilters, p: RunPaging): string {
-  const q = new URLSearchParams({ ...f, limit: String(p.limit), offset: String(p.offset) });
-  return `/?${q.toString()}`;
-}
+const pageHref = (f: RunFilters, p: RunPaging) =>
+  `/?${new URLSearchParams({ ...f, limit: String(p.limit), offset: String(p.offset) })}`;
 
 /** One page of the run list: its rows, and how many runs match the filters and are there in all. */
 export interface RunListView {
@@ -83,7 +76,12 @@ export interface RunListView {
 
 /** The page `paging` of `all` under the filters. */
 export function viewOf(all: readonly RunListRow[], f: RunFilters, paging: RunPaging): RunListView {
-  const matching = filterRuns(all, f);
+  const matching = all.filter(
+    (r) =>
+      (f.state === undefined || r.state === f.state) &&
+      (f.rule === undefined || r.rule === f.rule) &&
+      (f.tenant === undefined || r.tenant === f.tenant),
+  );
   return {
     rows: matching.slice(paging.offset, paging.offset + paging.limit),
     matching: matching.length,

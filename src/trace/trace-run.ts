@@ -1,8 +1,9 @@
+import type { ResultKind } from '../domain/events.js';
+
 /**
  * One recorded agent run, in the JSONL format of ../shared/traces/README.md, plus the optional
  * per-call fields loopguard understands (result class, progress version, side effects, spend).
  */
-type TraceResultKind = 'SUCCESS' | 'RETRYABLE' | 'PRECONDITION' | 'FATAL' | 'PENDING';
 
 export interface TraceCall {
   readonly step: number;
@@ -12,7 +13,7 @@ export interface TraceCall {
   readonly result_sha256: string;
   readonly result_len?: number;
   readonly after_user_turn: boolean;
-  readonly kind?: TraceResultKind;
+  readonly kind?: ResultKind;
   readonly code?: string;
   readonly progress_version?: number;
   readonly operation_key?: string;

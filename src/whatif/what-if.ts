@@ -70,17 +70,8 @@ export function whatIf(run: RecordedRun, policy: Policy, deps: DeciderDeps): Wha
   };
 }
 
-export interface WhatIfTotals {
-  readonly runs: number;
-  readonly earlier: number;
-  readonly same: number;
-  readonly later: number;
-  readonly not_at_all: number;
-  readonly calls_saved: number;
-  readonly calls_lost: number;
-}
-
-export function whatIfTotals(rows: readonly WhatIfRow[]): WhatIfTotals {
+/** The runs by change, and the calls saved and lost over all of them. */
+export function whatIfTotals(rows: readonly WhatIfRow[]) {
   const count = (c: WhatIfChange) => rows.filter((r) => r.change === c).length;
   return {
     runs: rows.length,

@@ -1,5 +1,4 @@
-import type { TraceCall, TraceRun } from '../../trace/trace-run.js';
-import { type Detector, nthInARow, type Verdict } from '../detector.js';
+import { type Detector, nthInARow } from '../detector.js';
 
 /**
  * Gemini CLI `LoopDetectionService` tool-call check, `TOOL_CALL_LOOP_THRESHOLD = 5`.
@@ -15,15 +14,10 @@ import { type Detector, nthInARow, type Verdict } from '../detector.js';
  * - the service is `reset()` for each new user prompt (new prompt_id), so a user turn restarts the
  *   count. (Its content-chanting and LLM-based checks need model text, which the traces lack.)
  */
-const GEMINI_CLI_TOOL_CALL_LOOP_THRESHOLD = 5;
-
-function geminiKey(call: TraceCall): string {
-  return `${call.tool}:${JSON.stringify(call.args)}`;
-}
-
-export function geminiCliToolLoop(threshold: number = GEMINI_CLI_TOOL_CALL_LOOP_THRESHOLD): Detector {
+export function geminiCliToolLoop(threshold = 5): Detector {
   return {
     name: `gemini-cli tool loop=${threshold}`,
-    judge: (run: TraceRun): Verdict => nthInARow(run, threshold, 'tool_call_loop', geminiKey),
+    judge: (run) =>
+      nthInARow(run, threshold, 'tool_call_loop', (call) => `${call.tool}:${JSON.stringify(call.args)}`),
   };
 }

@@ -1,5 +1,4 @@
-import type { TraceRun } from '../../trace/trace-run.js';
-import { type Detector, nthInARow, type Verdict } from '../detector.js';
+import { type Detector, nthInARow } from '../detector.js';
 import { callIdentity } from '../identity.js';
 
 /**
@@ -10,12 +9,10 @@ import { callIdentity } from '../identity.js';
  * framework rule modelled here. N = 3 is the simplest rule the guard must beat; N = 5 is the
  * patient variant (Gemini CLI's threshold, without its argument-order sensitivity).
  */
-export const IDENTICAL_IN_A_ROW = [3, 5] as const;
-
 export function identicalInARow(n: number): Detector {
   if (!Number.isInteger(n) || n < 2) throw new RangeError(`n must be an integer >= 2, got ${n}`);
   return {
     name: `${n} identical in a row`,
-    judge: (run: TraceRun): Verdict => nthInARow(run, n, 'identical_in_a_row', callIdentity),
+    judge: (run) => nthInARow(run, n, 'identical_in_a_row', callIdentity),
   };
 }

@@ -1,11 +1,9 @@
 import type { Detector } from '../detector.js';
-import { crewaiMaxIter } from './crewai-max-iter.js';
 import { geminiCliToolLoop } from './gemini-cli-tool-loop.js';
-import { IDENTICAL_IN_A_ROW, identicalInARow } from './identical-in-a-row.js';
-import { openaiAgentsMaxTurns } from './openai-agents-max-turns.js';
+import { identicalInARow } from './identical-in-a-row.js';
 import { openhandsStuck } from './openhands-stuck.js';
 import { rooCodeToolRepetition } from './roo-code-tool-repetition.js';
-import { vercelAiStepCount } from './vercel-ai-step-count.js';
+import { crewaiMaxIter, openaiAgentsMaxTurns, vercelAiStepCount } from './step-cap.js';
 
 export { looksLikeErrorResult } from './error-result.js';
 export {
@@ -24,7 +22,8 @@ export {
  */
 export function defaultBaselines(): Detector[] {
   return [
-    ...IDENTICAL_IN_A_ROW.map((n) => identicalInARow(n)),
+    identicalInARow(3),
+    identicalInARow(5),
     openaiAgentsMaxTurns(),
     vercelAiStepCount(),
     crewaiMaxIter(),

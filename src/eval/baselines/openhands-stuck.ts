@@ -1,5 +1,4 @@
-import type { TraceRun } from '../../trace/trace-run.js';
-import { type Detector, NO_STOP, startsNewUserTurn, stopAt, type Verdict } from '../detector.js';
+import { type Detector, NO_STOP, startsNewUserTurn, stopAt } from '../detector.js';
 import { callIdentity } from '../identity.js';
 import { looksLikeErrorResult } from './error-result.js';
 
@@ -32,42 +31,29 @@ import { looksLikeErrorResult } from './error-result.js';
 export function openhandsStuck(): Detector {
   return {
     name: 'openhands stuck',
-    judge(run: TraceRun): Verdict {
+    judge(run) {
       const ids = run.calls.map((call) => callIdentity(call));
-      const results = run.calls.map((call) => call.result_sha256);
       const errors = run.calls.map((call) => looksLikeErrorResult(call.result));
-      const sameAction = (a: number, b: number): boolean => ids[a] === ids[b];
-      const sameObservation = (a: number, b: number): boolean => results[a] === results[b];
+      const sameAction = (a: number, b: number) => ids[a] === ids[b];
+      const same = (a: number, b: number) =>
+        sameAction(a, b) && run.calls[a]?.result_sha256 === run.calls[b]?.result_sha256;
       let segmentStart = 0;
       for (let k = 0; k < run.calls.length; k++) {
         if (startsNewUserTurn(run, k)) segmentStart = k;
         const inSegment = k - segmentStart + 1;
-        if (inSegment >= 4) {
-          let repeating = true;
-          for (let j = k - 2; j <= k; j++) {
-            if (!sameAction(k - 3, j) || !sameObservation(k - 3, j)) repeating = false;
-          }
-          if (repeating) return stopAt(run, k + 1, 'repeating_action_observation');
-        }
-        if (inSegment >= 3) {
-          const actions = sameAction(k - 2, k - 1) && sameAction(k - 2, k);
-          if (actions && errors[k - 2] === true && errors[k - 1] === true && errors[k] === true) {
-            return stopAt(run, k + 1, 'repeating_action_error');
-          }
-        }
-        if (inSegment >= 6) {
-          const actions =
-            sameAction(k, k - 2) &&
-            sameAction(k, k - 4) &&
-            sameAction(k - 1, k - 3) &&
-            sameAction(k - 1, k - 5);
-          const observations =
-            sameObservation(k, k - 2) &&
-            sameObservation(k, k - 4) &&
-            sameObservation(k - 1, k - 3) &&
-            sameObservation(k - 1, k - 5);
-          if (actions && observations) return stopAt(run, k + 1, 'repeating_action_observation_pattern');
-        }
+        if (inSegment >= 4 && same(k - 3, k - 2) && same(k - 3, k - 1) && same(k - 3, k))
+          return stopAt(run, k + 1, 'repeating_action_observation');
+        if (
+          inSegment >= 3 &&
+          sameAction(k - 2, k - 1) &&
+          sameAction(k - 2, k) &&
+          errors[k - 2] === true &&
+          errors[k - 1] === true &&
+          errors[k] === true
+        )
+          return stopAt(run, k + 1, 'repeating_action_error');
+        if (inSegment >= 6 && same(k, k - 2) && same(k, k - 4) && same(k - 1, k - 3) && same(k - 1, k - 5))
+          return stopAt(run, k + 1, 'repeating_action_observation_pattern');
       }
       return NO_STOP;
     },

@@ -1,5 +1,5 @@
-import type { TraceCall, TraceRun } from '../../trace/trace-run.js';
-import { type Detector, NO_STOP, nthInARow, type Verdict } from '../detector.js';
+import type { TraceCall } from '../../trace/trace-run.js';
+import { type Detector, NO_STOP, nthInARow } from '../detector.js';
 
 /**
  * Roo Code `ToolRepetitionDetector` (consecutive identical tool calls), default limit 3.
@@ -19,8 +19,6 @@ import { type Detector, NO_STOP, nthInARow, type Verdict } from '../detector.js'
  * - a user turn between calls breaks consecutiveness (in Roo the agent's question to the user is
  *   itself a different tool call, ask_followup_question).
  */
-const ROO_CODE_DEFAULT_LIMIT = 3;
-
 function rooSerialize(call: TraceCall): string {
   const sorted: Record<string, unknown> = {};
   for (const key of Object.keys(call.args).sort()) sorted[key] = call.args[key];
@@ -32,10 +30,10 @@ function isBrowserScroll(call: TraceCall): boolean {
   return call.tool === 'browser_action' && (action === 'scroll_down' || action === 'scroll_up');
 }
 
-export function rooCodeToolRepetition(limit: number = ROO_CODE_DEFAULT_LIMIT): Detector {
+export function rooCodeToolRepetition(limit = 3): Detector {
   return {
     name: `roo-code repetition limit=${limit}`,
-    judge(run: TraceRun): Verdict {
+    judge(run) {
       if (limit <= 0) return NO_STOP; // 0 (or negative) means unlimited in Roo Code
       // Roo's counter is 0 on a new call: the call refused at `limit` is the (limit + 1)-th in a row.
       return nthInARow(run, limit + 1, 'tool_repetition', (call) =>

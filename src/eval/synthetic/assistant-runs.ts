@@ -29,11 +29,7 @@ function traceRun(
     run_id: runId,
     source: 'synthetic',
     outcome: { success, detail: success ? 'task done' : 'gave up' },
-    calls: calls.map((c, step) => ({
-      ...c.call,
-      step,
-      ...(key === 'stable' ? { result_sha256: `stable:${c.stable}` } : {}),
-    })),
+    calls: calls.map((c) => (key === 'stable' ? { ...c.call, result_sha256: `stable:${c.stable}` } : c.call)),
   };
 }
 

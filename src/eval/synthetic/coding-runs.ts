@@ -88,11 +88,9 @@ function generated(seed: number): { runs: TraceRun[]; honest: Map<string, number
  * carries how many calls of each stuck run are its honest prefix (the working run it begins with,
  * cut short): the calls after it are the loop, what a guard could save without stopping honest work.
  */
-export function syntheticCodingFiles(seed: number = SYNTHETIC_SEED): {
-  name: string;
-  runs: TraceRun[];
-  honestPrefixes: ReadonlyMap<string, number>;
-}[] {
+export function syntheticCodingFiles(
+  seed: number = SYNTHETIC_SEED,
+): { name: string; runs: TraceRun[]; honestPrefixes: ReadonlyMap<string, number> }[] {
   const { runs, honest } = generated(seed);
   return HARNESSES.map((h) => ({
     name: `synthetic-${h.name}`,
@@ -106,6 +104,6 @@ function traceRun(runId: string, log: CallLog, success: boolean): TraceRun {
     run_id: runId,
     source: 'synthetic',
     outcome: { success, detail: success ? 'tests pass' : 'gave up' },
-    calls: log.calls.map((c, step) => ({ ...c, step })),
+    calls: log.calls,
   };
 }

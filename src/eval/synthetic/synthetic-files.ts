@@ -3,10 +3,9 @@ import { ASSISTANT_FAMILY, syntheticAssistantRuns } from './assistant-runs.js';
 import { syntheticCodingFiles } from './coding-runs.js';
 
 /**
- * The seeds `eval --synthetic` draws every family from unless given others: listed, never drawn,
- * so the output is the same on every run. Several, because which stuck runs begin with honest work
- * the one-line rule happens to stop is itself a draw (the README's evaluation); five keep
- * `npm run eval` within twice its one-seed time. 11 was the coding families' only seed before.
+ * The seeds `eval --synthetic` draws every family from unless given others: listed, so the output
+ * is the same on every run. Several, because which stuck runs begin with honest work the one-line
+ * rule happens to stop is itself a draw (the README's evaluation).
  */
 export const DEFAULT_SYNTHETIC_SEEDS: readonly number[] = [11, 12, 13, 14, 15];
 
