@@ -28,7 +28,6 @@ function perRun(n: number): { actor: number; state: number } {
     actors.push(a);
   }
   const actor = (heapAfterGc() - before) / n;
-  for (const a of actors) a.stop();
   actors.length = 0;
   const base = heapAfterGc();
   const states: RunState[] = [];

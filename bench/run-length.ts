@@ -22,7 +22,6 @@ function perCall(length: number): number {
     }
     spent += performance.now() - t0;
     if (actor.state.steps !== length) throw new Error(`run of ${length} ended early: ${actor.state.status}`);
-    actor.stop();
   }
   return (spent * 1000) / TOTAL_CALLS;
 }

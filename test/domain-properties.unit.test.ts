@@ -183,7 +183,6 @@ describe('properties of random traces', () => {
           streak = streak.tool === s.tool ? { tool: s.tool, n: streak.n + 1 } : { tool: s.tool, n: 1 };
           expect(streak.n).toBeLessThanOrEqual(p.maxConsecutiveSameTool ?? Infinity);
         }
-        actor.stop();
       }),
       params,
     );
@@ -192,12 +191,11 @@ describe('properties of random traces', () => {
   it('a stopped run never executes another call', () => {
     fc.assert(
       fc.property(runPolicy, trace, (p, ops) => {
-        const { actor, steps } = drive(p, ops);
+        const { steps } = drive(p, ops);
         const firstEnd = steps.findIndex((s) => isTerminal(s.before.status));
         if (firstEnd >= 0) {
           for (const s of steps.slice(firstEnd)) expect(s.decision).toBe('refuse');
         }
-        actor.stop();
       }),
       params,
     );
@@ -209,8 +207,6 @@ describe('properties of random traces', () => {
         const a = drive(p, ops);
         const b = drive(p, ops);
         expect(b.log).toEqual(a.log);
-        a.actor.stop();
-        b.actor.stop();
       }),
       params,
     );
@@ -225,8 +221,6 @@ describe('properties of random traces', () => {
         expect(restored.status).toBe(actor.status);
         expect(log.reduce(foldRun, initialState('prop'))).toEqual(actor.state);
         expect(actor.status).toBe(actor.state.status);
-        actor.stop();
-        restored.stop();
       }),
       params,
     );
@@ -244,7 +238,6 @@ describe('the generator', () => {
         if (r.event.type === 'GuardDecided' && r.event.rule !== null) rules.add(r.event.rule);
       statuses.add(actor.status);
       executed += actor.state.steps;
-      actor.stop();
     }
     expect(executed).toBeGreaterThan(400);
     for (const rule of [

@@ -29,7 +29,6 @@ describe('RunActor: the machine state follows the run status', () => {
     expect(actor.status).toBe('NEW');
     actor.commit(r.value);
     expect(actor.status).toBe('RUNNING');
-    actor.stop();
   });
 
   it('RUNNING -> WAITING after RETRYABLE -> RUNNING on the executed retry -> STOPPED_LOOP_GUARD -> RUNNING on resume', () => {
@@ -68,7 +67,6 @@ describe('RunActor: the machine state follows the run status', () => {
       'RUNNING',
     ]);
     expect(actor.state.status).toBe(actor.status);
-    actor.stop();
   });
 
   it('follows NEEDS_HUMAN, FAILED, COMPLETED and PARTIAL', () => {
@@ -106,7 +104,6 @@ describe('RunActor: the machine state follows the run status', () => {
       send({ type: 'RequestToolCall', callId: 'c1', tool: 't', args: {} });
       for (const c of cmds) send(c);
       expect(actor.status, status).toBe(status);
-      actor.stop();
     }
   });
 
@@ -118,7 +115,6 @@ describe('RunActor: the machine state follows the run status', () => {
     clock.advance(1000);
     send({ type: 'RequestToolCall', callId: 'p2', tool: 'job', args: { id: 'j' } });
     expect(actor.status).toBe('RUNNING');
-    actor.stop();
   });
 
   it('a proposal that is never committed leaves no trace', () => {
@@ -127,7 +123,6 @@ describe('RunActor: the machine state follows the run status', () => {
     const r = actor.propose({ type: 'RequestToolCall', callId: 'c1', tool: 't', args: {} });
     expect(r.ok).toBe(true);
     expect(actor.state).toEqual(before);
-    actor.stop();
   });
 
   it('stamps events with the injected clock and consecutive sequence numbers', () => {
@@ -139,7 +134,6 @@ describe('RunActor: the machine state follows the run status', () => {
       [3, 4242, 'run-m/3'],
     ]);
     expect(actor.state.seq).toBe(3);
-    actor.stop();
   });
 
   it('a fresh actor restored from the events has the same snapshot and state value', () => {
@@ -150,7 +144,5 @@ describe('RunActor: the machine state follows the run status', () => {
     expect(restored.status).toBe('WAITING');
     expect(restored.state).toEqual(actor.state);
     expect(log.reduce(foldRun, initialState('run-m'))).toEqual(actor.state);
-    actor.stop();
-    restored.stop();
   });
 });

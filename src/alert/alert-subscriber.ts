@@ -7,7 +7,7 @@
 import { LoopguardError } from '../domain/errors.js';
 import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
-import { DecodingConsumer, DLQ_HEADERS } from '../log/kafka/decoding-consumer.js';
+import { DecodingConsumer, deadLetterHeaders } from '../log/kafka/decoding-consumer.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import type { AlertSink } from './alert-sinks.js';
 import { DEFAULT_RETRY, deliverWithRetry, type RetryPolicy, type Sleep } from './deliver-with-retry.js';
@@ -76,13 +76,12 @@ export async function startAlertSubscriber(opts: AlertSubscriberOptions): Promis
           {
             key: alert.event_id,
             value: Buffer.from(JSON.stringify(alert)),
-            headers: {
-              [DLQ_HEADERS.reason]: e.message,
-              [DLQ_HEADERS.code]: e.code,
-              [DLQ_HEADERS.topic]: opts.log.physicalName(TOPICS.stops),
-              [DLQ_HEADERS.partition]: String(record.partition),
-              [DLQ_HEADERS.offset]: String(record.offset),
-            },
+            headers: deadLetterHeaders(
+              { code: e.code, reason: e.message },
+              opts.log.physicalName(TOPICS.stops),
+              record.partition,
+              record.offset,
+            ),
           },
         ]);
         opts.onDeadLettered?.(alert.event_id, e);

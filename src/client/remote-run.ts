@@ -208,10 +208,6 @@ export class RemoteRun implements Run {
     return d.checkpoint_id ?? '';
   }
 
-  /**
-   * A person's verdict on an in-doubt operation of this run: it happened (with its result, which
-   * later calls get back cached) or it certainly did not (the key is free to run again).
-   */
   async settle(
     operationKey: string,
     verdict: { happened: boolean; result?: unknown; settledBy: string },
@@ -224,12 +220,7 @@ export class RemoteRun implements Run {
     });
   }
 
-  /**
-   * A deliberate second execution: `newKey` may run although `oldKey` is done or in doubt. The
-   * reason and approver are recorded in the shared ledger; the note comes back as the worker
-   * recorded it (keys redacted under the workers' key). Refused with `reissue_refused` when the
-   * old key has no entry or is in flight, or the new key is in use.
-   */
+  /** The note comes back as the worker recorded it (keys redacted under the workers' key). */
   async reissue(
     oldKey: string,
     newKey: string,
@@ -245,7 +236,6 @@ export class RemoteRun implements Run {
     return JSON.parse(d.result_json as string) as ReissueNote;
   }
 
-  /** Ends the run by a verifier's verdict: COMPLETED when verified, else PARTIAL with its gaps. */
   async finish(r: { verified: boolean; gaps?: readonly string[] }): Promise<RemoteRunState> {
     await this.step('FINISH', { verified: r.verified, gaps: r.gaps ? [...r.gaps] : null });
     return this.last;

@@ -137,7 +137,4 @@ export class RunActor {
     }
     return ok(state);
   }
-
-  /** Kept for callers that end a run's actor; there is nothing to release. */
-  stop(): void {}
 }

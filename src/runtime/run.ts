@@ -42,7 +42,8 @@ export interface Run {
   ): Promise<void>;
   /**
    * A deliberate second execution: `newKey` may run although `oldKey` is done or in doubt. The
-   * reason and approver are recorded in the ledger; the old entry stays untouched.
+   * reason and approver are recorded in the ledger; the old entry stays untouched. Refused with
+   * `reissue_refused` when the old key has no entry or is in flight, or the new key is in use.
    */
   reissue(oldKey: string, newKey: string, why: { reason: string; approvedBy?: string }): Promise<ReissueNote>;
   /** Ends the run by a verifier's verdict: COMPLETED when verified, else PARTIAL with its gaps. */

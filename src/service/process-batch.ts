@@ -6,11 +6,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { KafkaMessage } from 'kafkajs';
-import { ConflictError, InvalidInputError, LoopguardError, type RecordedEvent } from '../domain/index.js';
+import {
+  ConflictError,
+  InvalidInputError,
+  type LoopguardError,
+  type RecordedEvent,
+} from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
 import type { EventStore } from '../log/event-store.js';
 import type { OutMessage } from '../log/kafka/copies-of-batch.js';
-import { DLQ_HEADERS } from '../log/kafka/decoding-consumer.js';
+import { deadLetterCause, deadLetterHeaders } from '../log/kafka/decoding-consumer.js';
 import { headersToStrings } from '../log/kafka/kafka-error.js';
 import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import { AFTER_HEADER, BATCH_HEADER } from '../log/kafka/run-batch-fold.js';
@@ -93,20 +98,10 @@ export async function processBatch(
       decoded = await ctx.requests.decode(value);
     } catch (e) {
       // A registry that is down is a reason to retry the batch, not to dead-letter the request.
-      if (e instanceof LoopguardError && e.retriable) throw e;
-      const code = e instanceof LoopguardError ? e.code : 'undecodable';
-      const reason = (e as Error).message;
-      dlqOut.push({
-        key,
-        value,
-        headers: {
-          [DLQ_HEADERS.reason]: reason,
-          [DLQ_HEADERS.code]: code,
-          [DLQ_HEADERS.topic]: ctx.topic,
-          [DLQ_HEADERS.partition]: String(ctx.partition),
-          [DLQ_HEADERS.offset]: m.offset,
-        },
-      });
+      const cause = deadLetterCause(e);
+      if (cause === undefined) throw e;
+      const { code, reason } = cause;
+      dlqOut.push({ key, value, headers: deadLetterHeaders(cause, ctx.topic, ctx.partition, m.offset) });
       const message = `the request could not be decoded (${reason}); it is on the dead-letter topic`;
       decisionsOut.push(
         unanswered(ctx, key, headers[REQUEST_ID_HEADER] ?? '', { code, field: 'value', message }),

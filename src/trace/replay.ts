@@ -91,7 +91,6 @@ export function replayRun(
       step({ type: 'Fail', reason: run.outcome.detail ?? 'the recorded run failed' });
     else step({ type: 'Finish', verified: false, gaps: ['outcome unknown'] });
   }
-  actor.stop();
   const fold = new RunSummaryFold();
   for (const e of events) fold.apply(e);
   const summary = fold.summary(run.run_id);
