@@ -9,6 +9,15 @@ export type LedgerView =
   | { readonly status: 'completed'; readonly resultJson: string }
   | { readonly status: 'in_doubt' };
 
+/** How the guard judged a result when it was recorded. */
+export interface ResultJudgement {
+  readonly informative: boolean;
+  readonly answersAsk: boolean;
+  /** The recorded result class (see ToolCallCompleted.resultClass); absent on older records. */
+  readonly resultClass?: string | null;
+  readonly failed?: boolean;
+}
+
 export type Command =
   | {
       readonly type: 'StartRun';
@@ -56,13 +65,7 @@ export type Command =
        * The judgement of the result recorded when it first came (a re-decision from the log, which
        * keeps results as hashes, not text); else judged from `resultJson`.
        */
-      readonly judgement?: {
-        readonly informative: boolean;
-        readonly answersAsk: boolean;
-        /** The recorded result class (see ToolCallCompleted.resultClass); absent on older records. */
-        readonly resultClass?: string | null;
-        readonly failed?: boolean;
-      };
+      readonly judgement?: ResultJudgement;
       readonly family?: FamilyView;
       readonly atMs: number;
     }

@@ -1,3 +1,4 @@
+import type { ResultJudgement } from '../domain/commands.js';
 import type { ResultKind } from '../domain/events.js';
 
 /**
@@ -26,12 +27,7 @@ export interface TraceCall {
    * How the guard judged the result when it was recorded, for a run read back from the log (which
    * keeps a result's hash, not its text); not part of the trace file format.
    */
-  readonly judgement?: {
-    readonly informative: boolean;
-    readonly answersAsk: boolean;
-    readonly resultClass?: string | null;
-    readonly failed?: boolean;
-  };
+  readonly judgement?: ResultJudgement;
 }
 
 interface TraceOutcome {
