@@ -4,11 +4,17 @@
  * backoff; anything else, and anything past the deadline, fails at once with a coded error.
  */
 import { createRequire } from 'node:module';
-import { KafkaJSConnectionError, KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded } from 'kafkajs';
+import {
+  type Admin,
+  KafkaJSConnectionError,
+  KafkaJSNonRetriableError,
+  KafkaJSNumberOfRetriesExceeded,
+} from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { LoopguardError } from '../src/domain/errors.js';
 import { kafkaError } from '../src/log/kafka/kafka-error.js';
 import { isRetriableKafkaError, type KafkaRetry, withKafkaRetry } from '../src/log/kafka/kafka-retry.js';
+import { fetchTopicOffsets } from '../src/log/kafka/topic-registry.js';
 
 const { createErrorFromCode } = createRequire(import.meta.url)('kafkajs/src/protocol/error.js') as {
   createErrorFromCode(code: number): Error & { type: string; retriable: boolean };
@@ -103,5 +109,45 @@ describe('withKafkaRetry', () => {
     // 100, 200, 400, 400, 400 reach the deadline exactly; one more would pass it.
     expect(slept).toEqual([100, 200, 400, 400, 400]);
     expect(got.details.attempts).toBe(6);
+  });
+});
+
+describe('fetchTopicOffsets', () => {
+  const createAdmin = createRequire(import.meta.url)('kafkajs/src/admin/index.js') as (o: unknown) => Admin;
+  /**
+   * kafkajs's own admin over a cluster that, for the first `lost` attempts, answers the request of
+   * the low offsets with nothing (no leader known for it: a leader moving, or the client's metadata
+   * refreshed between the two requests) or, with `wrongPartition`, about another partition.
+   */
+  function adminLosingLeader(lost: number, wrongPartition = false) {
+    let requests = 0;
+    const logger = { namespace: () => logger, info() {}, warn() {}, error() {}, debug() {} };
+    const cluster = {
+      addTargetTopic: async () => {},
+      refreshMetadataIfNecessary: async () => {},
+      refreshMetadata: async () => {},
+      findTopicPartitionMetadata: () => [{ partitionId: 0 }],
+      fetchTopicsOffset: async ([{ topic, fromBeginning }]: [{ topic: string; fromBeginning: boolean }]) => {
+        requests++;
+        const offset = fromBeginning ? '3' : '9';
+        if (!fromBeginning || requests > 2 * lost) return [{ topic, partitions: [{ partition: 0, offset }] }];
+        return wrongPartition ? [{ topic, partitions: [{ partition: 1, offset }] }] : [];
+      },
+    };
+    return createAdmin({ logger, cluster, retry: { retries: 0 }, instrumentationEmitter: { emit() {} } });
+  }
+
+  it("retries kafkajs's empty answer when it knew no leader for the second request, and returns the offsets", async () => {
+    await expect(adminLosingLeader(2).fetchTopicOffsets('t')).rejects.toThrow(TypeError);
+    await expect(fetchTopicOffsets(adminLosingLeader(2), 't', fast)).resolves.toEqual([
+      { partition: 0, offset: '9', high: '9', low: '3' },
+    ]);
+  });
+
+  it('fails at once on a TypeError of another kind', async () => {
+    const got = await fetchTopicOffsets(adminLosingLeader(1, true), 't', fast).catch((e) => e);
+    expect(got).toMatchObject({ code: 'kafka_unavailable' });
+    expect(got.message).toMatch(/fetching offsets of t: Cannot read properties of undefined/);
+    expect(got.message).not.toMatch(/attempts/);
   });
 });

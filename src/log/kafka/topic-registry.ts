@@ -3,7 +3,7 @@
  * (rather than relying on broker auto-creation) is what makes the ledger compacted and the runs
  * topic keep its history; an existing topic is taken as it is, with its own partition count.
  */
-import type { Admin } from 'kafkajs';
+import { type Admin, KafkaJSError } from 'kafkajs';
 import { kafkaError } from './kafka-error.js';
 import { KAFKA_RETRY, type KafkaRetryPolicy, withKafkaRetry } from './kafka-retry.js';
 import type { TopicLayout } from './topic-layout.js';
@@ -31,7 +31,24 @@ export function fetchTopicOffsets(
   topic: string,
   policy: KafkaRetryPolicy = KAFKA_RETRY,
 ): ReturnType<Admin['fetchTopicOffsets']> {
-  return withKafkaRetry(`fetching offsets of ${topic}`, () => admin.fetchTopicOffsets(topic), { policy });
+  return withKafkaRetry(
+    `fetching offsets of ${topic}`,
+    () => admin.fetchTopicOffsets(topic).catch(leaderLost),
+    { policy },
+  );
+}
+
+/**
+ * kafkajs asks for the high and the low offsets in two requests, sent to each partition's leader
+ * as its metadata knows them, and takes each answer with `.pop()`. When it knows no leader for
+ * the topic at the second request (a leader moving, or the client's metadata refreshed between
+ * the two), that answer is empty and kafkajs throws a TypeError, not a Kafka error. It is the
+ * transient state NOT_LEADER_OR_FOLLOWER names, so it is retried as one.
+ */
+function leaderLost(e: unknown): never {
+  if (e instanceof TypeError && e.message.includes('.pop(...)'))
+    throw new KafkaJSError(e, { retriable: true });
+  throw e;
 }
 
 const CREATE_ATTEMPTS = 8;
