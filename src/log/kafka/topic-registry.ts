@@ -3,7 +3,7 @@
  * (rather than relying on broker auto-creation) is what makes the ledger compacted and the runs
  * topic keep its history; an existing topic is taken as it is, with its own partition count.
  */
-import { type Admin, KafkaJSError } from 'kafkajs';
+import kafkajs, { type Admin } from 'kafkajs';
 import { kafkaError } from './kafka-error.js';
 import { KAFKA_RETRY, type KafkaRetryPolicy, withKafkaRetry } from './kafka-retry.js';
 import type { TopicLayout } from './topic-layout.js';
@@ -43,11 +43,12 @@ export function fetchTopicOffsets(
  * as its metadata knows them, and takes each answer with `.pop()`. When it knows no leader for
  * the topic at the second request (a leader moving, or the client's metadata refreshed between
  * the two), that answer is empty and kafkajs throws a TypeError, not a Kafka error. It is the
- * transient state NOT_LEADER_OR_FOLLOWER names, so it is retried as one.
+ * transient state NOT_LEADER_OR_FOLLOWER names, so it is retried as one. (kafkajs's error classes
+ * are not named exports Node's ESM loader can see: they come through the default import.)
  */
 function leaderLost(e: unknown): never {
   if (e instanceof TypeError && e.message.includes('.pop(...)'))
-    throw new KafkaJSError(e, { retriable: true });
+    throw new kafkajs.KafkaJSError(e, { retriable: true });
   throw e;
 }
 
