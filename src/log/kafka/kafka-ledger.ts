@@ -2,7 +2,8 @@
  * The idempotency ledger on Kafka: claims are serialised through the ledger topic partition of
  * their operation key. A claimant appends its claim, waits until its follower has folded that
  * partition up to the claim, and reads the verdict off the fold: the first unreleased claim wins,
- * a completion is final, a claim older than the lease with no outcome is in doubt.
+ * a completion is final, a claim older than the lease with no outcome is in doubt (its owner may
+ * have died mid-call; nobody re-runs it blindly).
  *
  * Records are the event store's RecordedEvents (Operation*, runId/callId = owner) keyed by
  * operation key; the copy projector's copies of a run's outcomes fold in too, its late copies of
