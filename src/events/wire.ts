@@ -18,8 +18,11 @@ export function frame(schemaId: number, body: Uint8Array): Buffer {
   return out;
 }
 
+/** Bytes held as a Uint8Array (a BLOB read from SQLite) as a Buffer over the same memory. */
+export const asBuffer = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+
 export function unframe(buf: Uint8Array): { schemaId: number; body: Buffer } {
-  const b = Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.length);
+  const b = Buffer.isBuffer(buf) ? buf : asBuffer(buf);
   return { schemaId: schemaIdOf(b), body: b.subarray(HEADER_BYTES) };
 }
 

@@ -374,9 +374,6 @@ export class EmbeddedDatabase {
   }
 }
 
-/** A BLOB read from SQLite as a Buffer over the same memory. */
-export const asBuffer = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-
 /** A LIMIT for SQLite: -1 (none) for an infinite count. */
 export const sqlLimit = (n: number): number => (Number.isFinite(n) ? Math.floor(n) : -1);
 

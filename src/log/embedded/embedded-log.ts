@@ -10,6 +10,7 @@
  */
 import type { StatementSync } from 'node:sqlite';
 import { LoopguardError } from '../../domain/errors.js';
+import { asBuffer } from '../../events/wire.js';
 import type { RunStream } from '../../ports/run-stream.js';
 import { type LogRecord, type StoredRecord, TOPICS } from '../event-log.js';
 import { type EventStore, TYPE_HEADER } from '../event-store.js';
@@ -26,7 +27,6 @@ import { LogRunStream } from '../log-run-stream.js';
 import { pollFollow, Wakers } from '../poll-follow.js';
 import { storeOn } from '../run-log.js';
 import {
-  asBuffer,
   type DatabaseOptions,
   EmbeddedDatabase,
   isUniqueViolation,

@@ -5,13 +5,8 @@
  * them yet); the caller then folds the log.
  */
 import type { StatementSync } from 'node:sqlite';
-import {
-  asBuffer,
-  type EmbeddedDatabase,
-  PENDING_RUNS_RECORDS,
-  RUN_ROWS_TABLE,
-  sqlLimit,
-} from './database.js';
+import { asBuffer } from '../../events/wire.js';
+import { type EmbeddedDatabase, PENDING_RUNS_RECORDS, RUN_ROWS_TABLE, sqlLimit } from './database.js';
 
 /** The run list's filters (an absent one matches every run); `state` is the run's status. */
 export interface RunRowFilters {

@@ -8,8 +8,9 @@ import type { StatementSync } from 'node:sqlite';
 import type { RecordedEvent } from '../../domain/events.js';
 import { EventCodec } from '../../events/codec.js';
 import { loadSchemas } from '../../events/envelope-schema.js';
+import { asBuffer } from '../../events/wire.js';
 import { normalizeSchema } from '../../ports/schema-store.js';
-import { asBuffer, type EmbeddedDatabase } from './database.js';
+import type { EmbeddedDatabase } from './database.js';
 
 export class StoredEvents {
   private codec: EventCodec | undefined;
