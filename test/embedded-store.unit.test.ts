@@ -4,7 +4,7 @@
  * and a second process reading and following what a writer appends.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -190,6 +190,18 @@ describe('embedded store openings', () => {
     );
     await a?.close();
     await b?.close();
+  });
+
+  it('keeps the WAL small: it is written from its start again long before 1,000 pages', async () => {
+    // A WAL that grows makes each commit's fsync commit the file system's journal too, about twice
+    // the cost of a commit into a WAL that has wrapped (database.ts, WAL_CHECKPOINT_PAGES).
+    const log = await EmbeddedLog.open(dir);
+    for (let i = 0; i < 400; i++) await log.append(TOPIC, [rec(`r${i}`, 300)]);
+    const wal = statSync(join(dir, 'loopguard.db-wal')).size;
+    expect(wal).toBeGreaterThan(0);
+    expect(wal).toBeLessThan(200 * 4120);
+    expect((await log.read(TOPIC, 0)).length).toBe(400);
+    await log.close();
   });
 
   it('rejects appends after close and topic names that are not safe', async () => {
