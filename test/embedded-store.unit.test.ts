@@ -199,7 +199,7 @@ describe('embedded store openings', () => {
     for (let i = 0; i < 400; i++) await log.append(TOPIC, [rec(`r${i}`, 300)]);
     const wal = statSync(join(dir, 'loopguard.db-wal')).size;
     expect(wal).toBeGreaterThan(0);
-    expect(wal).toBeLessThan(200 * 4120);
+    expect(wal).toBeLessThan(400 * 4120);
     expect((await log.read(TOPIC, 0)).length).toBe(400);
     await log.close();
   });

@@ -187,11 +187,12 @@ const DEFAULT_BUSY_MS = 10_000;
  * file, and the fsync of a growing file also commits the file system's journal: such commits took
  * about twice as long as the commits after it (400 to 500 us against 210 on this VM). The WAL is
  * deleted when the last connection closes, so every process that writes starts over: at 1,000
- * pages its first 220 or so guarded calls (about 4.4 pages each) paid that, at 128 the first 30.
- * Checkpointing 8 times as often did not slow bulk appends measurably (`npm run bench`,
- * guarded-call-durable and embedded-append).
+ * pages its first 220 or so guarded calls (about 4.4 pages each) paid that, at 256 the first 60.
+ * Measured with `npm run bench`, alternating with 1,000: guarded-call-durable p50 525 to 540 us ->
+ * 436 to 453; 4 processes on one data dir no slower (at 128 they were, by a fifth: a checkpoint
+ * fsyncs the database file, and four writers met one every few commits).
  */
-const WAL_CHECKPOINT_PAGES = 128;
+const WAL_CHECKPOINT_PAGES = 256;
 
 /**
  * How long SQLite itself waits for the write lock at BEGIN. Its busy handler blocks the thread and
