@@ -8,7 +8,7 @@ import { EventCodec, MemorySchemaStore } from '../src/events/index.js';
 import { HEADER_BYTES } from '../src/events/wire.js';
 import { EmbeddedLog, EventStore, TOPICS } from '../src/log/index.js';
 import type { SchemaStore } from '../src/ports/schema-store.js';
-import { Projections } from '../src/projections/index.js';
+import { Projections, RunsProjection } from '../src/projections/index.js';
 import { type Bench, result } from './bench-result.js';
 import { defaults, searchRun } from './synthetic.js';
 import { describeTrials, trials } from './trials.js';
@@ -110,6 +110,12 @@ async function readBenches(
   const folds = new Projections();
   for (const e of decoded) folds.apply(e);
   const projections = decoded.length / ((performance.now() - t5) / 1000);
+  // The run fold alone (the machine's step and the run's state, its summary): what the runs
+  // projection does, which every rebuild must, whatever the other projections cost.
+  const t6 = performance.now();
+  const runs = new RunsProjection();
+  for (const e of decoded) runs.apply(e);
+  const runFold = decoded.length / ((performance.now() - t6) / 1000);
   await log.close();
   if (n !== count || p.events !== count || values !== count)
     throw new Error(`read ${n} records and ${values} values, rebuilt ${p.events}, expected ${count}`);
@@ -131,7 +137,7 @@ async function readBenches(
   }
   closeSync(fd);
   const plain = plainCount / ((performance.now() - t2) / 1000);
-  return { read, rebuild, plain, decodeOnly, readValues, fullDecode, projections };
+  return { read, rebuild, plain, decodeOnly, readValues, fullDecode, projections, runFold };
 }
 
 let shared: { dir: string; schemas: SchemaStore; codec: EventCodec; file: string; count: number } | undefined;
@@ -169,9 +175,18 @@ export const embeddedBenches: Bench[] = [
         ctx.log(describeTrials('rebuild / avsc decoding alone', 'x', vsDecode));
         ctx.log(describeTrials('rebuild', 'events/s', trials(runs.map((r) => r.rebuild))));
         ctx.log(describeTrials('avsc decoding alone', 'events/s', trials(runs.map((r) => r.decodeOnly))));
-        const [read, rebuild, plain, decodeOnly, readValues, fullDecode, projections] = (
-          ['read', 'rebuild', 'plain', 'decodeOnly', 'readValues', 'fullDecode', 'projections'] as const
-        ).map(med) as [number, number, number, number, number, number, number];
+        const [read, rebuild, plain, decodeOnly, readValues, fullDecode, projections, runFold] = (
+          [
+            'read',
+            'rebuild',
+            'plain',
+            'decodeOnly',
+            'readValues',
+            'fullDecode',
+            'projections',
+            'runFold',
+          ] as const
+        ).map(med) as [number, number, number, number, number, number, number, number];
         return [
           result('embedded-read', 'events/s', read, 'fs read of the same bytes', plain),
           result('embedded-rebuild', 'events/s', rebuild, 'fs read of the same bytes', plain),
@@ -185,6 +200,7 @@ export const embeddedBenches: Bench[] = [
           result('rebuild-part-read', 'events/s', readValues, 'avsc decoding alone', decodeOnly),
           result('rebuild-part-decode', 'events/s', fullDecode, 'avsc decoding alone', decodeOnly),
           result('rebuild-part-projections', 'events/s', projections, 'avsc decoding alone', decodeOnly),
+          result('rebuild-part-run-fold', 'events/s', runFold, 'avsc decoding alone', decodeOnly),
         ];
       } finally {
         rmSync(s.dir, { recursive: true, force: true });
