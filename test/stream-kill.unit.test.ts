@@ -74,6 +74,8 @@ describe('a writer killed at every step boundary', () => {
         // The next writer records another run; its projector picks up wherever the dead one stopped.
         await stream.appendToStream('next', runEvents('next', 0, 1), { expectedStreamVersion: 0 });
         await stream.appendToStream('next', runEvents('next', 1, 1), { expectedStreamVersion: 1 });
+        // Copies other than stops are made after the append returns; closing the stream waits for them.
+        await stream.close();
         await log.close();
         const copies = await copiesOf(dir, 'victim');
         expect(copies.runs).toBe(SAMPLE_EVENTS.length + 2);

@@ -27,6 +27,8 @@ const MAX_PAGE = 4096;
 
 export class LogRunStream implements RunStream {
   private readonly projector: CopyProjector;
+  /** The copy pass last started without waiting for it (never rejects). */
+  private copying: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly events: EventStore,
@@ -89,8 +91,16 @@ export class LogRunStream implements RunStream {
     this.onStep('runs-durable');
     // Stops and ledger copies are derived from the runs topic, wherever the last process stopped.
     const copies = events.some((e) => copyTopicOf(e.event.type) !== null);
-    if (copies || !this.projector.passed(offsets[0] as number, offsets.length))
-      await this.projector.catchUp();
+    if (copies || !this.projector.passed(offsets[0] as number, offsets.length)) {
+      const pass = this.projector.catchUp();
+      // A stop is copied before the append returns: alerting follows the stops topic, and a
+      // process that exits right after a stop must not leave it to the next writer. The rest (a
+      // side effect's ledger copies, other processes' records) is copied while the caller goes on:
+      // awaited, it was one more fsync before every side effect ran. A pass that fails is redone
+      // by the next one (the copy topic is its own progress); close waits for the last.
+      if (events.some((e) => copyTopicOf(e.event.type) === TOPICS.stops)) await pass;
+      else this.copying = pass.catch(() => undefined);
+    }
     return { nextExpectedStreamVersion: expected + events.length };
   }
 
@@ -101,5 +111,8 @@ export class LogRunStream implements RunStream {
   /** The key index makes a run's events cheap to read: no snapshot needed. */
   snapshot(): void {}
 
-  async close(): Promise<void> {}
+  /** Waits for the copies being made; one that failed is made by the next writer of the data dir. */
+  async close(): Promise<void> {
+    await this.copying;
+  }
 }
