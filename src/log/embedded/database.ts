@@ -189,8 +189,9 @@ const DEFAULT_BUSY_MS = 10_000;
  * deleted when the last connection closes, so every process that writes starts over: at 1,000
  * pages its first 220 or so guarded calls (about 4.4 pages each) paid that, at 256 the first 60.
  * Measured with `npm run bench`, alternating with 1,000: guarded-call-durable p50 525 to 540 us ->
- * 436 to 453; 4 processes on one data dir no slower (at 128 they were, by a fifth: a checkpoint
- * fsyncs the database file, and four writers met one every few commits).
+ * 436 to 453. Four processes on one data dir: p50 about the same (3 to 9% faster in one set of
+ * three runs, 3 to 22% slower in another), p99 about a tenth lower; at 128 pages their p50 was a
+ * fifth slower (a checkpoint fsyncs the database file, and four writers met one every few commits).
  */
 const WAL_CHECKPOINT_PAGES = 256;
 
