@@ -35,6 +35,16 @@ class HeldCopies extends MemoryLog {
   }
 }
 
+/** A guard on `log` and in-memory ports, one call allowed per run. */
+const memoryGuard = (log: MemoryLog) =>
+  createGuard({
+    log,
+    ledger: new MemoryLedger(),
+    schemaStore: new MemorySchemaStore(),
+    secretKey: 'k',
+    policy: { maxToolCalls: 1 },
+  });
+
 /** Whether `p` has settled after a while (false for good when it waits on a held copy). */
 const settles = (p: Promise<unknown>) =>
   Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 50))]);
@@ -82,13 +92,7 @@ it("a side effect's claim and completion are on the ledger topic once the guard 
 
 it('a side effect runs without waiting for its ledger copy; a stop waits for its stops copy', async () => {
   const ledgerHeld = new HeldCopies(TOPICS.ledger);
-  const guard = await createGuard({
-    log: ledgerHeld,
-    ledger: new MemoryLedger(),
-    schemaStore: new MemorySchemaStore(),
-    secretKey: 'k',
-    policy: { maxToolCalls: 1 },
-  });
+  const guard = await memoryGuard(ledgerHeld);
   const run = await guard.startRun({ runId: 'pays' });
   const pay = { tool: 'charge', args: { cents: 500 }, sideEffect: true, operationKey: 'order-1' };
   // Before, every call with a ledger copy waited for it (here: for ever; on disk: one more fsync
@@ -100,13 +104,7 @@ it('a side effect runs without waiting for its ledger copy; a stop waits for its
   expect(await ledgerHeld.endOffset(TOPICS.ledger)).toBe(2);
 
   const stopsHeld = new HeldCopies(TOPICS.stops);
-  const second = await createGuard({
-    log: stopsHeld,
-    ledger: new MemoryLedger(),
-    schemaStore: new MemorySchemaStore(),
-    secretKey: 'k',
-    policy: { maxToolCalls: 1 },
-  });
+  const second = await memoryGuard(stopsHeld);
   const capped = await second.startRun({ runId: 'capped' });
   await capped.call({ tool: 'search', args: { q: 1 } }, () => 'ok');
   const stopping = capped.call({ tool: 'search', args: { q: 2 } }, () => 'ok');
