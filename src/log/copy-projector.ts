@@ -4,9 +4,11 @@
  * topic's last record says (SOURCE_HEADER) which runs offset it was copied from, so "published"
  * and "progress committed" are one write, and a projector resumes exactly after the last copy.
  */
+
+import { LoopguardError } from '../domain/errors.js';
 import type { RecordedEvent } from '../domain/events.js';
 import { type StoredRecord, TOPICS } from './event-log.js';
-import { type CopyTopic, copyTopicOf, type EventStore, lastRecord, SOURCE_HEADER } from './event-store.js';
+import { type CopyTopic, copyTopicOf, type EventStore, SOURCE_HEADER } from './event-store.js';
 import type { KeyedLog } from './keyed-log.js';
 
 const COPY_TOPICS: readonly CopyTopic[] = [TOPICS.stops, TOPICS.ledger];
@@ -18,6 +20,12 @@ export type ProjectorStep = 'stops-published' | 'ledger-published';
 export class CopyProjector {
   /** Next runs offset to copy from, per copy topic, once read from the copy topic itself. */
   private readonly next = new Map<CopyTopic, number>();
+  /**
+   * Where each copy topic ends as this projector last read or wrote it. Its appends are made only
+   * there: when another process on the data dir copied first, the append is refused and this one
+   * goes on after that process's copies instead of copying the same records again.
+   */
+  private readonly end = new Map<CopyTopic, number>();
   private running: Promise<void> = Promise.resolve();
   private queued: Promise<void> | undefined;
   /** Passes queued or running: while there are any, `next` may be about to move. */
@@ -67,7 +75,7 @@ export class CopyProjector {
    */
   async unpublished(topic: CopyTopic): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = [];
-    for (let from = await this.resumeAt(topic); ; ) {
+    for (let { from } = await this.position(topic); ; ) {
       const page = await this.log.read(TOPICS.runs, from, PAGE);
       if (page.length === 0) return out;
       for (const r of page)
@@ -80,7 +88,9 @@ export class CopyProjector {
   private async project(): Promise<void> {
     this.queued = undefined;
     for (const topic of COPY_TOPICS) {
-      let from = this.next.get(topic) ?? (await this.resumeAt(topic));
+      let from = this.next.get(topic);
+      let end = this.end.get(topic);
+      if (from === undefined || end === undefined) ({ from, end } = await this.moveTo(topic));
       for (;;) {
         const page = await this.log.read(TOPICS.runs, from, PAGE);
         if (page.length === 0) break;
@@ -89,20 +99,45 @@ export class CopyProjector {
           if (copyTopicOf(r.headers?.['loopguard.type'] ?? '') !== topic) continue;
           copies.push(this.events.copyRecord(await this.events.decode(TOPICS.runs, r.value), r.offset));
         }
-        if (copies.length > 0) await this.log.append(topic, copies);
+        if (copies.length > 0) {
+          try {
+            await this.log.appendAfter(topic, end, copies);
+          } catch (e) {
+            if (!(e instanceof LoopguardError && e.code === 'conflict')) throw e;
+            // Another process copied (or published an alert) first: go on after what it wrote.
+            ({ from, end } = await this.moveTo(topic));
+            continue;
+          }
+          end += copies.length;
+        }
         from = (page.at(-1) as StoredRecord).offset + 1;
         this.next.set(topic, from);
+        this.end.set(topic, end);
       }
       this.onStep(topic === TOPICS.stops ? 'stops-published' : 'ledger-published');
     }
   }
 
+  /** Reads where `topic`'s copies go on from, and takes it as this projector's position. */
+  private async moveTo(topic: CopyTopic): Promise<{ from: number; end: number }> {
+    const at = await this.position(topic);
+    this.next.set(topic, at.from);
+    this.end.set(topic, at.end);
+    return at;
+  }
+
+  /** Where `topic` ends, and the runs offset its copies go on from: both read at that one end. */
+  private async position(topic: CopyTopic): Promise<{ from: number; end: number }> {
+    const end = await this.log.endOffset(topic);
+    const last = end === 0 ? undefined : (await this.log.read(topic, end - 1, 1))[0];
+    return { from: await this.resumeAfter(topic, last), end };
+  }
+
   /**
-   * After the runs record the copy topic's last record came from; 0 for an empty topic. A copy
-   * made without a projector (EventStore.append) has no source: its runs record is found by key.
+   * After the runs record `last` (the copy topic's last record) came from; 0 for an empty topic. A
+   * copy made without a projector (EventStore.append) has no source: its runs record is found by key.
    */
-  private async resumeAt(topic: CopyTopic): Promise<number> {
-    const last = await lastRecord(this.log, topic);
+  private async resumeAfter(topic: CopyTopic, last: StoredRecord | undefined): Promise<number> {
     if (last === undefined) return 0;
     const source = last.headers?.[SOURCE_HEADER];
     if (source !== undefined) return Number(source) + 1;

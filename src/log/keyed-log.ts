@@ -42,6 +42,13 @@ export interface KeyedLog extends RunLog {
     records: readonly LogRecord[],
     opts?: KeyedAppendOptions,
   ): Promise<number[]>;
+  /**
+   * Appends records only if `topic` ends at `expectedEnd` when the write happens (for the embedded
+   * log: in the write transaction, after every other process's records); otherwise rejects with
+   * `conflict` and writes nothing. The copy projectors of two processes on one data dir append
+   * this way, so they never both copy one record.
+   */
+  appendAfter(topic: string, expectedEnd: number, records: readonly LogRecord[]): Promise<number[]>;
 }
 
 /** The page of values of `records`, read from `fromOffset`. */
@@ -62,6 +69,19 @@ export function keyConflict(topic: string, key: string, expected: number, actual
     'conflict',
     `${topic}/${key}: the append expected ${expected} records, there are ${actual}; another writer got there first`,
     { details: { topic, key, expected, actual } },
+  );
+}
+
+export function checkEnd(expectedEnd: number): void {
+  if (!Number.isSafeInteger(expectedEnd) || expectedEnd < 0)
+    throw new LoopguardError('bad_offset', `expectedEnd must be a non-negative integer: ${expectedEnd}`);
+}
+
+export function endConflict(topic: string, expected: number, actual: number): LoopguardError {
+  return new ConflictError(
+    'conflict',
+    `${topic}: the append expected the topic to end at ${expected}, it ends at ${actual}; another writer got there first`,
+    { details: { topic, expected, actual } },
   );
 }
 

@@ -3,7 +3,16 @@
 import type { RunStream } from '../ports/run-stream.js';
 import type { LogRecord, StoredRecord } from './event-log.js';
 import type { EventStore } from './event-store.js';
-import { checkKeyed, type KeyedLog, KeyIndex, keyConflict, type ValuePage, valuePage } from './keyed-log.js';
+import {
+  checkEnd,
+  checkKeyed,
+  endConflict,
+  type KeyedLog,
+  KeyIndex,
+  keyConflict,
+  type ValuePage,
+  valuePage,
+} from './keyed-log.js';
 import { checkRead, checkTopic, closedError } from './log-errors.js';
 import { LogRunStream } from './log-run-stream.js';
 import { pollFollow, Wakers } from './poll-follow.js';
@@ -50,6 +59,15 @@ export class MemoryLog implements KeyedLog {
     // Check and append in one synchronous step: nothing else can run in between.
     const actual = this.keyIndex(topic).count(key);
     if (actual !== expectedCount) throw keyConflict(topic, key, expectedCount, actual);
+    return this.append(topic, records);
+  }
+
+  async appendAfter(topic: string, expectedEnd: number, records: readonly LogRecord[]): Promise<number[]> {
+    checkTopic(topic);
+    checkEnd(expectedEnd);
+    if (this.closed) throw closedError();
+    const actual = this.topics.get(topic)?.length ?? 0;
+    if (actual !== expectedEnd) throw endConflict(topic, expectedEnd, actual);
     return this.append(topic, records);
   }
 

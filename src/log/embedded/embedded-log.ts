@@ -15,7 +15,9 @@ import type { RunStream } from '../../ports/run-stream.js';
 import { type LogRecord, type StoredRecord, TOPICS } from '../event-log.js';
 import { type EventStore, TYPE_HEADER } from '../event-store.js';
 import {
+  checkEnd,
   checkKeyed,
+  endConflict,
   type KeyedAppendOptions,
   type KeyedLog,
   keyConflict,
@@ -54,6 +56,8 @@ interface Pending {
   readonly records: readonly LogRecord[];
   /** For a conditional append: how many records its key must have when the batch is written. */
   readonly expect?: { readonly key: string; readonly count: number };
+  /** For an append after a topic's end (appendAfter): where the topic must end when it is written. */
+  readonly expectEnd?: number;
   /** The writer's run status once the append is in (KeyedAppendOptions.runStatus). */
   readonly status?: AppendStatus;
   readonly resolve: (offsets: number[]) => void;
@@ -185,6 +189,11 @@ export class EmbeddedLog implements KeyedLog {
     return this.enqueue(topic, records, { key, count: expectedCount }, status);
   }
 
+  async appendAfter(topic: string, expectedEnd: number, records: readonly LogRecord[]): Promise<number[]> {
+    checkEnd(expectedEnd);
+    return this.enqueue(topic, records, undefined, undefined, expectedEnd);
+  }
+
   async readKey(topic: string, key: string, fromIndex: number): Promise<StoredRecord[]> {
     this.checkOpen(topic, fromIndex);
     const rows = this.store.read(() =>
@@ -295,10 +304,11 @@ export class EmbeddedLog implements KeyedLog {
     records: readonly LogRecord[],
     expect: Pending['expect'],
     status: AppendStatus | undefined,
+    expectEnd?: number,
   ): Promise<number[]> {
     this.checkOpen(topic);
     this.store.assertWritable();
-    if (records.length === 0 && expect === undefined) return [];
+    if (records.length === 0 && expect === undefined && expectEnd === undefined) return [];
     for (const [i, r] of records.entries()) {
       const bytes = recordBytes(r);
       if (bytes > this.opts.maxRecordBytes)
@@ -309,7 +319,7 @@ export class EmbeddedLog implements KeyedLog {
         );
     }
     return new Promise((resolve, reject) => {
-      this.queue.push({ topic, records, resolve, reject, expect, status });
+      this.queue.push({ topic, records, resolve, reject, expect, status, expectEnd });
       this.flushing ??= this.flushSoon();
     });
   }
@@ -379,6 +389,8 @@ export class EmbeddedLog implements KeyedLog {
           return { error: keyConflict(p.topic, p.expect.key, p.expect.count, actual) };
       }
       let next = ends.get(p.topic) ?? this.endSync(p.topic);
+      if (p.expectEnd !== undefined && next !== p.expectEnd)
+        return { error: endConflict(p.topic, p.expectEnd, next) };
       const offsets: number[] = [];
       const written: RunRecordWritten[] = [];
       try {
