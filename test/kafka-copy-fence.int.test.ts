@@ -34,8 +34,10 @@ describe('copy projectors of one group', () => {
     // What each projector did (takeovers, fences, aborted transactions), shown when the test fails.
     const lines: string[] = [];
     onTestFailed(() => console.error(lines.join('\n')));
-    // Each projector's newest assignment, from its log.
+    // Each projector's newest assignment, and the partitions of it taken over since (its
+    // transactional id registered, fencing whoever registered it before), from its log.
     const assigned = new Map<string, number[]>();
+    const takenOver = new Map<string, Set<number>>();
     let n = 0;
     const start = async () => {
       const name = ++n === 1 ? 'older' : 'newer';
@@ -46,7 +48,12 @@ describe('copy projectors of one group', () => {
         onLog: (line) => {
           lines.push(`${new Date().toISOString()} ${name}: ${line}`);
           const got = /assigned runs partitions \[([0-9,]*)\]/.exec(line)?.[1];
-          if (got !== undefined) assigned.set(name, got === '' ? [] : got.split(',').map(Number));
+          if (got !== undefined) {
+            assigned.set(name, got === '' ? [] : got.split(',').map(Number));
+            takenOver.set(name, new Set());
+          }
+          const folded = /runs partition ([0-9]+): [0-9]+ runs folded/.exec(line)?.[1];
+          if (folded !== undefined) takenOver.get(name)?.add(Number(folded));
         },
         onStep: (step, partition) => lines.push(`${new Date().toISOString()} ${name}: ${step} p${partition}`),
       });
@@ -70,13 +77,18 @@ describe('copy projectors of one group', () => {
     });
     await older.caughtUp();
     const newer = await start();
-    // Both hold their share of the partitions before the runs go in: records copied by the older
-    // before the rebalance would leave neither a batch to learn the fence by.
+    // Both hold their share of the partitions, and have taken it over, before the runs go in:
+    // records copied before the rebalance, or before the last of the two registered the id (the
+    // other would commit them unfenced), would leave neither a batch to learn the fence by.
+    const holds = (name: string) => {
+      const mine = assigned.get(name) ?? [];
+      return mine.length > 0 && mine.every((p) => takenOver.get(name)?.has(p) === true);
+    };
     await until(
-      'the older and the newer sharing the runs partitions',
+      'the older and the newer sharing the runs partitions, each having taken its share over',
       () => {
         const [o, w] = [assigned.get('older') ?? [], assigned.get('newer') ?? []];
-        return w.length > 0 && o.length > 0 && o.length + w.length === partitions;
+        return o.length + w.length === partitions && holds('older') && holds('newer');
       },
       { log: () => lines.join('\n') },
     );
