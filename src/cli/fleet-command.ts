@@ -48,7 +48,7 @@ export async function fleetCommand(
       async (rec) => {
         for (const d of fleet.apply(rec)) {
           if (published.has(d.eventId)) continue;
-          await store.events.appendAlerts([d]);
+          await store.publishAlerts([d]);
           published.set(d.eventId, d);
           print(d);
         }
@@ -67,7 +67,7 @@ export async function fleetCommand(
   events.sort((a, b) => a.atMs - b.atMs || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : a.seq - b.seq));
   const detected = events.flatMap((rec) => fleet.apply(rec));
   const fresh = detected.filter((d) => !published.has(d.eventId));
-  await store.events.appendAlerts(fresh);
+  await store.publishAlerts(fresh);
   for (const d of detected) print(d);
   io.err(
     `fleet: ${detected.length} fleet loops detected, ${fresh.length} newly published on the stops topic`,

@@ -52,6 +52,7 @@ export async function openKafkaStore(cfg: KafkaConfig): Promise<OpenStore & { re
         return ids;
       },
       readStops: () => events.readStops(0),
+      publishAlerts: (records) => events.appendAlerts(records),
       secretKey: (env) =>
         chooseSecretKey(
           undefined,

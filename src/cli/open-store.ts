@@ -56,6 +56,11 @@ export interface OpenStore {
   knownRunIds(): Promise<Set<string>>;
   /** Every stop report: the stops topic, and on the embedded log any stop not copied there yet. */
   readStops(): AsyncIterable<RecordedEvent>;
+  /**
+   * Publishes fleet loop detections on the stops topic; on the embedded log where it ends when it
+   * is read, so another process copying stops meanwhile cannot put them out of order.
+   */
+  publishAlerts(records: readonly RecordedEvent[]): Promise<void>;
   /** The key for secret values recorded here (only commands that record need one). */
   secretKey(env: Readonly<Record<string, string | undefined>>): string;
   close(): Promise<void>;
@@ -116,6 +121,7 @@ export async function openEmbeddedStore(
       yield* events.readStops(0);
       yield* await new CopyProjector(log, events).unpublished(TOPICS.stops);
     },
+    publishAlerts: (records) => new CopyProjector(log, events).publishAlerts(records),
     close: async () => {
       await stream.close();
       await schemas.close();

@@ -85,6 +85,25 @@ export class CopyProjector {
     }
   }
 
+  /**
+   * Publishes alerts (EventStore.appendAlerts) where the stops topic ends when it is read, so the
+   * source they carry is the copy's right before them even when another process copies meanwhile
+   * (its copies land first; the alerts are then published after them).
+   */
+  async publishAlerts(records: readonly RecordedEvent[]): Promise<void> {
+    if (records.length === 0) return;
+    for (;;) {
+      const end = await this.log.endOffset(TOPICS.stops);
+      const last = end === 0 ? undefined : (await this.log.read(TOPICS.stops, end - 1, 1))[0];
+      try {
+        await this.log.appendAfter(TOPICS.stops, end, this.events.alertRecords(records, last));
+        return;
+      } catch (e) {
+        if (!(e instanceof LoopguardError && e.code === 'conflict')) throw e;
+      }
+    }
+  }
+
   private async project(): Promise<void> {
     this.queued = undefined;
     for (const topic of COPY_TOPICS) {

@@ -126,12 +126,13 @@ export class EventStore {
    */
   async appendAlerts(records: readonly RecordedEvent[]): Promise<void> {
     if (records.length === 0) return;
-    const last = await lastRecord(this.log, TOPICS.stops);
+    await this.log.append(TOPICS.stops, this.alertRecords(records, await lastRecord(this.log, TOPICS.stops)));
+  }
+
+  /** The stops-topic records of alerts published after `last`, the topic's last record. */
+  alertRecords(records: readonly RecordedEvent[], last: StoredRecord | undefined): LogRecord[] {
     const source = last === undefined ? '-1' : last.headers?.[SOURCE_HEADER];
-    await this.log.append(
-      TOPICS.stops,
-      records.map((r) => this.record(TOPICS.stops, r.runId, r, source)),
-    );
+    return records.map((r) => this.record(TOPICS.stops, r.runId, r, source));
   }
 
   /**
