@@ -8,7 +8,14 @@
 import { LoopguardError } from '../domain/errors.js';
 import type { RecordedEvent } from '../domain/events.js';
 import { type StoredRecord, TOPICS } from './event-log.js';
-import { type CopyTopic, copyTopicOf, type EventStore, SOURCE_HEADER } from './event-store.js';
+import {
+  type CopyTopic,
+  copyTopicOf,
+  type EventStore,
+  SOURCE_HEADER,
+  TYPE_HEADER,
+  topicTail,
+} from './event-store.js';
 import type { KeyedLog } from './keyed-log.js';
 
 const COPY_TOPICS: readonly CopyTopic[] = [TOPICS.stops, TOPICS.ledger];
@@ -79,7 +86,7 @@ export class CopyProjector {
       const page = await this.log.read(TOPICS.runs, from, PAGE);
       if (page.length === 0) return out;
       for (const r of page)
-        if (copyTopicOf(r.headers?.['loopguard.type'] ?? '') === topic)
+        if (copyTopicOf(r.headers?.[TYPE_HEADER] ?? '') === topic)
           out.push(await this.events.decode(TOPICS.runs, r.value));
       from = (page.at(-1) as StoredRecord).offset + 1;
     }
@@ -93,8 +100,7 @@ export class CopyProjector {
   async publishAlerts(records: readonly RecordedEvent[]): Promise<void> {
     if (records.length === 0) return;
     for (;;) {
-      const end = await this.log.endOffset(TOPICS.stops);
-      const last = end === 0 ? undefined : (await this.log.read(TOPICS.stops, end - 1, 1))[0];
+      const { end, last } = await topicTail(this.log, TOPICS.stops);
       try {
         await this.log.appendAfter(TOPICS.stops, end, this.events.alertRecords(records, last));
         return;
@@ -115,7 +121,7 @@ export class CopyProjector {
         if (page.length === 0) break;
         const copies = [];
         for (const r of page) {
-          if (copyTopicOf(r.headers?.['loopguard.type'] ?? '') !== topic) continue;
+          if (copyTopicOf(r.headers?.[TYPE_HEADER] ?? '') !== topic) continue;
           copies.push(this.events.copyRecord(await this.events.decode(TOPICS.runs, r.value), r.offset));
         }
         if (copies.length > 0) {
@@ -147,8 +153,7 @@ export class CopyProjector {
 
   /** Where `topic` ends, and the runs offset its copies go on from: both read at that one end. */
   private async position(topic: CopyTopic): Promise<{ from: number; end: number }> {
-    const end = await this.log.endOffset(topic);
-    const last = end === 0 ? undefined : (await this.log.read(topic, end - 1, 1))[0];
+    const { end, last } = await topicTail(this.log, topic);
     return { from: await this.resumeAfter(topic, last), end };
   }
 

@@ -51,10 +51,13 @@ const COPY_TOPICS = new Map<string, CopyTopic>([
 /** The topic besides runs an event of this type is copied to, if any. */
 export const copyTopicOf = (type: string): CopyTopic | null => COPY_TOPICS.get(type) ?? null;
 
-/** The last record of `topic`, if it has any. */
-export async function lastRecord(log: EventLog, topic: string): Promise<StoredRecord | undefined> {
+/** Where `topic` ends, and its last record if it has any (read at that end). */
+export async function topicTail(
+  log: EventLog,
+  topic: string,
+): Promise<{ readonly end: number; readonly last: StoredRecord | undefined }> {
   const end = await log.endOffset(topic);
-  return end === 0 ? undefined : (await log.read(topic, end - 1, 1))[0];
+  return { end, last: end === 0 ? undefined : (await log.read(topic, end - 1, 1))[0] };
 }
 
 export class EventStore {
@@ -126,7 +129,10 @@ export class EventStore {
    */
   async appendAlerts(records: readonly RecordedEvent[]): Promise<void> {
     if (records.length === 0) return;
-    await this.log.append(TOPICS.stops, this.alertRecords(records, await lastRecord(this.log, TOPICS.stops)));
+    await this.log.append(
+      TOPICS.stops,
+      this.alertRecords(records, (await topicTail(this.log, TOPICS.stops)).last),
+    );
   }
 
   /** The stops-topic records of alerts published after `last`, the topic's last record. */

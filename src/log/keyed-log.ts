@@ -5,6 +5,7 @@
 import { ConflictError, LoopguardError } from '../domain/errors.js';
 import type { RunStatus } from '../domain/events.js';
 import type { LogRecord, StoredRecord } from './event-log.js';
+import { checkOffset } from './log-errors.js';
 import type { RunLog } from './run-log.js';
 
 /** Record values of one topic, in offset order: all a reader of every event needs (a rebuild). */
@@ -57,8 +58,7 @@ export function valuePage(records: readonly StoredRecord[], fromOffset: number):
 }
 
 export function checkKeyed(key: string, expectedCount: number, records: readonly LogRecord[]): void {
-  if (!Number.isSafeInteger(expectedCount) || expectedCount < 0)
-    throw new LoopguardError('bad_offset', `expectedCount must be a non-negative integer: ${expectedCount}`);
+  checkOffset('expectedCount', expectedCount);
   for (const r of records)
     if (r.key !== key)
       throw new LoopguardError('bad_key', `appendKeyed(${key}): a record is keyed ${JSON.stringify(r.key)}`);
@@ -70,11 +70,6 @@ export function keyConflict(topic: string, key: string, expected: number, actual
     `${topic}/${key}: the append expected ${expected} records, there are ${actual}; another writer got there first`,
     { details: { topic, key, expected, actual } },
   );
-}
-
-export function checkEnd(expectedEnd: number): void {
-  if (!Number.isSafeInteger(expectedEnd) || expectedEnd < 0)
-    throw new LoopguardError('bad_offset', `expectedEnd must be a non-negative integer: ${expectedEnd}`);
 }
 
 export function endConflict(topic: string, expected: number, actual: number): LoopguardError {

@@ -8,11 +8,15 @@ export function checkTopic(topic: string): void {
   }
 }
 
+/** An offset or a count a caller gives (`field` names it): a non-negative integer. */
+export function checkOffset(field: string, n: number): void {
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new LoopguardError('bad_offset', `${field} must be a non-negative integer: ${n}`);
+}
+
 export function checkRead(topic: string, fromOffset: number, maxRecords: number | undefined): void {
   checkTopic(topic);
-  if (!Number.isSafeInteger(fromOffset) || fromOffset < 0) {
-    throw new LoopguardError('bad_offset', `fromOffset must be a non-negative integer: ${fromOffset}`);
-  }
+  checkOffset('fromOffset', fromOffset);
   if (maxRecords !== undefined && !(maxRecords >= 0)) {
     throw new LoopguardError('bad_offset', `maxRecords must be >= 0: ${maxRecords}`);
   }

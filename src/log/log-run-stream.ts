@@ -90,15 +90,15 @@ export class LogRunStream implements RunStream {
     }
     this.onStep('runs-durable');
     // Stops and ledger copies are derived from the runs topic, wherever the last process stopped.
-    const copies = events.some((e) => copyTopicOf(e.event.type) !== null);
-    if (copies || !this.projector.passed(offsets[0] as number, offsets.length)) {
+    const copies = events.filter((e) => copyTopicOf(e.event.type) !== null);
+    if (copies.length > 0 || !this.projector.passed(offsets[0] as number, offsets.length)) {
       const pass = this.projector.catchUp();
       // A stop is copied before the append returns: alerting follows the stops topic, and a
       // process that exits right after a stop must not leave it to the next writer. The rest (a
       // side effect's ledger copies, other processes' records) is copied while the caller goes on:
       // awaited, it was one more fsync before every side effect ran. A pass that fails is redone
       // by the next one (the copy topic is its own progress); close waits for the last.
-      if (events.some((e) => copyTopicOf(e.event.type) === TOPICS.stops)) await pass;
+      if (copies.some((e) => copyTopicOf(e.event.type) === TOPICS.stops)) await pass;
       else this.copying = pass.catch(() => undefined);
     }
     return { nextExpectedStreamVersion: expected + events.length };

@@ -4,7 +4,6 @@ import type { RunStream } from '../ports/run-stream.js';
 import type { LogRecord, StoredRecord } from './event-log.js';
 import type { EventStore } from './event-store.js';
 import {
-  checkEnd,
   checkKeyed,
   endConflict,
   type KeyedLog,
@@ -13,7 +12,7 @@ import {
   type ValuePage,
   valuePage,
 } from './keyed-log.js';
-import { checkRead, checkTopic, closedError } from './log-errors.js';
+import { checkOffset, checkRead, checkTopic, closedError } from './log-errors.js';
 import { LogRunStream } from './log-run-stream.js';
 import { pollFollow, Wakers } from './poll-follow.js';
 import { storeOn } from './run-log.js';
@@ -64,7 +63,7 @@ export class MemoryLog implements KeyedLog {
 
   async appendAfter(topic: string, expectedEnd: number, records: readonly LogRecord[]): Promise<number[]> {
     checkTopic(topic);
-    checkEnd(expectedEnd);
+    checkOffset('expectedEnd', expectedEnd);
     if (this.closed) throw closedError();
     const actual = this.topics.get(topic)?.length ?? 0;
     if (actual !== expectedEnd) throw endConflict(topic, expectedEnd, actual);

@@ -15,7 +15,6 @@ import type { RunStream } from '../../ports/run-stream.js';
 import { type LogRecord, type StoredRecord, TOPICS } from '../event-log.js';
 import { type EventStore, TYPE_HEADER } from '../event-store.js';
 import {
-  checkEnd,
   checkKeyed,
   endConflict,
   type KeyedAppendOptions,
@@ -24,7 +23,7 @@ import {
   type ValuePage,
   valuePage,
 } from '../keyed-log.js';
-import { checkRead, closedError } from '../log-errors.js';
+import { checkOffset, checkRead, closedError } from '../log-errors.js';
 import { LogRunStream } from '../log-run-stream.js';
 import { pollFollow, Wakers } from '../poll-follow.js';
 import { storeOn } from '../run-log.js';
@@ -190,7 +189,7 @@ export class EmbeddedLog implements KeyedLog {
   }
 
   async appendAfter(topic: string, expectedEnd: number, records: readonly LogRecord[]): Promise<number[]> {
-    checkEnd(expectedEnd);
+    checkOffset('expectedEnd', expectedEnd);
     return this.enqueue(topic, records, undefined, undefined, expectedEnd);
   }
 
