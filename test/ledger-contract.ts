@@ -71,6 +71,41 @@ export function ledgerContract(name: string, make: () => Promise<LedgerPair>, ti
       expect(await b.get('k-final')).toMatchObject({ status: 'completed', resultJson: '1' });
     });
 
+    it('refuses to settle a live claim, whose side effect may be running', { timeout }, async () => {
+      const { a, b } = await pair();
+      await a.claim('k-live', own('c1'));
+      for (const happened of [false, true])
+        await expect(b.settle('k-live', happened, '"paid"')).rejects.toMatchObject({
+          code: 'settle_refused',
+        });
+      // Still the holder's: no other claimant may run it, and its own outcome still lands.
+      expect(await b.claim('k-live', own('c2', 'run-2'))).toMatchObject({
+        status: 'in_flight',
+        owner: own('c1'),
+      });
+      await a.complete('k-live', own('c1'), '"paid"');
+      expect(await b.get('k-live')).toMatchObject({ status: 'completed', resultJson: '"paid"' });
+      // Nothing to settle is no refusal.
+      await b.settle('k-none', false);
+      expect(await b.get('k-none')).toBeUndefined();
+    });
+
+    it('refuses a verdict about one holder once another holds the key', { timeout }, async () => {
+      const { a, b } = await pair();
+      await a.claim('k-about', own('c1'));
+      await a.markInDoubt('k-about', own('c1'), 'timeout');
+      await b.settle('k-about', false, undefined, own('c1'));
+      await a.claim('k-about', own('c2'));
+      await a.markInDoubt('k-about', own('c2'), 'timeout');
+      // A late "did not happen" about c1's attempt says nothing of c2's.
+      await expect(b.settle('k-about', false, undefined, own('c1'))).rejects.toMatchObject({
+        code: 'settle_refused',
+      });
+      expect(await b.get('k-about')).toMatchObject({ status: 'in_doubt', owner: own('c2') });
+      await b.settle('k-about', true, '"paid"', own('c2'));
+      expect(await b.get('k-about')).toMatchObject({ status: 'completed', resultJson: '"paid"' });
+    });
+
     it('refuses an outcome from anyone but the claimant', { timeout }, async () => {
       const { a, b } = await pair();
       await a.claim('k-own', own('c1'));

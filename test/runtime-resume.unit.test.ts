@@ -144,3 +144,37 @@ describe('run.reissue', () => {
     expect(await ledger.get('acme:pay:4')).toMatchObject({ status: 'completed', resultJson: '{"id":"p-1"}' });
   });
 });
+
+describe('run.settle', () => {
+  it('refuses to settle a side effect that is still running, so no other run can run it again', async () => {
+    const guard = await open(tempDir());
+    const [a, b] = [await guard.startRun({ runId: 'ra' }), await guard.startRun({ runId: 'rb' })];
+    let charges = 0;
+    let finish: () => void = () => {};
+    const held = new Promise<void>((r) => {
+      finish = r;
+    });
+    const req = { tool: 'pay', args: { o: 5 }, operationKey: 'acme:pay:5' };
+    let started: () => void = () => {};
+    const running = new Promise<void>((r) => {
+      started = r;
+    });
+    const first = a.call(req, async () => {
+      charges++;
+      started();
+      await held;
+      return { id: 'p-1' };
+    });
+    await running;
+    // Before the fix the ledger dropped the live claim here, and rb's call below charged again.
+    await expect(b.settle('acme:pay:5', { happened: false, settledBy: 'ops' })).rejects.toMatchObject({
+      code: 'settle_refused',
+    });
+    const second = await b.call(req, async () => ({ id: `p-${++charges}` }));
+    expect(second.status).toBe('waiting');
+    finish();
+    expect((await first).status).toBe('executed');
+    expect((await b.call(req, async () => ({ id: `p-${++charges}` }))).status).toBe('cached');
+    expect(charges).toBe(1);
+  });
+});

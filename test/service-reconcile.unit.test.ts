@@ -108,6 +108,27 @@ describe('a reconcile decided by a worker', () => {
     expect(other.actor.state.status).toBe('NEEDS_HUMAN');
   });
 
+  it("refuses another run's SETTLE of a charge still running (settle_refused), so nobody can charge again", async () => {
+    const { ledger, step } = await worker();
+    await step(req('START_RUN', 's'));
+    expect((await step(req('TOOL_CALL', 'c1', CHARGE))).decision?.decision).toBe('execute');
+    // run-2, on the same ledger, settles run-1's live claim as "did not happen", then asks for it.
+    const clock = new ManualClock(5_000);
+    const other = new RunActor('run-2', { hashing: HASHING, similarity: diceSimilarity }, clock);
+    const on2 = (type: WireRequest['type'], id: string, fields: Partial<WireRequest> = {}) =>
+      decideRequest(other, { ...req(type, id, fields), run_id: 'run-2' }, { ...CTX, ledger }, clock.now());
+    await on2('START_RUN', 's2');
+    const settled = await on2('SETTLE', 'x1', {
+      operation_key: 'charge-A1',
+      happened: false,
+      settled_by: 'ops',
+    });
+    expect(settled.decision).toMatchObject({ decision: 'error', error_code: 'settle_refused' });
+    expect(settled.records).toEqual([]);
+    expect((await on2('TOOL_CALL', 'c9', CHARGE)).decision.decision).not.toBe('execute');
+    expect(await ledger.get(redactText('charge-A1', HASHING))).toMatchObject({ status: 'claimed' });
+  });
+
   it('with tenant keys, takes a reconcile answer only from an approver key; asking needs none', () => {
     const agent = { id: 'a1', tenant: 'a', secret: 's', approver: false };
     const ops = { id: 'a-ops', tenant: 'a', secret: 's', approver: true };

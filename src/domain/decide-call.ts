@@ -208,7 +208,8 @@ export function decideResult(
         : isFailedResult(cmd.kind, cmd.resultJson)),
   };
   const events: DomainEvent[] = [done];
-  const inDoubt = (cmd.inDoubt ?? false) && call.operationKey !== null;
+  // Keyed or not, a side effect that may have happened is never run again blindly.
+  const inDoubt = (cmd.inDoubt ?? false) && call.sideEffect;
   if (call.operationKey !== null && call.sideEffect) {
     if (inDoubt)
       events.push({
@@ -217,7 +218,9 @@ export function decideResult(
         callId: call.callId,
         reason: done.code ?? 'no answer',
       });
-    else if (cmd.kind !== 'SUCCESS')
+    // PENDING: the operation was accepted and is under way, so its key stays taken; a repeat of it
+    // gets this answer back, never a second start. Any other failure means it did not happen.
+    else if (cmd.kind !== 'SUCCESS' && cmd.kind !== 'PENDING')
       events.push({
         type: 'OperationReleased',
         operationKey: call.operationKey,

@@ -61,6 +61,10 @@ export const ERROR_CODES = {
   log_closed: c('illegal_state', 'the event log is closed'),
   ledger_closed: c('illegal_state', 'the ledger is not open'),
   reissue_refused: c('illegal_state', 'the operation may not be reissued in its current state'),
+  settle_refused: c(
+    'illegal_state',
+    'the operation is still in flight; only an in-doubt operation is settled',
+  ),
   needs_migration: c('illegal_state', 'the store was written by an older loopguard; run loopguard migrate'),
   store_too_new: c('illegal_state', 'the store was written by a newer loopguard'),
   migrate_refused: c('illegal_state', 'migrate cannot run on this store'),

@@ -31,14 +31,20 @@ export function checkAfter(
   const fp = call.fingerprint;
   const ev = (counts: Record<string, number> = {}, thresholds: Record<string, number> = {}) =>
     evidence([fp], counts, thresholds);
-  if (inDoubt && call.operationKey !== null) {
+  if (inDoubt) {
+    const what =
+      call.operationKey === null
+        ? `${call.tool} (a side effect without an operation key, call ${call.callId})`
+        : `${call.tool} (operation ${call.operationKey})`;
     return stopVerdict(
       'after',
       'in_doubt',
-      `Stopped: ${call.tool} (operation ${call.operationKey}) may or may not have happened (${e.code ?? 'no answer'}). It is not retried; reconcile it with the provider or ask a person.`,
+      `Stopped: ${what} may or may not have happened (${e.code ?? 'no answer'}). It is not retried; ${call.operationKey === null ? 'ask the provider or a person' : 'reconcile it with the provider or ask a person'}.`,
       ev(),
       'NEEDS_HUMAN',
-      `outcome of operation ${call.operationKey}`,
+      call.operationKey === null
+        ? `outcome of ${call.tool} call ${call.callId}`
+        : `outcome of operation ${call.operationKey}`,
     );
   }
   switch (e.kind) {
@@ -89,7 +95,9 @@ export function checkAfter(
       return {
         decision: 'wait_bounded',
         rule: 'pending',
-        message: `Pending: poll ${call.tool} again ${waitText(atMs + wait, atMs)}.`,
+        message: call.sideEffect
+          ? `Pending: ${call.tool} was accepted and is under way; ask for its status with a read ${waitText(atMs + wait, atMs)} (calling ${call.tool} again ${call.operationKey === null ? 'may do it again' : 'returns this answer'}).`
+          : `Pending: poll ${call.tool} again ${waitText(atMs + wait, atMs)}.`,
         evidence: ev({ polls }, { maxPolls: p.maxPolls, backoffMs: wait }),
         waitUntilMs: atMs + wait,
       };

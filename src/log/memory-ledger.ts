@@ -18,6 +18,7 @@ import {
   type LedgerState,
   type ReissueNote,
   reissueRefusal,
+  settleRefusal,
 } from '../ports/ledger.js';
 
 export class MemoryLedger implements Ledger {
@@ -49,8 +50,10 @@ export class MemoryLedger implements Ledger {
     this.apply(key, owner, { type: 'OperationReleased' });
   }
 
-  async settle(key: string, happened: boolean, resultJson = 'null'): Promise<void> {
+  async settle(key: string, happened: boolean, resultJson = 'null', about?: ClaimOwner): Promise<void> {
     const e = this.entries.get(key);
+    const refused = settleRefusal(key, this.state(key), about);
+    if (refused !== null) throw new IllegalStateError('settle_refused', `ledger: ${refused}`);
     // A completion is final: settling never frees a side effect that is known to have happened.
     if (e === undefined || e.status === 'completed') return;
     if (!happened) this.entries.delete(key);

@@ -3,6 +3,8 @@
  * runs tools: exactly one claimant of an operation key wins; the others learn it is done (and get
  * its result), in flight, or in doubt.
  */
+import { sameOwner } from '../domain/ledger-rules.js';
+
 export interface ClaimOwner {
   readonly runId: string;
   readonly callId: string;
@@ -40,14 +42,40 @@ export interface Ledger {
   markInDoubt(key: string, owner: ClaimOwner, reason: string): Promise<void>;
   /** The claim was won but the side effect certainly did not run (the guard refused, or reconcile said so). */
   release(key: string, owner: ClaimOwner): Promise<void>;
-  /** An in-doubt operation settled by reconcile or a person: done (with its result) or free to run again. */
-  settle(key: string, happened: boolean, resultJson?: string): Promise<void>;
+  /**
+   * An in-doubt operation settled by reconcile or a person: done (with its result) or free to run
+   * again. `about`: the holder whose attempt the verdict is about (reconcile's), refused if another
+   * holds the key now. Refused (`settle_refused`) while the claim is live; a no-op without an entry
+   * or on a completion.
+   */
+  settle(key: string, happened: boolean, resultJson?: string, about?: ClaimOwner): Promise<void>;
   get(key: string): Promise<LedgerState | undefined>;
   /** Records a reissue; refused when the old key has no entry or the new key is already in use. */
   reissue(note: ReissueNote): Promise<void>;
   /** The reissue that made `newKey`, if it was made by one. */
   reissuedFrom(newKey: string): Promise<ReissueNote | undefined>;
   close(): Promise<void>;
+}
+
+/**
+ * Why a settle is refused, or null, from the entry as its ledger reads it (a dead owner's or an
+ * expired claim reads as in doubt). A live claim's side effect may be running right now: freeing
+ * its key would let another claimant run it a second time, and "it happened" is not known yet.
+ * A verdict `about` one holder's attempt says nothing of another's, which took the key since.
+ * Nothing to settle (no entry, or a completion, which is final) is no refusal: the settle is a no-op.
+ */
+export function settleRefusal(
+  key: string,
+  state: LedgerState | undefined,
+  about: ClaimOwner | undefined,
+): string | null {
+  if (state === undefined || state.status === 'completed') return null;
+  const holder = `${state.owner.runId}/${state.owner.callId}`;
+  if (state.status === 'claimed')
+    return `operation ${key} is in flight (${holder}); only an in-doubt operation is settled`;
+  if (about !== undefined && !sameOwner(about, state.owner))
+    return `operation ${key} is now held by ${holder}, not by ${about.runId}/${about.callId} the verdict is about`;
+  return null;
 }
 
 /** Why a reissue is refused, or null: shared by the adapters so they refuse alike. */

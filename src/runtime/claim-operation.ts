@@ -15,7 +15,11 @@ export interface OperationClaim {
 }
 
 /** Refusals of the ledger's own rules, as opposed to a ledger that cannot be reached. */
-const LEDGER_RULES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['not_claim_owner', 'reissue_refused']);
+const LEDGER_RULES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'not_claim_owner',
+  'reissue_refused',
+  'settle_refused',
+]);
 
 /** A ledger that cannot answer is treated like a log that cannot record: nothing runs. */
 export async function ledgerCall<T>(what: string, work: () => Promise<T>): Promise<T> {
@@ -48,6 +52,7 @@ export async function claimOperation(
   recordable: (result: unknown) => string,
 ): Promise<OperationClaim> {
   let settled: Settlement | null = null;
+  let reconciled = false;
   for (let attempt = 0; attempt < 3; attempt++) {
     const c = await ledgerCall(`claim ${key}`, () => ledger.claim(key, owner));
     if (c.status === 'won') return { view: { status: 'none' }, won: true, settled };
@@ -63,12 +68,21 @@ export async function claimOperation(
     }
     if (c.status === 'in_flight')
       return { view: { status: 'claimed', byRun: c.owner.runId }, won: false, settled };
-    if (hooks.reconcile === undefined || settled !== null)
+    if (hooks.reconcile === undefined || reconciled)
       return { view: { status: 'in_doubt' }, won: false, settled };
+    reconciled = true;
     const answer = await hooks.reconcile(asked);
-    settled = { happened: answer.happened, resultJson: recordable(answer.result) };
-    const s = settled;
-    await ledgerCall(`settle ${key}`, () => ledger.settle(key, s.happened, s.resultJson));
+    const s = { happened: answer.happened, resultJson: recordable(answer.result) };
+    try {
+      // The answer is about this holder's attempt: if another run settled it and took the key
+      // meanwhile (it may be running it now), the answer is stale; claim again and see.
+      const about = c.owner;
+      await ledgerCall(`settle ${key}`, () => ledger.settle(key, s.happened, s.resultJson, about));
+    } catch (e) {
+      if (e instanceof LoopguardError && e.code === 'settle_refused') continue;
+      throw e;
+    }
+    settled = s;
     if (s.happened) return { view: { status: 'completed', resultJson: s.resultJson }, won: false, settled };
   }
   return { view: { status: 'in_doubt' }, won: false, settled };

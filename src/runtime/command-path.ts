@@ -13,6 +13,7 @@ import {
   isTerminal,
   type LedgerView,
   LoopguardError,
+  own,
   type RecordedEvent,
   redactText,
   resultHash,
@@ -190,8 +191,16 @@ export class CommandPath {
    */
   async settle(cmd: Input<'SettleOperation'>): Promise<RecordedEvent[]> {
     const key = redactText(cmd.operationKey, this.d.hashing);
+    // On this run's own open entry the verdict is about this run's attempt, not one another run
+    // made since; a key this run never held is settled as the ledger holds it.
+    const { actor } = this.d;
+    const mine = own(actor.state.operations, key);
+    const about =
+      mine === undefined || mine.status === 'completed'
+        ? undefined
+        : { runId: actor.runId, callId: mine.callId };
     await ledgerCall(`settle ${cmd.operationKey}`, () =>
-      this.d.ledger.settle(key, cmd.happened, cmd.resultJson),
+      this.d.ledger.settle(key, cmd.happened, cmd.resultJson, about),
     );
     return this.record(cmd);
   }
@@ -215,7 +224,7 @@ export class CommandPath {
             resultJson: 'null',
             resultHash: resultHash('RETRYABLE', 'cancelled_in_flight', 'null', hashing),
             code: 'cancelled_in_flight',
-            inDoubt: call.sideEffect && call.operationKey !== null,
+            inDoubt: call.sideEffect,
           });
     if (isTerminal(actor.state.status)) return closed;
     return [...closed, ...(await this.record(cmd))];

@@ -151,7 +151,7 @@ export class GuardedRun implements Run {
       resultJson: ran.resultJson,
       terminal: ran.terminal,
       tokens: ran.tokens,
-      inDoubt: ran.inDoubt && call?.sideEffect === true && call.operationKey !== null,
+      inDoubt: ran.inDoubt && call?.sideEffect === true,
       ...(ran.costUsd !== null ? { costUsd: ran.costUsd } : {}),
       ...(ran.code !== null ? { code: ran.code } : {}),
       ...(ran.retryAfterMs !== null ? { retryAfterMs: ran.retryAfterMs } : {}),

@@ -213,7 +213,7 @@ export function requestCommand(req: WireRequest, policy: Policy, hashing: Hashin
       if (req.settled_by === null) return badField('settled_by', 'a SETTLE says who settled it');
       const bad = nameField('operation_key', req.operation_key) ?? nameField('settled_by', req.settled_by);
       if (bad !== null) return bad;
-      // This run's own entry only: the service has no shared ledger to settle (see the README).
+      // The shared ledger's entry is settled first, as run.settle does (CommandPath.settle).
       const recorded = recordedResult(req.result_json, hashing);
       if (!recorded.ok) return recorded;
       return {

@@ -19,6 +19,7 @@ import {
   type LedgerState,
   type ReissueNote,
   reissueRefusal,
+  settleRefusal,
 } from '../../ports/ledger.js';
 import { EmbeddedDatabase, processAlive } from './database.js';
 import { DEFAULT_DATA_DIR } from './embedded-log.js';
@@ -85,9 +86,12 @@ export class SqliteLedger implements Ledger {
     return this.apply(key, owner, { type: 'OperationReleased' });
   }
 
-  async settle(key: string, happened: boolean, resultJson = 'null'): Promise<void> {
+  async settle(key: string, happened: boolean, resultJson = 'null', about?: ClaimOwner): Promise<void> {
     await this.store.write(() => {
       const row = this.row(key);
+      const state = row === undefined ? undefined : stateOf(row);
+      const refused = settleRefusal(key, state, about);
+      if (refused !== null) throw new IllegalStateError('settle_refused', `ledger: ${refused}`);
       // A completion is final: settling never frees a side effect that is known to have happened.
       if (row === undefined || row.status === 'completed') return;
       if (!happened) this.sql.drop.run(key);

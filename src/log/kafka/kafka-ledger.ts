@@ -22,7 +22,7 @@ import {
 } from '../../domain/ledger-rules.js';
 import { EventCodec } from '../../events/codec.js';
 import type { ClaimOutcome, ClaimOwner, Ledger, LedgerState, ReissueNote } from '../../ports/ledger.js';
-import { reissueRefusal } from '../../ports/ledger.js';
+import { reissueRefusal, settleRefusal } from '../../ports/ledger.js';
 import type { SchemaStore } from '../../ports/schema-store.js';
 import { TOPICS } from '../event-log.js';
 import { SOURCE_HEADER } from '../event-store.js';
@@ -121,8 +121,11 @@ export class KafkaLedger implements Ledger {
     await this.write(key, owner, { type: 'OperationReleased', ...opOf(key, owner), reason });
   }
 
-  async settle(key: string, happened: boolean, resultJson = 'null'): Promise<void> {
-    await this.caughtUp();
+  async settle(key: string, happened: boolean, resultJson = 'null', about?: ClaimOwner): Promise<void> {
+    const refused = settleRefusal(key, await this.get(key), about);
+    if (refused !== null) throw new IllegalStateError('settle_refused', `ledger: ${refused}`);
+    // A late outcome of the holder and this settle meet in one partition, in order: after a
+    // completion the settle changes nothing (a completion is final).
     const e = this.entries.get(key);
     if (e === undefined || e.status === 'completed') return;
     const op = opOf(key, e.owner);
