@@ -26,6 +26,9 @@ describe('requestCommand', () => {
     ['run_id', req('START_RUN', { run_id: '' })],
     ['run_id', req('START_RUN', { run_id: '   ' })],
     ['tenant', req('START_RUN', { tenant: ' ' })],
+    // As the library's startRun refuses them (they were recorded before 2026-12-03).
+    ['progress_version', req('START_RUN', { progress_version: -5 })],
+    ['task_type', req('START_RUN', { task_type: 'x'.repeat(2000) })],
     ['tool', req('TOOL_CALL', { tool: ' ' })],
     ['progress_version', req('TOOL_CALL', { tool: 'search', progress_version: 1.5 })],
     ['cost_estimate_usd', req('TOOL_CALL', { tool: 'search', cost_estimate_usd: -1 })],

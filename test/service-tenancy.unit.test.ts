@@ -165,4 +165,19 @@ describe('seen signatures', () => {
     expect(seen.check(at('dd', 11))).toBe('fresh');
     expect(seen.check(at('bb', 20))).toBe('replayed');
   });
+
+  it('past its cap forgets by send time: a request stamped ahead never raises the floor past the present', () => {
+    const now = 1_000_000_000;
+    const seen = new SeenSignatures(SIGNATURE_WINDOW_MS, 4);
+    // Stamped almost the whole window ahead (admitted), and added first.
+    seen.add([at('ahead', now + SIGNATURE_WINDOW_MS - 1000)], now);
+    seen.add(
+      ['b', 'c', 'd', 'e'].map((s) => at(s, now - 10)),
+      now,
+    );
+    // Another tenant's request sent now is fresh (it was too_old until the ahead one's time + 5 min).
+    expect(seen.check(at('fresh', now + 1))).toBe('fresh');
+    expect(seen.check(at('ahead', now + SIGNATURE_WINDOW_MS - 1000))).toBe('replayed');
+    expect(seen.check(at('old', now - 10))).toBe('too_old');
+  });
 });

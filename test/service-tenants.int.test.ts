@@ -122,24 +122,30 @@ describe('loopguard serve with tenant keys: two tenants on one service', () => {
     // A signature is good once, and only around the worker's clock: the same signed bytes again,
     // once their run no longer remembers the answer, are a replay; one signed 6 minutes ago expired.
     const replayRun = await acme.startRun({ runId: 'acme-replay' });
-    const signedCheckpoint = (id: string, sentAtMs: number) =>
+    const signedCheckpoint = (id: string, sentAtMs: number, requestId: string = randomUUID()) =>
       signRequest(
-        { ...emptyRequest(randomUUID(), 'acme-replay', 'CHECKPOINT', sentAtMs), checkpoint_id: id },
+        { ...emptyRequest(requestId, 'acme-replay', 'CHECKPOINT', sentAtMs), checkpoint_id: id },
         'acme-agent',
         secret('acme-agent'),
       );
     const once = signedCheckpoint('cp-once', Date.now());
     expect(await unsigned.request(once)).toMatchObject({ decision: 'recorded', checkpoint_id: 'cp-once' });
-    // While the run remembers it, the same bytes get the same answer (a client's re-send)...
+    // While the run remembers it, the same bytes get the same answer (a client's re-send), and so
+    // does a re-send signed anew, as a client's is...
     expect(await unsigned.request(once)).toMatchObject({ decision: 'recorded', checkpoint_id: 'cp-once' });
+    const resent = signedCheckpoint('cp-once', Date.now() + 1, once.request_id);
+    expect(resent.signature).not.toBe(once.signature);
+    expect(await unsigned.request(resent)).toMatchObject({ decision: 'recorded', checkpoint_id: 'cp-once' });
     for (let i = 0; i < 17; i++) await replayRun.checkpoint(`cp-${i}`);
-    // ...after it (the run keeps its latest 16 answers), they are not decided again.
-    expect(await unsigned.request(once)).toMatchObject({
-      decision: 'error',
-      error_code: 'unauthenticated',
-      error_field: 'signature',
-      status: 'UNKNOWN',
-    });
+    // ...after it (the run keeps its latest 16 answers), neither is decided again: the re-send's
+    // bytes were remembered when it was answered (they were decided again before 2026-12-03).
+    for (const replayed of [once, resent])
+      expect(await unsigned.request(replayed)).toMatchObject({
+        decision: 'error',
+        error_code: 'unauthenticated',
+        error_field: 'signature',
+        status: 'UNKNOWN',
+      });
     expect(await unsigned.request(signedCheckpoint('cp-late', Date.now() - 6 * 60_000))).toMatchObject({
       decision: 'error',
       error_code: 'unauthenticated',
@@ -193,11 +199,11 @@ describe('loopguard serve with tenant keys: two tenants on one service', () => {
       cross_tenant: 9,
       unauthenticated: 2,
       expired: 1,
-      replayed: 1,
+      replayed: 2,
       not_approver: 2,
     });
     const page = await worker.stats.metrics.registry.metrics();
     expect(page).toMatch(/loopguard_serve_requests_refused_total\{reason="cross_tenant"\} 9/);
-    expect(page).toMatch(/loopguard_serve_requests_refused_total\{reason="replayed"\} 1/);
+    expect(page).toMatch(/loopguard_serve_requests_refused_total\{reason="replayed"\} 2/);
   }, 180_000);
 });

@@ -124,14 +124,24 @@ export async function processBatch(
       }
     }
     const prior = await runs.answered(req.run_id, req.request_id);
+    const signature =
+      ctx.replays !== undefined && req.signature !== null
+        ? { signature: req.signature, sentAtMs: req.sent_at_ms }
+        : undefined;
     if (prior !== undefined && (prior.body === null || prior.body === body)) {
       // Published again (a client that timed out re-sends): the decision it got, nothing recorded.
       decisionsOut.push(decisionMessage(ctx, prior.decision));
+      // A re-send is signed anew: its bytes are remembered too, or once the run forgets the
+      // answer they would be decided again (a second resume no approver gave).
+      if (signature !== undefined && !signedHere.has(signature.signature)) {
+        if (ctx.replays?.check(signature) === 'fresh') signed.push(signature);
+        signedHere.add(signature.signature);
+      }
       continue;
     }
-    if (ctx.replays !== undefined && req.signature !== null) {
+    if (ctx.replays !== undefined && signature !== undefined) {
       // Signed bytes decided before, their answer forgotten by the run: a replay, not decided again.
-      const s = { signature: req.signature, sentAtMs: req.sent_at_ms };
+      const s = signature;
       const seen = signedHere.has(s.signature) ? 'replayed' : ctx.replays.check(s);
       if (seen !== 'fresh') {
         refuse(req, seen === 'replayed' ? 'replayed' : 'expired', replayError(seen));

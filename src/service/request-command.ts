@@ -20,6 +20,7 @@ import {
   resolvePolicy,
   resultHash,
   resultJsonOf,
+  START_FIELDS,
   textProblem,
 } from '../domain/index.js';
 import type { CommandInput } from '../machines/index.js';
@@ -85,7 +86,15 @@ export function requestCommand(req: WireRequest, policy: Policy, hashing: Hashin
   if (badIds !== null) return badIds;
   switch (req.type) {
     case 'START_RUN': {
-      const bad = nameField('task_type', req.task_type) ?? nameField('tenant', req.tenant);
+      // The library's startRun check, by the same spec.
+      const bad = problem(
+        {
+          taskType: req.task_type ?? undefined,
+          tenant: req.tenant ?? undefined,
+          progressVersion: req.progress_version ?? undefined,
+        },
+        START_FIELDS,
+      );
       if (bad !== null) return bad;
       return {
         ok: true,

@@ -3,8 +3,9 @@
  * worker's clock (tenant-guard.ts), and within that window a worker remembers each signature it
  * decided: the same signed bytes published again once their run no longer remembers the answer
  * are refused as a replay. A client that re-sends after a timeout signs anew, so a re-send is
- * never a replay. Past `cap` entries the oldest go, and every request sent no later than the
- * newest of them is refused as too old (a window shrunk to what fits, never a replay let through).
+ * never a replay. Past `cap` entries the oldest by send time go, and every request sent no later
+ * than the newest of them is refused as too old (a window shrunk to what fits, never a replay let
+ * through).
  */
 
 /** How far a signed request's `sent_at_ms` may be from the worker's clock, either way. */
@@ -45,9 +46,23 @@ export class SeenSignatures {
     for (const s of decided) this.sentAt.set(s.signature.slice(0, 32), s.sentAtMs);
     // Send times are nearly in order (each client's are), so expired entries gather at the front.
     for (const [sig, at] of this.sentAt) {
-      if (at >= nowMs - this.windowMs && this.sentAt.size <= this.cap) break;
-      if (at >= nowMs - this.windowMs) this.floorMs = Math.max(this.floorMs, at);
+      if (at >= nowMs - this.windowMs) break;
       this.sentAt.delete(sig);
     }
+    if (this.sentAt.size > this.cap) this.forgetOldest();
+  }
+
+  /**
+   * The oldest send times go, not the first added: a request stamped minutes ahead (the window
+   * admits it) added early would raise the floor past the present, and every tenant's fresh
+   * request would be refused as too old until then. A tenth of the cap more goes at once, so
+   * the sort runs once per that many additions, not on each.
+   */
+  private forgetOldest(): void {
+    const times = [...this.sentAt.values()].sort((a, b) => a - b);
+    const drop = this.sentAt.size - this.cap + Math.floor(this.cap / 10);
+    const newestDropped = times[drop - 1] ?? Number.NEGATIVE_INFINITY;
+    this.floorMs = Math.max(this.floorMs, newestDropped);
+    for (const [sig, at] of this.sentAt) if (at <= newestDropped) this.sentAt.delete(sig);
   }
 }

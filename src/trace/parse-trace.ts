@@ -72,8 +72,9 @@ export function parseTraceLine(line: string, lineNo: number, file = 'input'): Re
   if (runId !== null) return bad('run_id', runId);
   if (raw.source !== undefined && nameProblem(raw.source) !== null)
     return bad('source', nameProblem(raw.source) ?? '');
-  if (raw.task_type !== undefined && typeof raw.task_type !== 'string')
-    return bad('task_type', 'expected a string');
+  // Checked as the library's startRun checks its taskType (a name: bounded, well-formed Unicode).
+  if (raw.task_type !== undefined && nameProblem(raw.task_type) !== null)
+    return bad('task_type', nameProblem(raw.task_type) ?? '');
   const outcome = raw.outcome ?? { success: null };
   if (
     !isObj(outcome) ||
