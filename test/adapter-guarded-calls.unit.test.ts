@@ -64,4 +64,34 @@ describe('GuardedCalls: decide in a hook, execute later', () => {
     expect(searches).toBe(1);
     expect(calls.holding).toBe(false);
   });
+
+  it("a call id reused for another tool is neither run nor answered under the first call's decision", async () => {
+    const calls = new GuardedCalls(await guard.startRun({ runId: 'reused' }), { operationKey });
+    const reused = { code: 'invalid_call', details: { field: 'toolCallId' } };
+    let charged = 0;
+    let searched = 0;
+    expect(await calls.decide('call_0', 'search_docs', { q: 'refund' })).toBeNull();
+    // A model that numbers its calls per step: the charge was never decided.
+    await expect(calls.decide('call_0', 'charge_card', { order: 'A1' })).rejects.toMatchObject(reused);
+    await expect(
+      calls.execute('call_0', 'charge_card', { order: 'A1' }, () => ++charged),
+    ).rejects.toMatchObject(reused);
+    expect(
+      await calls.execute('call_0', 'search_docs', { q: 'refund' }, () => `doc ${++searched}`),
+    ).toMatchObject({
+      status: 'executed',
+      value: 'doc 1',
+    });
+    // A cached answer is kept for its own tool alone.
+    await calls.execute('c1', 'charge_card', { order: 'A1' }, () => ({ payment: ++charged }));
+    expect(await calls.decide('c2', 'charge_card', { order: 'A1' })).toMatchObject({ status: 'cached' });
+    await expect(calls.execute('c2', 'search_docs', { q: 'x' }, () => ++searched)).rejects.toMatchObject(
+      reused,
+    );
+    expect(await calls.execute('c2', 'charge_card', { order: 'A1' }, () => ++charged)).toMatchObject({
+      status: 'cached',
+      value: { payment: 1 },
+    });
+    expect({ charged, searched }).toEqual({ charged: 1, searched: 1 });
+  });
 });

@@ -77,4 +77,29 @@ describe('guardTools', () => {
     expect(Date.now() - started).toBeLessThan(2000);
     expect(r).toMatchObject({ status: 'executed', kind: 'RETRYABLE' });
   });
+
+  it('takes the arguments as they are when called: an object changed while the call waits changes nothing', async () => {
+    const run = await startRun('snapshot');
+    const charged: string[] = [];
+    const tools = guardTools(
+      run,
+      {
+        charge_card: async (a: { order: string; lines: string[] }) => {
+          charged.push(`${a.order}:${a.lines.join('+')}`);
+          return { order: a.order };
+        },
+      },
+      { operationKey: (_tool, a) => `acme:charge:${String(a.order)}` },
+    );
+    const args = { order: 'A1', lines: ['x'] };
+    const first = tools.charge_card(args);
+    // The caller moves on to its next order before the first call had its turn.
+    args.order = 'A2';
+    args.lines.push('y');
+    const second = tools.charge_card(args);
+    await Promise.all([first, second]);
+    // Before 2026-12-03: A2:x+y twice, under the keys of A1 and A2.
+    expect(charged).toEqual(['A1:x', 'A2:x+y']);
+    expect(Object.keys(run.state.operations).sort()).toEqual(['acme:charge:A1', 'acme:charge:A2']);
+  });
 });

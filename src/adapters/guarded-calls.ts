@@ -1,3 +1,4 @@
+import { InvalidInputError } from '../domain/index.js';
 import {
   type CallResult,
   type GuardToolsOptions,
@@ -13,6 +14,19 @@ const argsOf = (input: unknown): Record<string, unknown> =>
     : { input };
 
 /**
+ * A call id a model or provider reused for a call of another tool: that call must not run (or be
+ * answered) under the decision the first one got. The input is not compared: frameworks validate
+ * it between their hook and the execute (defaults filled, unknown keys dropped), so the two differ
+ * for one and the same call.
+ */
+const reusedId = (callId: string, tool: string) =>
+  new InvalidInputError(
+    'invalid_call',
+    'toolCallId',
+    `call id ${callId} (${tool}) is already the id of a call of another tool, which the guard decided; a call is never run or answered under another's decision`,
+  );
+
+/**
  * A run's tool calls for a framework that asks first and executes later (`toolApproval`, a tool
  * input guardrail): `decide` takes the guard's decision in the framework's hook, `execute` runs
  * the tool inside that same guarded call. Between the two the run holds its turn, so no later
@@ -20,10 +34,13 @@ const argsOf = (input: unknown): Record<string, unknown> =>
  * yes. Without such a hook, `execute` alone decides and runs.
  */
 export class GuardedCalls {
-  /** Calls allowed by `decide` that wait for their execute, by the framework's call id. */
-  private readonly held = new Map<string, (fn: ToolFn) => Promise<CallResult>>();
+  /** Calls allowed by `decide` that wait for their execute, by the framework's call id . */
+  private readonly held = new Map<
+    string,
+    { readonly tool: string; readonly run: (fn: ToolFn) => Promise<CallResult> }
+  >();
   /** Calls `decide` answered without running them (a cached side effect), for their execute to return. */
-  private readonly answered = new Map<string, CallResult>();
+  private readonly answered = new Map<string, { readonly tool: string; readonly result: CallResult }>();
 
   constructor(
     private readonly run: Run,
@@ -40,6 +57,8 @@ export class GuardedCalls {
    * `execute` must follow, with the same call id), else the result the call gets instead.
    */
   async decide(callId: string, tool: string, input: unknown): Promise<CallResult | null> {
+    const known = this.held.get(callId) ?? this.answered.get(callId);
+    if (known !== undefined && known.tool !== tool) throw reusedId(callId, tool);
     // Asked again before its execute (a framework that runs its hook twice): already allowed.
     if (this.held.has(callId)) return null;
     const { request, hooks } = toolCallRequest(tool, argsOf(input), this.opts);
@@ -64,9 +83,12 @@ export class GuardedCalls {
     );
     const first = await Promise.race([result, admitted]);
     if (first === null) {
-      this.held.set(callId, (fn) => {
-        give(fn);
-        return result;
+      this.held.set(callId, {
+        tool,
+        run: (fn) => {
+          give(fn);
+          return result;
+        },
       });
       // Settled, with or without its execute (a framework that never executes an allowed call
       // leaves it to the step timeout): the run's turn is free again.
@@ -74,18 +96,22 @@ export class GuardedCalls {
       result.then(release, release);
       return null;
     }
-    if (first.status === 'cached') this.answered.set(callId, first);
+    if (first.status === 'cached') this.answered.set(callId, { tool, result: first });
     return first;
   }
 
   /** Runs a call: inside the decision `decide` took for it, else decided and run now. */
   execute(callId: string | undefined, tool: string, input: unknown, fn: ToolFn): Promise<CallResult> {
-    const held = callId === undefined ? undefined : this.held.get(callId);
-    if (held !== undefined) return held(fn);
-    const answered = callId === undefined ? undefined : this.answered.get(callId);
-    if (answered !== undefined && callId !== undefined) {
-      this.answered.delete(callId);
-      return Promise.resolve(answered);
+    if (callId !== undefined) {
+      const held = this.held.get(callId);
+      if (held !== undefined)
+        return held.tool === tool ? held.run(fn) : Promise.reject(reusedId(callId, tool));
+      const answered = this.answered.get(callId);
+      if (answered !== undefined) {
+        if (answered.tool !== tool) return Promise.reject(reusedId(callId, tool));
+        this.answered.delete(callId);
+        return Promise.resolve(answered.result);
+      }
     }
     const { request, hooks } = toolCallRequest(tool, argsOf(input), this.opts);
     return this.run.call(request, fn, hooks);

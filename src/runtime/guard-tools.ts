@@ -1,4 +1,4 @@
-import { put, type ResultKind } from '../domain/index.js';
+import { MAX_DEPTH, put, type ResultKind } from '../domain/index.js';
 import type { CallHooks, CallRequest } from './call-request.js';
 import type { CallResult } from './call-result.js';
 import type { Run } from './run.js';
@@ -79,6 +79,21 @@ export type GuardedTool<F> = F extends (...args: never[]) => infer R
 type AnyTool = { tool(args: Record<string, unknown>, signal: AbortSignal): unknown }['tool'];
 
 /**
+ * A copy of the plain objects and arrays in `v` (what the guard records as JSON); anything else,
+ * and anything nested deeper than the guard takes, is handed on as it is, for the guard to judge
+ * as it would have (a class instance is refused, not turned into a plain object).
+ */
+function snapshotOf<A>(v: A, depth = 0): A {
+  if (typeof v !== 'object' || v === null || depth > MAX_DEPTH) return v;
+  if (Array.isArray(v)) return v.map((x) => snapshotOf(x, depth + 1)) as A;
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return v;
+  const out: Record<string, unknown> = Object.create(proto);
+  for (const [k, x] of Object.entries(v)) put(out, k, snapshotOf(x, depth + 1));
+  return out as A;
+}
+
+/**
  * Wraps a map of tools (name -> function of its arguments and a signal): every call goes through
  * the run's guard and returns a typed result (`toModelMessage` makes it a message for the model).
  * Tool names in the options are checked against the map.
@@ -91,7 +106,11 @@ export function guardTools<T extends { readonly [K in keyof T]: AnyTool }>(
   const out: Record<string, GuardedTool<ToolImpl>> = {};
   for (const [name, impl] of Object.entries(tools) as [Extract<keyof T, string>, ToolImpl][]) {
     // put: a tool named "__proto__" is a tool like any other, not the map's prototype.
-    put(out, name, ((args: Record<string, unknown>, options?: { readonly signal?: AbortSignal }) => {
+    put(out, name, ((given: Record<string, unknown>, options?: { readonly signal?: AbortSignal }) => {
+      // The arguments as they are now: the call may wait for the run's turn, and a caller that
+      // changes its object meanwhile (the next order) must not have this call record one order,
+      // claim its key and run the tool with the other.
+      const args = snapshotOf(given);
       const { request, hooks } = toolCallRequest(name, args, opts);
       return run.call(request, (signal) => impl(args, combinedSignal(signal, options?.signal)), hooks);
     }) as GuardedTool<ToolImpl>);
