@@ -61,17 +61,44 @@ export async function replayCommand(
   io: Io,
 ): Promise<number> {
   const policy = loadPolicy(opts.policy);
-  const { files, errors } = readTraceFiles(paths);
+  const errors: LoopguardError[] = [];
+  // One file at a time: memory holds one file's runs, never the corpus's (sixteen files of
+  // 100 MiB, each within the limits, ran out of heap at 4.3 GB when all were read first).
+  let next = 0;
+  const nextFile = (): TraceFile | undefined => {
+    while (next < paths.length) {
+      const read = readTraceFiles([paths[next++] as string]);
+      errors.push(...read.errors);
+      const file = read.files[0];
+      if (file !== undefined && file.runs.length > 0) return file;
+    }
+    return undefined;
+  };
   const summaries: RunSummary[] = [];
-  if (files.some((f) => f.runs.length > 0))
-    await withSink((sink) => replayInto(files, policy, sink, { summaries, errors }, opts, io));
+  const first = nextFile();
+  if (first !== undefined)
+    await withSink((sink) =>
+      replayInto(
+        first,
+        nextFile,
+        paths.length === 1 ? first.runs.length : null,
+        policy,
+        sink,
+        { summaries, errors },
+        opts,
+        io,
+      ),
+    );
   if (!opts.json) io.out(formatSummaries(summaries));
   for (const e of errors) io.err(`rejected: ${e.message}`);
   return errors.length > 0 ? 1 : 0;
 }
 
 async function replayInto(
-  files: readonly TraceFile[],
+  first: TraceFile,
+  nextFile: () => TraceFile | undefined,
+  /** The runs to replay, when known (one file); the files after the first are read as it goes. */
+  total: number | null,
   policy: Policy,
   sink: ReplaySink,
   out: { readonly summaries: RunSummary[]; readonly errors: LoopguardError[] },
@@ -81,12 +108,7 @@ async function replayInto(
   const { summaries, errors } = out;
   const deps = { hashing: nodeHashing(sink.secretKey), similarity: cachedDiceSimilarity() };
   const seen = new Set(sink.knownRunIds);
-  const bar = progressBar(
-    io,
-    'replaying',
-    'runs',
-    files.reduce((n, f) => n + f.runs.length, 0),
-  );
+  const bar = progressBar(io, 'replaying', 'runs', total);
   // Runs are independent, so their appends may overlap and share the log's group commit (one
   // produce request on Kafka instead of one round trip per run); a run is printed only once its
   // events are durable, in input order.
@@ -104,7 +126,7 @@ async function replayInto(
       'duplicate_run',
       `${path}: run_id ${runId}: already recorded in ${sink.where ?? 'this log'}; use another ${sink.where?.startsWith('kafka') ? '--topic-prefix' : '--data-dir'}`,
     );
-  for (const file of files) {
+  for (let file: TraceFile | undefined = first; file !== undefined; file = nextFile()) {
     for (const run of file.runs) {
       if (seen.has(run.run_id)) {
         errors.push(duplicate(file.path, run.run_id));
