@@ -7,20 +7,14 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli } from '../src/cli/main.js';
-import { captureIo } from './support/capture-io.js';
-import { tempDirs } from './support/cli-run.js';
+import { runCliAsProcess, tempDirs } from './support/cli-run.js';
 
 const root = join(import.meta.dirname, '..');
 const fixture = (name: string) => join(import.meta.dirname, 'fixtures', name);
 const tmp = tempDirs('lg-cli-conv-');
 const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
 
-async function run(args: string[], env: Record<string, string | undefined> = {}) {
-  const io = captureIo();
-  const code = await cli(args, io, { env });
-  return { code, out: io.stdout(), err: io.stderr() };
-}
+const run = runCliAsProcess;
 
 const COMMANDS = [
   'replay',
@@ -110,7 +104,17 @@ describe('loopguard CLI conventions', () => {
     const bad = await run(['replay', fixture('bad.jsonl'), '--data-dir', tmp()]);
     expect(bad.code).toBe(1);
     const unknownRun = await run(['audit', 'no-such-run', '--data-dir', data]);
-    expect([unknownRun.code, unknownRun.err]).toEqual([1, 'audit: no run no-such-run in this data dir\n']);
+    expect([unknownRun.code, unknownRun.err]).toEqual([
+      1,
+      'loopguard: unknown_run: audit: no run no-such-run in this data dir\n',
+    ]);
+    const aFile = join(data, 'a-file');
+    writeFileSync(aFile, 'not a directory');
+    const fileAsDir = await run(['replay', fixture('mixed.jsonl'), '--data-dir', aFile]);
+    expect([fileAsDir.code, fileAsDir.err]).toEqual([
+      1,
+      expect.stringMatching(/^loopguard: no_data_dir: data dir .*a-file cannot be made: EEXIST[^\n]*\n$/),
+    ]);
     const missingDir = await run(['rebuild', '--data-dir', join(data, 'missing')]);
     expect(missingDir.code).toBe(1);
     expect(missingDir.err).toMatch(/^loopguard: [a-z_]+: [^\n]+\n$/);
@@ -123,6 +127,24 @@ describe('loopguard CLI conventions', () => {
       2,
       { error: { code: 'usage', message: "unknown option '--nope'" } },
     ]);
+    const data = tmp();
+    await run(['replay', fixture('mixed.jsonl'), '--data-dir', data]);
+    const unknown = await run(['audit', 'no-such-run', '--json', '--data-dir', data]);
+    expect([unknown.code, JSON.parse(unknown.out), unknown.err]).toEqual([
+      1,
+      { error: { code: 'unknown_run', message: 'audit: no run no-such-run in this data dir' } },
+      '',
+    ]);
+    const unwritable = await run([
+      'audit',
+      'fx/repeat',
+      '--html',
+      join(data, 'no-dir', 'x.html'),
+      '--data-dir',
+      data,
+    ]);
+    expect(unwritable.code).toBe(1);
+    expect(unwritable.err).toMatch(/^loopguard: output_unwritable: audit --html .*x\.html: ENOENT[^\n]*\n$/);
     const failed = await run(['rebuild', '--json', '--data-dir', join(tmp(), 'missing')]);
     expect(failed.code).toBe(1);
     expect(JSON.parse(failed.out).error).toMatchObject({

@@ -138,8 +138,7 @@ describe('loopguard rebuild, audit, stops', () => {
       'execute',
       'stop_partial',
     ]);
-    const missing = await run(['audit', 'nope', '--data-dir', dir]);
-    expect(missing.code).toBe(1);
+    await expect(run(['audit', 'nope', '--data-dir', dir])).rejects.toMatchObject({ code: 'unknown_run' });
   });
 
   it('stops lists every stop report with its terminal state', async () => {

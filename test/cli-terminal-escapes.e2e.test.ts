@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { escapeControls } from '../src/cli/escape-controls.js';
-import { runCli, tempDirs } from './support/cli-run.js';
+import { runCli, runCliAsProcess, tempDirs } from './support/cli-run.js';
 
 const tmp = tempDirs('lg-cli-esc-');
 // An OSC 52 clipboard write, BEL, NUL and a C1 CSI in the run id; a screen clear in the tool name.
@@ -52,7 +52,7 @@ describe('terminal control characters in human output', () => {
         '--data-dir',
         data,
       ]),
-      await runCli(['audit', `${RUN}-missing`, '--data-dir', data]),
+      await runCliAsProcess(['audit', `${RUN}-missing`, '--data-dir', data]),
     ];
     for (const o of outputs) {
       expect(o.out).not.toMatch(RAW);
@@ -62,7 +62,7 @@ describe('terminal control characters in human output', () => {
     expect(replay?.out).toContain('evil\\u001b]52;c;aGk=\\u0007run\\u0000x\\u009b');
     expect(stops?.out).toContain('se\\u001b[2Jarch');
     expect(audit?.out).toContain('se\\u001b[2Jarch');
-    expect(outputs[5]?.err).toContain('no run evil\\u001b]52');
+    expect(outputs[5]?.err).toContain('loopguard: unknown_run: audit: no run evil\\u001b]52');
   });
 
   it('--json output keeps the exact names (JSON escapes them itself)', async () => {

@@ -2,7 +2,7 @@
  * `loopguard repair` on the SQLite store: SQLite's integrity check decides; a damaged file is kept
  * aside whole and replaced by every row that can still be read.
  */
-import { existsSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { existsSync, openSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,6 +68,20 @@ describe('loopguard repair', () => {
     const again = captureIo();
     expect(await main(['repair', '--data-dir', dir], again)).toBe(0);
     expect(again.stdout()).toMatch(/sound/);
+  });
+
+  it('replaces a file that is no database at all by an empty store, keeping it aside', async () => {
+    const path = join(dir, 'loopguard.db');
+    writeFileSync(path, 'not a db');
+    const io = captureIo();
+    // Before 2026-12-03: internal error, loopguard.db.repair left beside it, nothing replaced.
+    expect(await main(['repair', '--data-dir', dir], io)).toBe(0);
+    const kept = /kept in (\S+)/.exec(io.stdout())?.[1] as string;
+    expect(readFileSync(kept, 'utf8')).toBe('not a db');
+    expect(existsSync(`${path}.repair`)).toBe(false);
+    const log = await EmbeddedLog.open(dir, { readOnly: true });
+    expect(await log.read(TOPIC, 0)).toEqual([]);
+    await log.close();
   });
 
   it('refuses a data dir without a database', async () => {

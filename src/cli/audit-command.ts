@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import type { Evidence, RecordedEvent } from '../domain/index.js';
+import { type Evidence, LoopguardError, type RecordedEvent } from '../domain/index.js';
 import { type AuditEntry, RunTimelineFold, type RunTreeNode } from '../projections/index.js';
 import { runPage } from '../timeline/run-page.js';
 import type { Io } from './io.js';
@@ -53,6 +53,10 @@ function formatTree(runId: string, tree: RunTreeNode): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** One error for every way of asking audit for a run the log does not hold (the CLI prints its code). */
+const unknownRun = (runId: string, where: string) =>
+  new LoopguardError('unknown_run', `audit: no run ${runId} in ${where}`, { details: { runId } });
+
 export function auditOutput(
   runId: string,
   timeline: readonly AuditEntry[] | undefined,
@@ -60,10 +64,7 @@ export function auditOutput(
   io: Io,
   tree?: RunTreeNode,
 ): number {
-  if (timeline === undefined) {
-    io.err(`audit: no run ${runId} in this data dir`);
-    return 1;
-  }
+  if (timeline === undefined) throw unknownRun(runId, 'this data dir');
   // A run on its own has no tree worth printing; a supervisor or a sub-agent shows where it stands.
   const family = tree !== undefined && (tree.runId !== runId || tree.children.length > 0) ? tree : undefined;
   if (json) io.out(jsonLine({ run_id: runId, timeline, ...(family ? { tree: family } : {}) }));
@@ -81,11 +82,14 @@ export async function auditHtmlCommand(
   const fold = new RunTimelineFold(runId);
   await scan((rec) => fold.apply(rec));
   const timeline = fold.timeline();
-  if (timeline === undefined) {
-    io.err(`audit: no run ${runId} in this log`);
-    return 1;
+  if (timeline === undefined) throw unknownRun(runId, 'this log');
+  try {
+    writeFileSync(file, runPage(timeline));
+  } catch (e) {
+    throw new LoopguardError('output_unwritable', `audit --html ${file}: ${(e as Error).message}`, {
+      details: { file },
+    });
   }
-  writeFileSync(file, runPage(timeline));
   io.out(`wrote ${file}\n`);
   return 0;
 }

@@ -231,7 +231,21 @@ export class EmbeddedDatabase {
         throw new LoopguardError('no_data_dir', `data dir ${dataDir} ${missing}`, {
           details: { dir: dataDir },
         });
-    } else mkdirSync(dataDir, { recursive: true });
+    } else {
+      try {
+        mkdirSync(dataDir, { recursive: true });
+      } catch (e) {
+        // A file in its place, or a parent that cannot be written: the user's to fix, not a bug.
+        throw new LoopguardError(
+          'no_data_dir',
+          `data dir ${dataDir} cannot be made: ${(e as Error).message}`,
+          {
+            cause: e,
+            details: { dir: dataDir },
+          },
+        );
+      }
+    }
     return EmbeddedDatabase.openFile(path, opts);
   }
 

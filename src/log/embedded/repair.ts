@@ -52,7 +52,14 @@ export async function repairDataDir(dir: string, now: () => number = Date.now): 
 
   const fresh = `${path}.repair`;
   rmSync(fresh, { force: true });
-  const salvage = salvageInto(path, fresh);
+  let salvage: Record<string, number>;
+  try {
+    salvage = salvageInto(path, fresh);
+  } catch (e) {
+    // Nothing half-made is left beside the store, which stays as it was (and is kept in damaged/).
+    rmSync(fresh, { force: true });
+    throw e;
+  }
   for (const ext of ['-wal', '-shm']) rmSync(path + ext, { force: true });
   renameSync(fresh, path);
   return { problems, keptIn, rows: countRows(path), unreadable: salvage };
@@ -81,8 +88,16 @@ function salvageInto(from: string, to: string): Record<string, number> {
     for (const table of TABLES) {
       lost[table] = 0;
       // Columns both stores have (one written before a column was added lacks it); a record's
-      // rows_folded is not copied: the run rows are folded again from the records saved.
-      const have = new Set(columnsOf(src, table));
+      // rows_folded is not copied: the run rows are folded again from the records saved. A file
+      // whose schema cannot be read at all (not a database any more) has no row to give.
+      let readableCols: string[];
+      try {
+        readableCols = columnsOf(src, table);
+      } catch {
+        lost[table] = 1;
+        continue;
+      }
+      const have = new Set(readableCols);
       const cols = columnsOf(target.db, table).filter(
         (c) => have.has(c) && !(table === 'records' && c === 'rows_folded'),
       );
