@@ -3,7 +3,9 @@
  * a reconcile answer that arrived after another run had settled the key and started the charge
  * freed that live claim; a PENDING answer (accepted, under way) gave the key back, so the poll the
  * guard asked for charged again; a side effect without an operation key that timed out or threw
- * was retried after the backoff, although it may have happened.
+ * was retried after the backoff, although it may have happened; a keyed side effect that timed
+ * out but was still running in this process was charged again after a resume, when `reconcile`
+ * asked the provider before the first charge landed.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -128,5 +130,47 @@ describe('a side effect is run at most once', () => {
     expect(slow.state.status).toBe('NEEDS_HUMAN');
     await landed.fired;
     expect(charges).toBe(2);
+  });
+
+  it('holds the key of a timed-out side effect still running here: reconcile is asked once it has answered', async () => {
+    const dir = tempDir();
+    const guard = await guardOn(dir, { stepTimeoutMs: 50 });
+    const booked: string[] = [];
+    let started = 0;
+    const lands = signal();
+    let ended: () => void = () => {};
+    const over = new Promise<void>((r) => {
+      ended = r;
+    });
+    const charge = async () => {
+      started++;
+      await lands.fired; // a provider that ignores the abort: the request is already on the wire
+      booked.push('A1');
+      ended();
+      return { receipt: 'r-1' };
+    };
+    const reconcile = async () =>
+      booked.length > 0 ? { happened: true, result: { receipt: 'r-1' } } : { happened: false };
+    const run = await guard.startRun({ runId: 'late' });
+    expect(await run.call(CHARGE, charge, { reconcile })).toMatchObject({ rule: 'in_doubt' });
+    expect(run.state.status).toBe('NEEDS_HUMAN');
+    const resumed = await guard.resume('late', {
+      preconditionChange: 'asked the provider',
+      approvedBy: 'ops',
+    });
+    // The provider has nothing yet, and would say so: the call waits instead of charging again.
+    expect(await resumed.call(CHARGE, charge, { reconcile })).toMatchObject({
+      status: 'waiting',
+      rule: 'operation_in_flight',
+    });
+    lands.fire();
+    await over;
+    await new Promise((r) => setImmediate(r)); // the tool's promise has settled, not just its body
+    expect(await SqliteLedger.open(dir).get(KEY)).toMatchObject({ status: 'in_doubt' });
+    expect(await resumed.call(CHARGE, charge, { reconcile })).toMatchObject({
+      status: 'cached',
+      value: { receipt: 'r-1' },
+    });
+    expect({ started, booked }).toEqual({ started: 1, booked: ['A1'] });
   });
 });

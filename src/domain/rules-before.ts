@@ -211,6 +211,17 @@ export function checkBefore(
         resultJson: cached,
       });
     }
+    // The shared ledger says the operation is running (another run took it over, or this run's
+    // timed-out attempt is still running in its process): its outcome is coming, so wait for it,
+    // even where this run's own record still has it in doubt.
+    if (r.ledger.status === 'claimed') {
+      return plain({
+        decision: 'wait',
+        rule: 'operation_in_flight',
+        message: `Wait: operation ${r.operationKey} is in flight in run ${r.ledger.byRun}; its result will be returned once recorded.`,
+        evidence: evidence([call.fingerprint], {}, {}),
+      });
+    }
     if (entry?.status === 'in_doubt' || r.ledger.status === 'in_doubt') {
       return plain(
         stopVerdict(
@@ -222,14 +233,6 @@ export function checkBefore(
           `outcome of operation ${r.operationKey}`,
         ),
       );
-    }
-    if (r.ledger.status === 'claimed') {
-      return plain({
-        decision: 'wait',
-        rule: 'operation_in_flight',
-        message: `Wait: operation ${r.operationKey} is in flight in run ${r.ledger.byRun}; its result will be returned once recorded.`,
-        evidence: evidence([call.fingerprint], {}, {}),
-      });
     }
   }
   if (s.status === 'WAITING' && s.waitUntilMs !== null && r.atMs < s.waitUntilMs) {

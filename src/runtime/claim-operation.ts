@@ -1,6 +1,7 @@
 import { type ErrorCode, type LedgerView, LoopguardError, UnavailableError } from '../domain/index.js';
 import type { ClaimOwner, Ledger } from '../ports/ledger.js';
 import type { CallHooks } from './call-request.js';
+import type { LateEffects } from './late-effects.js';
 
 interface Settlement {
   readonly happened: boolean;
@@ -50,6 +51,7 @@ export async function claimOperation(
   recorded: boolean,
   /** The reconciled result as it is recorded. */
   recordable: (result: unknown) => string,
+  late?: LateEffects,
 ): Promise<OperationClaim> {
   let settled: Settlement | null = null;
   let reconciled = false;
@@ -66,7 +68,9 @@ export async function claimOperation(
       await ledgerCall(`withdraw ${key}`, () => ledger.release(key, orphan));
       continue;
     }
-    if (c.status === 'in_flight')
+    // In doubt, but its tool is still running here past its timeout: in flight, as far as anyone
+    // can tell yet; a provider asked now could say "not yet" of a charge about to land.
+    if (c.status === 'in_flight' || late?.runs(key, c.owner) === true)
       return { view: { status: 'claimed', byRun: c.owner.runId }, won: false, settled };
     if (hooks.reconcile === undefined || reconciled)
       return { view: { status: 'in_doubt' }, won: false, settled };

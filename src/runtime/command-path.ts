@@ -23,6 +23,7 @@ import type { ClaimOwner, Ledger, ReissueNote } from '../ports/ledger.js';
 import { type CallHooks, recordedResult } from './call-request.js';
 import { decision } from './call-result.js';
 import { claimOperation, ledgerCall, type OperationClaim } from './claim-operation.js';
+import type { LateEffects } from './late-effects.js';
 
 type Input<T extends CommandInput['type']> = Extract<CommandInput, { type: T }>;
 
@@ -46,6 +47,8 @@ export interface CommandPathDeps {
   readonly hashing: Hashing;
   /** What the caller adds to every command (the library: the run's family). */
   readonly withContext?: (cmd: CommandInput) => CommandInput;
+  /** Side effects past their timeout still running in this process (the library's; late-effects.ts). */
+  readonly late?: LateEffects;
 }
 
 /** A call's decision before it runs, with every record the request made (a reconcile's settlement first). */
@@ -130,6 +133,7 @@ export class CommandPath {
             hooks,
             Object.hasOwn(actor.state.operations, key),
             (v) => recordedResult(v, hashing),
+            this.d.late,
           );
     const settled =
       key !== undefined && claim.settled !== null

@@ -27,6 +27,8 @@ export interface Executed {
   readonly costUsd: number | null;
   /** Nobody knows whether a side effect happened: timed out, or failed without saying how. */
   readonly inDoubt: boolean;
+  /** The tool's own promise, when it was still running at its step timeout (late-effects.ts). */
+  readonly late?: Promise<unknown>;
 }
 
 class Timeout extends Error {}
@@ -82,11 +84,12 @@ export async function executeTool(
       inDoubt: sideEffect,
     };
   };
+  const running = Promise.resolve().then(() => fn(ctl.signal));
   try {
     const timeout = new Promise<never>((_, reject) => {
       if (timeoutMs !== null) timer = setTimeout(() => reject(new Timeout()), timeoutMs);
     });
-    const raw = await Promise.race([Promise.resolve().then(() => fn(ctl.signal)), timeout]);
+    const raw = await Promise.race([running, timeout]);
     if (isToolOutcome(raw)) {
       const bad = fieldsProblem(raw, OUTCOME_FIELDS, 'result');
       if (bad !== null) return unrecordable(inputError('invalid_result', bad.path, bad.problem));
@@ -111,7 +114,7 @@ export async function executeTool(
   } catch (e) {
     if (e instanceof Timeout) {
       ctl.abort(new Error(`step timeout after ${timeoutMs} ms`));
-      return failed('RETRYABLE', 'timeout', sideEffect);
+      return { ...failed('RETRYABLE', 'timeout', sideEffect), late: running };
     }
     if (e instanceof ToolError) {
       const bad = fieldsProblem(e, OUTCOME_FIELDS, 'error');

@@ -37,6 +37,7 @@ import type { SchemaStore } from '../ports/schema-store.js';
 import { GuardTelemetry } from '../telemetry/call-telemetry.js';
 import type { CallTracing, GuardMetrics } from '../telemetry/guard-telemetry-ports.js';
 import { GuardedRun } from './guarded-run.js';
+import { LateEffects } from './late-effects.js';
 import { nodeHashing } from './node-hashing.js';
 import { RunFamily } from './run-family.js';
 import { chooseSecretKey } from './secret-key.js';
@@ -101,6 +102,8 @@ export class Guard {
   private readonly telemetry: GuardTelemetry;
   /** Where this guard's runs' machine is evaluated (and inspected). */
   private readonly machine: MachineScope;
+  /** Its runs' side effects still running past their timeout. */
+  private readonly late: LateEffects;
   readonly policy: Policy;
 
   constructor(private readonly ports: GuardPorts) {
@@ -119,6 +122,7 @@ export class Guard {
       tracing: ports.tracing,
     });
     this.machine = machineScope(ports.inspect);
+    this.late = new LateEffects();
   }
 
   /** How this guard hashes: fingerprints, and secret values under its key. */
@@ -139,6 +143,7 @@ export class Guard {
       this.deps.hashing,
       this.family,
       this.telemetry,
+      this.late,
     );
   }
 

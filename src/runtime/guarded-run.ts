@@ -34,6 +34,7 @@ import {
 import { CommandPath, reissueOperation } from './command-path.js';
 import { executeTool, type ToolFn } from './execute-tool.js';
 import { interruptedCompletion } from './interrupted-call.js';
+import type { LateEffects } from './late-effects.js';
 import type { Run } from './run.js';
 import { type RunFamily, withFamily } from './run-family.js';
 import { RunWriter } from './run-writer.js';
@@ -54,6 +55,7 @@ export class GuardedRun implements Run {
     private readonly hashing: Hashing,
     private readonly family: RunFamily,
     private readonly telemetry: GuardTelemetry,
+    private readonly late: LateEffects,
   ) {
     this.writer = new RunWriter(actor, store, hashing, (records) => this.telemetry.recorded(records));
     this.path = new CommandPath({
@@ -62,6 +64,7 @@ export class GuardedRun implements Run {
       ledger,
       hashing,
       withContext: (cmd) => withFamily(cmd, family.view(this.runId)),
+      late,
     });
   }
 
@@ -143,6 +146,9 @@ export class GuardedRun implements Run {
     const ran = await obs.runTool(() =>
       runningTool(this, () => executeTool(fn, policy.stepTimeoutMs, sideEffect, this.hashing)),
     );
+    const key = call?.sideEffect === true ? call.operationKey : null;
+    // Held from the timeout on, before the record of the call in doubt lets anyone see the key so.
+    if (ran.late !== undefined && key !== null) this.late.track(key, { runId: this.runId, callId }, ran.late);
     const done = await this.path.completeCall({
       type: 'CompleteToolCall',
       callId,
