@@ -59,6 +59,13 @@ describe('loopguard mcp', () => {
     // A different order is another operation: it runs.
     expect(s.text(await s.call('pay', { order: 'A2', amount: 30 }))).toBe('payment p-2: 30 for order A2');
     expect(s.charges()).toBe(2);
+    // A tool the upstream does not list but accepts (an old name) is a side effect too: its retry
+    // is answered from the ledger (before 2026-12-03 it ran again, a third charge).
+    expect(s.text(await s.call('charge', { order: 'A9', amount: 1 }))).toBe('payment p-3: 1 for order A9');
+    expect(s.text(await s.call('charge', { order: 'A9', amount: 1 }))).toMatch(
+      /^payment p-3: 1 for order A9\n\[loopguard\] /,
+    );
+    expect(s.charges()).toBe(3);
 
     // The upstream's own failure passes through as it was, with the guard's classification after it.
     const broken = await s.call('broken');
@@ -88,8 +95,8 @@ describe('loopguard mcp', () => {
     expect(s.text(searches[2] as CallToolResult)).toMatch(/^\[loopguard\] stopped \(exact_repeat\): /);
 
     const late = await s.call('pay', { order: 'A3', amount: 5 });
-    expect([late.isError ?? false, s.text(late)]).toEqual([false, 'payment p-3: 5 for order A3']);
-    expect(s.charges()).toBe(3);
+    expect([late.isError ?? false, s.text(late)]).toEqual([false, 'payment p-4: 5 for order A3']);
+    expect(s.charges()).toBe(4);
 
     const runId = /run (mcp-[0-9a-f-]{36}) /.exec(s.stderr())?.[1];
     expect(runId).toBeDefined();
@@ -110,13 +117,15 @@ describe('loopguard mcp', () => {
       ['pay', 'execute', null],
       ['pay', 'return_cached_success', expect.any(String)],
       ['pay', 'execute', null],
+      ['charge', 'execute', null],
+      ['charge', 'return_cached_success', expect.any(String)],
       ['broken', 'execute', null],
       ['refund', 'execute', null],
       ['search', 'execute', null],
       ['search', 'execute', null],
       ['search', 'stop_partial', 'exact_repeat'],
     ]);
-    expect(calls[3].result).toMatchObject({ kind: 'PRECONDITION', code: 'tool_error' });
+    expect(calls[5].result).toMatchObject({ kind: 'PRECONDITION', code: 'tool_error' });
     const stops = (await cli(['stops', '--data-dir', s.dataDir, '--json'])).out.trim().split('\n');
     expect(stops.map((l) => JSON.parse(l)).map((e) => [e.run_id, e.report.terminal_state])).toEqual([
       [runId, 'STOPPED_LOOP_GUARD'],

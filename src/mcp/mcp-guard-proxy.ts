@@ -224,8 +224,9 @@ export class McpGuardProxy {
   /**
    * Whether a call of `name` may change the world: the policy's word, else the annotations as last
    * listed (listed afresh for a tool the client called unlisted). A tool the upstream does not list
-   * cannot run there, so nothing needs deduplicating; one the upstream could not list is taken as a
-   * side effect, the safe reading.
+   * (or could not list) is taken as a side effect, the safe reading: servers accept calls of tools
+   * they no longer list (an old name kept for compatibility), and such a call changes the world as
+   * any other.
    */
   private async sideEffect(name: string): Promise<boolean> {
     // own: an upstream tool named "constructor" is not Object's constructor.
@@ -244,7 +245,7 @@ export class McpGuardProxy {
       }
     }
     const tool = this.tools.get(name);
-    return tool !== undefined && isSideEffectTool(tool);
+    return isSideEffectTool(tool);
   }
 
   /** The call's fingerprint under the guard's own hashing (secret values hashed with its key, as in its log). */
