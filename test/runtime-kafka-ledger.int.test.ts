@@ -6,15 +6,15 @@ import { KafkaLog } from '../src/log/kafka/kafka-log.js';
 import { ledgerContract } from './ledger-contract.js';
 import { kafkaEnv } from './setup/kafka-env.js';
 
-async function pair(clock?: { now(): number }) {
+async function pair(clock?: { now(): number }, clockOfA: { now(): number } | undefined = clock) {
   const { brokers, registryUrl } = kafkaEnv();
   const topicPrefix = `t-${randomUUID()}-`;
   const schemaStore = new RegistrySchemaStore({ url: registryUrl });
   const logs = await Promise.all([0, 1].map(() => KafkaLog.connect({ brokers, topicPrefix })));
   const [la, lb] = logs as [KafkaLog, KafkaLog];
-  const opts = { schemaStore, leaseMs: 60_000, ...(clock ? { clock } : {}) };
-  const a = await KafkaLedger.open({ log: la, ...opts });
-  const b = await KafkaLedger.open({ log: lb, ...opts });
+  const opts = { schemaStore, leaseMs: 60_000 };
+  const a = await KafkaLedger.open({ log: la, ...opts, ...(clockOfA ? { clock: clockOfA } : {}) });
+  const b = await KafkaLedger.open({ log: lb, ...opts, ...(clock ? { clock } : {}) });
   return {
     a,
     b,
@@ -39,6 +39,29 @@ it('turns a claim with no outcome within the lease into in doubt', { timeout: 60
       owner: { callId: 'c1' },
     });
     expect(await p.b.get('k-lease')).toMatchObject({ status: 'in_doubt' });
+  } finally {
+    await p.close();
+  }
+});
+
+it("measures the lease on the reader's own clock: a claimant whose clock is slow holds its claim", {
+  timeout: 60_000,
+}, async () => {
+  // A's clock is 5 minutes slow; its claim carries its stamp. Before 2026-12-03 B read the claim
+  // as 5 minutes old, past the lease: in doubt at once, settled away by a reconcile, run twice.
+  let now = 10_000_000;
+  const p = await pair({ now: () => now }, { now: () => now - 300_000 });
+  try {
+    const A = { runId: 'run-A', callId: 'c1' };
+    expect(await p.a.claim('k-skew', A)).toEqual({ status: 'won' });
+    expect(await p.b.claim('k-skew', { runId: 'run-B', callId: 'c1' })).toMatchObject({
+      status: 'in_flight',
+      owner: A,
+    });
+    await expect(p.b.settle('k-skew', false, 'null', A)).rejects.toMatchObject({ code: 'settle_refused' });
+    // The lease still ends, on B's clock, a lease after B first saw the claim.
+    now += 60_000;
+    expect(await p.b.claim('k-skew', { runId: 'run-B', callId: 'c2' })).toMatchObject({ status: 'in_doubt' });
   } finally {
     await p.close();
   }

@@ -276,8 +276,15 @@ export class KafkaLedger implements Ledger {
     }
     const key = operationKeyOf(rec);
     if (key === null) return;
-    const next = foldLedger(this.entries.get(key), rec);
+    const prev = this.entries.get(key);
+    const next = foldLedger(prev, rec);
     if (next === undefined) this.entries.delete(key);
+    // The lease runs on this process's clock from when it first saw the claim: the claimant's
+    // stamp is another clock, and one minutes slow made every claim it took look expired here (in
+    // doubt, so a reconcile settled a charge that was running). Seen late (a restart reading the
+    // topic), a claim only expires later than it would have: it waits, never runs twice.
+    else if (next.status === 'claimed' && next !== prev)
+      this.entries.set(key, { ...next, atMs: this.clock.now() });
     else this.entries.set(key, next);
   }
 }
