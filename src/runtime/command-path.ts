@@ -37,6 +37,13 @@ export interface DurableBoundary {
   append(records: readonly RecordedEvent[], cmd: CommandInput, deferred: boolean): Promise<boolean>;
   /** The actor took `records`. */
   committed?(records: readonly RecordedEvent[]): void;
+  /**
+   * Runs `work` once what was appended is committed, and never if it is not. Where the boundary
+   * commits later than it appends (the worker's batch transaction), a claim is given back only
+   * then: a worker fenced mid-batch decided on a run its successor holds, under the same claim
+   * owner, and its release would free the key of a call the successor let run. Without it, now.
+   */
+  afterCommit?(work: () => Promise<unknown>): void;
 }
 
 export interface CommandPathDeps {
@@ -49,6 +56,12 @@ export interface CommandPathDeps {
   readonly withContext?: (cmd: CommandInput) => CommandInput;
   /** Side effects past their timeout still running in this process (the library's; late-effects.ts). */
   readonly late?: LateEffects;
+  /**
+   * Whether a claim of this run that its log never recorded is withdrawn and taken again (the
+   * library: calls of a run go one at a time in one process). A worker does not: its view of the
+   * run may be stale (fenced mid-batch), so such a claim may be its successor's, running now.
+   */
+  readonly withdrawOrphans?: boolean;
 }
 
 /** A call's decision before it runs, with every record the request made (a reconcile's settlement first). */
@@ -133,7 +146,7 @@ export class CommandPath {
             hooks,
             Object.hasOwn(actor.state.operations, key),
             (v) => recordedResult(v, hashing),
-            this.d.late,
+            { late: this.d.late, withdrawOrphans: this.d.withdrawOrphans ?? true },
           );
     const settled =
       key !== undefined && claim.settled !== null
@@ -144,8 +157,12 @@ export class CommandPath {
             settledBy: 'reconcile',
           })
         : [];
-    const release = () =>
-      claim.won && key !== undefined ? ledger.release(key, owner).catch(() => undefined) : undefined;
+    const release = async () => {
+      if (!claim.won || key === undefined) return;
+      const giveBack = () => ledger.release(key, owner).catch(() => undefined);
+      if (this.d.boundary.afterCommit !== undefined) this.d.boundary.afterCommit(giveBack);
+      else await giveBack();
+    };
     let records: RecordedEvent[];
     try {
       records = await this.record({ ...cmd, ledger: claim.view });

@@ -27,6 +27,8 @@ export interface Decided {
   /** The run's new events, seq after seq; empty when the request was refused before any. */
   readonly records: readonly RecordedEvent[];
   readonly decision: WireDecision;
+  /** Claims given back (a call that does not run): only once the batch's transaction commits. */
+  readonly afterCommit?: readonly (() => Promise<unknown>)[];
 }
 
 /** Which request field a domain error is about, so a client can tell what to fix. */
@@ -77,6 +79,7 @@ export async function decideRequest(
   const cmd = requestCommand(req, ctx.policy, ctx.hashing);
   if (!cmd.ok) return { records: [], decision: refusal(actor, req, ctx, atMs, cmd.error) };
   const records: RecordedEvent[] = [];
+  const afterCommit: (() => Promise<unknown>)[] = [];
   const path = new CommandPath({
     actor,
     ledger: ctx.ledger,
@@ -87,18 +90,21 @@ export async function decideRequest(
         records.push(...proposed);
         return true;
       },
+      afterCommit: (work) => afterCommit.push(work),
     },
+    withdrawOrphans: false,
   });
   try {
     await path.handle(cmd.value, reconcileHook(req));
   } catch (e) {
-    if (e instanceof ReconcileAsked) return { records, decision: reconcileAsked(actor, req, ctx, atMs) };
+    if (e instanceof ReconcileAsked)
+      return { records, decision: reconcileAsked(actor, req, ctx, atMs), afterCommit };
     if (!(e instanceof LoopguardError)) throw e;
     // Fail closed: a ledger that does not answer runs no side effect. What was recorded before
     // (a reconcile's settlement) stays: the ledger has it already.
-    return { records, decision: refusal(actor, req, ctx, atMs, e) };
+    return { records, decision: refusal(actor, req, ctx, atMs, e), afterCommit };
   }
-  return { records, decision: recordedDecision(req, records, actor.state, ctx.workerId) };
+  return { records, decision: recordedDecision(req, records, actor.state, ctx.workerId), afterCommit };
 }
 
 /**

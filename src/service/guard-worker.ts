@@ -317,6 +317,9 @@ export class GuardWorker {
       return;
     }
     owned.committed = next;
+    // Claims the batch gave back, now that its decisions are the partition's. Never if it aborted:
+    // a fenced worker frees nothing; the request decided again takes its claim back as its own.
+    for (const giveBack of out.afterCommit) await giveBack();
     this.backoff.reset(batch.partition);
     this.replays.add(out.signed, this.ctx.clock.now());
     if (snapshot !== null) {

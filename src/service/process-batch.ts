@@ -58,6 +58,8 @@ export interface BatchOutput {
   readonly signed: readonly Signed[];
   /** Makes the batch's actors and answers the partition's: only with its transaction. */
   readonly apply: () => void;
+  /** Ledger work that must wait for the transaction (claims given back): run after its commit. */
+  readonly afterCommit: readonly (() => Promise<unknown>)[];
 }
 
 /**
@@ -80,6 +82,7 @@ export async function processBatch(
   const recorded: RecordedEvent[] = [];
   const refused: RefusedFor[] = [];
   const signed: Signed[] = [];
+  const afterCommit: (() => Promise<unknown>)[] = [];
   const signedHere = new Set<string>();
   const refuse = (req: WireRequest, reason: RefusedFor, error: LoopguardError) => {
     // Nothing of the run is told (no status, no seq): it may be another tenant's.
@@ -157,7 +160,12 @@ export async function processBatch(
       continue;
     }
     const at = actor.state.seq;
-    const { records, decision } = await decideRequest(actor, req, ctx, ctx.clock.now());
+    const {
+      records,
+      decision,
+      afterCommit: later = [],
+    } = await decideRequest(actor, req, ctx, ctx.clock.now());
+    afterCommit.push(...later);
     // A REISSUE is the ledger's alone, recording no run event: nothing joins the transaction but its answer.
     if (req.type === 'REISSUE' && decision.decision !== 'error') runs.remember(decision, body);
     if (records.length > 0) {
@@ -192,6 +200,7 @@ export async function processBatch(
     refused,
     signed,
     apply: () => runs.apply(),
+    afterCommit,
   };
 }
 
