@@ -131,6 +131,7 @@ describe('one command path for the library and the service', () => {
       load: (id) => stream.load(id),
       snapshot: (s) => stream.snapshot(s),
       readAll: (apply) => stream.readAll(apply),
+      childrenOf: (id) => stream.childrenOf(id),
       close: () => stream.close(),
       appendToStream: async (id, events, opts) => {
         if (refuse && events.some((e) => e.event.type === 'ToolCallCompleted')) {

@@ -47,6 +47,29 @@ export function runStreamContract(name: string, make: () => Promise<RunStreamFix
       expect(await f.stream.readStream(f.runId('never-written'))).toEqual([]);
     });
 
+    it("finds a run's sub-agents from their RunStarted, also those started after the first look", async () => {
+      const [boss, a, b, other] = ['boss', 'a', 'b', 'other'].map((n) => f.runId(`kids-${n}`)) as [
+        string,
+        string,
+        string,
+        string,
+      ];
+      const started = (id: string, parentRunId: string | null): RecordedEvent[] => {
+        const [first, ...rest] = runEvents(id, 0, 2);
+        const e = first?.event;
+        if (first === undefined || e?.type !== 'RunStarted') throw new Error('sample starts with RunStarted');
+        return [{ ...first, event: { ...e, runId: id, parentRunId } }, ...rest];
+      };
+      await f.stream.appendToStream(boss, started(boss, null), { expectedStreamVersion: 0 });
+      await f.stream.appendToStream(a, started(a, boss), { expectedStreamVersion: 0 });
+      await f.stream.appendToStream(other, started(other, null), { expectedStreamVersion: 0 });
+      expect(await f.stream.childrenOf(boss)).toEqual([a]);
+      await f.stream.appendToStream(b, started(b, boss), { expectedStreamVersion: 0 });
+      expect(await f.stream.childrenOf(boss)).toEqual([a, b]);
+      expect(await f.second().childrenOf(boss)).toEqual([a, b]);
+      expect(await f.stream.childrenOf(a)).toEqual([]);
+    });
+
     it('keeps runs apart however their appends interleave', async () => {
       const ids = ['a', 'b', 'c'].map((b) => f.runId(`apart-${b}`));
       for (let round = 0; round < 3; round++)

@@ -28,6 +28,7 @@ async function setup() {
   const counting: RunStream = {
     readStream: (id, from) => stream.readStream(id, from),
     readAll: (apply) => stream.readAll(apply),
+    childrenOf: (id) => stream.childrenOf(id),
     load: (id) => stream.load(id),
     snapshot: (s) => stream.snapshot(s),
     close: () => stream.close(),
@@ -102,6 +103,7 @@ describe('a write that failed for its caller but landed', () => {
     const flaky: RunStream = {
       readStream: (id, from) => stream.readStream(id, from),
       readAll: (apply) => stream.readAll(apply),
+      childrenOf: (id) => stream.childrenOf(id),
       load: (id) => stream.load(id),
       snapshot: (s) => stream.snapshot(s),
       close: () => stream.close(),

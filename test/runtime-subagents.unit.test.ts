@@ -9,6 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../src/domain/index.js';
 import { MemorySchemaStore } from '../src/events/memory-schema-store.js';
 import type { PolicyInput } from '../src/index.js';
+import { EmbeddedLog } from '../src/log/embedded/embedded-log.js';
+import { SqliteSchemaStore } from '../src/log/embedded/sqlite-schema-store.js';
 import { EventStore, MemoryLog } from '../src/log/index.js';
 import { Projections } from '../src/projections/index.js';
 import { createGuard, type Guard } from '../src/runtime/index.js';
@@ -151,5 +153,95 @@ describe('startRun({ parentRunId })', () => {
     });
     expect(p.runs.get('a1')?.parentRunId).toBe('a');
     expect(p.stops.newestFirst().find((e) => e.runId === 'boss')).toBeDefined();
+  });
+});
+
+/**
+ * A run resumed in a new process (a new guard over the same data dir) without its relatives: the
+ * guard reads them from the log, so the family rules hold as they did in the process that died.
+ */
+describe('resume of a run of a family in a new process', () => {
+  const change = { preconditionChange: 'process restarted', approvedBy: 'ops' };
+
+  /** Opens a guard over one data dir each time it is called: a process of its own, one after another. */
+  function dataDir(policy: PolicyInput = {}) {
+    const dir = mkdtempSync(join(tmpdir(), 'loopguard-sub-resume-'));
+    dirs.push(dir);
+    const open = async () => {
+      const guard = await createGuard({ policy, dataDir: dir, secretKey: 'test-key' });
+      guards.push(guard);
+      return guard;
+    };
+    return { dir, open };
+  }
+
+  it("a sub-agent resumed alone counts against its ancestor's budget, with every other sub-agent's spend", async () => {
+    const { open } = dataDir({ maxToolCalls: 3 });
+    const first = await open();
+    const t = tool();
+    const boss = await first.startRun({ runId: 'boss' });
+    const worker = await first.startRun({ runId: 'worker', parentRunId: 'boss' });
+    const helper = await first.startRun({ runId: 'helper', parentRunId: 'boss' });
+    await boss.call({ tool: 'plan', args: {} }, t.fn);
+    await worker.call({ tool: 'search', args: { q: 1 } }, t.fn);
+    await helper.call({ tool: 'search', args: { q: 2 } }, t.fn);
+    await first.close();
+    const resumed = await (await open()).resume('worker', change);
+    const r = await resumed.call({ tool: 'search', args: { q: 3 } }, t.fn);
+    expect(r).toMatchObject({ status: 'stopped', rule: 'tool_call_budget' });
+    expect(r.status === 'stopped' && r.message).toContain('ancestor run boss');
+    expect(t.n).toBe(3);
+  });
+
+  it('a sub-agent ended with its parent is not resumed, in the same process or a new one', async () => {
+    const { open } = dataDir();
+    const first = await open();
+    const boss = await first.startRun({ runId: 'boss' });
+    const worker = await first.startRun({ runId: 'worker', parentRunId: 'boss' });
+    await boss.cancel('user cancelled the whole task');
+    expect(worker.state.report).toMatchObject({ guardReason: 'parent_stopped' });
+    await expect(first.resume('worker', change)).rejects.toMatchObject({ code: 'parent_ended' });
+    expect(worker.state.status).toBe('PARTIAL');
+    await first.close();
+    const second = await open();
+    await expect(second.resume('worker', change)).rejects.toMatchObject({ code: 'parent_ended' });
+    expect(second.run('worker')).toBeUndefined();
+  });
+
+  it("a parent resumed alone counts its sub-agents' spend, and its end ends them in the log", async () => {
+    const { dir, open } = dataDir({ maxToolCalls: 3 });
+    const first = await open();
+    const t = tool();
+    const boss = await first.startRun({ runId: 'boss' });
+    const worker = await first.startRun({ runId: 'worker', parentRunId: 'boss' });
+    await boss.call({ tool: 'plan', args: {} }, t.fn);
+    await worker.call({ tool: 'search', args: { q: 1 } }, t.fn);
+    await worker.call({ tool: 'search', args: { q: 2 } }, t.fn);
+    await first.close();
+    const second = await open();
+    const resumed = await second.resume('boss', change);
+    // 1 of the boss's own and 2 of the worker's: the budget of 3 is spent.
+    expect(await resumed.call({ tool: 'plan', args: { again: true } }, t.fn)).toMatchObject({
+      status: 'stopped',
+      rule: 'tool_call_budget',
+    });
+    expect(t.n).toBe(3);
+    expect(resumed.state.report?.children).toEqual([{ runId: 'worker', state: 'RUNNING' }]);
+    // The worker is in the family, not a run of this guard: nothing of it goes through it.
+    expect(second.run('worker')).toBeUndefined();
+    await second.close();
+    const third = await open();
+    await expect(third.resume('worker', change)).rejects.toMatchObject({ code: 'parent_ended' });
+    const log = await EmbeddedLog.open(dir);
+    try {
+      const events = await EventStore.create(log, new SqliteSchemaStore(dir));
+      const last = (await log.runStream(events).readStream('worker')).at(-1)?.event;
+      expect(last?.type === 'RunStopped' && last.report).toMatchObject({
+        terminalState: 'PARTIAL',
+        guardReason: 'parent_stopped',
+      });
+    } finally {
+      await log.close();
+    }
   });
 });

@@ -56,7 +56,10 @@ export const ERROR_CODES = {
     'illegal_state',
     'a guarded call did not do its work (refused, stopped, waiting, in doubt or failed)',
   ),
-  parent_ended: c('illegal_state', 'a child run was started under a parent that has ended'),
+  parent_ended: c(
+    'illegal_state',
+    'a sub-agent was started under a parent, or resumed under an ancestor, that has ended',
+  ),
   read_only: c('illegal_state', 'the store is open for reading only'),
   log_closed: c('illegal_state', 'the event log is closed'),
   ledger_closed: c('illegal_state', 'the ledger is not open'),

@@ -29,6 +29,12 @@ export interface KeyedLog extends RunLog {
    * record objects, which cost the embedded log more than the values themselves.
    */
   readValues(topic: string, fromOffset: number, maxRecords: number): Promise<ValuePage>;
+  /**
+   * The values of the runs topic's run starts (each run's first record, its RunStarted) from
+   * `fromOffset` on, at most `maxRecords`: what a run's children are found from without reading
+   * every record of the log.
+   */
+  readRunStarts(fromOffset: number, maxRecords: number): Promise<ValuePage>;
   /** The records of `key`, in offset order, skipping its first `fromIndex`. */
   readKey(topic: string, key: string, fromIndex: number): Promise<StoredRecord[]>;
   /**

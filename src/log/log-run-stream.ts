@@ -27,6 +27,9 @@ const MAX_PAGE = 4096;
 
 export class LogRunStream implements RunStream {
   private readonly projector: CopyProjector;
+  /** Sub-agents by parent, from the run starts read so far (up to `startsRead`). */
+  private readonly kids = new Map<string, string[]>();
+  private startsRead = 0;
   /** The copy pass last started without waiting for it (never rejects). */
   private copying: Promise<void> = Promise.resolve();
 
@@ -106,6 +109,29 @@ export class LogRunStream implements RunStream {
 
   async load(runId: string): Promise<LoadedRun> {
     return { snapshot: null, events: await this.readStream(runId) };
+  }
+
+  /**
+   * From the run starts alone (a run's parent is in its first event), and only those appended since
+   * the last look: the cost follows the runs started, not every record of the log.
+   */
+  async childrenOf(runId: string): Promise<readonly string[]> {
+    checkStreamRead(runId, 1);
+    for (;;) {
+      const page = await this.log.readRunStarts(this.startsRead, MAX_PAGE);
+      if (page.values.length === 0) break;
+      for (const v of page.values) {
+        const { event } =
+          this.events.decodeKnown(TOPICS.runs, v) ?? (await this.events.decode(TOPICS.runs, v));
+        if (event.type !== 'RunStarted' || event.parentRunId === null) continue;
+        const siblings = this.kids.get(event.parentRunId) ?? [];
+        // Two looks at once may read one page twice.
+        if (!siblings.includes(event.runId)) siblings.push(event.runId);
+        this.kids.set(event.parentRunId, siblings);
+      }
+      this.startsRead = Math.max(this.startsRead, page.next);
+    }
+    return [...(this.kids.get(runId) ?? [])];
   }
 
   /** The key index makes a run's events cheap to read: no snapshot needed. */

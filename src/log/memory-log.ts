@@ -1,7 +1,7 @@
 /** In-memory EventLog for tests and evaluation: same contract, no durability. */
 
 import type { RunStream } from '../ports/run-stream.js';
-import type { LogRecord, StoredRecord } from './event-log.js';
+import { type LogRecord, type StoredRecord, TOPICS } from './event-log.js';
 import type { EventStore } from './event-store.js';
 import {
   checkKeyed,
@@ -88,6 +88,13 @@ export class MemoryLog implements KeyedLog {
 
   async readValues(topic: string, fromOffset: number, maxRecords: number): Promise<ValuePage> {
     return valuePage(await this.read(topic, fromOffset, maxRecords), fromOffset);
+  }
+
+  async readRunStarts(fromOffset: number, maxRecords: number): Promise<ValuePage> {
+    const log = await this.read(TOPICS.runs, fromOffset);
+    const index = this.keyIndex(TOPICS.runs);
+    const starts = log.filter((r) => index.from(r.key, 0)[0] === r.offset).slice(0, maxRecords);
+    return valuePage(starts, fromOffset);
   }
 
   async follow(

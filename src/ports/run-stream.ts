@@ -59,6 +59,11 @@ export interface RunStream {
    */
   load(runId: string): Promise<LoadedRun>;
   /**
+   * The runs started as sub-agents of `runId` (their RunStarted names it as parent), as the log
+   * has them now, in the order they started; [] for none. A resumed run's family is found so.
+   */
+  childrenOf(runId: string): Promise<readonly string[]>;
+  /**
    * The writer's state after an append it made, for adapters that keep snapshots; a hint that
    * never fails the caller (a snapshot is a cache, the stream stays the truth).
    */

@@ -200,9 +200,57 @@ export class Guard {
       const loaded = await this.ports.store.load(runId);
       if (loaded.snapshot === null && loaded.events.length === 0)
         throw new LoopguardError('unknown_run', `run ${runId} is not in the log`);
-      run = this.hold(this.guarded(runId, loaded));
-    }
+      run = this.guarded(runId, loaded);
+      // Refused before it is held: its family is read first.
+      await this.loadFamily(run);
+      this.hold(run);
+    } else await this.loadFamily(run);
     await run.resumeWith(change);
+    return run;
+  }
+
+  /**
+   * The family rules of a resumed run need its relatives, which a new process does not hold: its
+   * ancestors (their budgets and whether they ended) and every run under its root (their spend
+   * counts against the ancestors' budgets and its own). Those not held are loaded from the log into
+   * the family only, not as runs of the guard (no call of theirs goes through it until they are
+   * resumed themselves); the family ends them when an ancestor ends, as it ends held ones. They
+   * count as the log has them now. A resume under an ended ancestor is refused as a start is:
+   * none of its calls could execute.
+   */
+  private async loadFamily(run: GuardedRun): Promise<void> {
+    let root = run.runId;
+    const seen = new Set([root]);
+    for (let p = run.state.parentRunId; p !== null && !seen.has(p); ) {
+      seen.add(p);
+      const a = this.family.member(p) ?? (await this.relative(p));
+      // A parent the log lacks (a replayed trace may name one) has no budget or end to count.
+      if (a === undefined) break;
+      if (isTerminal(a.state.status))
+        throw new IllegalStateError(
+          'parent_ended',
+          `run ${run.runId}: its ancestor run ${p} has ended (${a.state.status}); a sub-agent is not resumed under it`,
+        );
+      root = p;
+      p = a.state.parentRunId;
+    }
+    const visited = new Set([root]);
+    for (const queue = [root]; queue.length > 0; ) {
+      for (const kid of await this.ports.store.childrenOf(queue.shift() as string)) {
+        if (visited.has(kid)) continue;
+        visited.add(kid);
+        queue.push(kid);
+        if (kid !== run.runId && this.family.member(kid) === undefined) await this.relative(kid);
+      }
+    }
+  }
+
+  /** A relative of a resumed run, loaded from the log into the family only (see loadFamily). */
+  private async relative(runId: string): Promise<GuardedRun | undefined> {
+    const loaded = await this.ports.store.load(runId);
+    if (loaded.snapshot === null && loaded.events.length === 0) return undefined;
+    const run = this.guarded(runId, loaded);
+    this.family.add(run);
     return run;
   }
 

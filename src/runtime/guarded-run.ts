@@ -245,6 +245,11 @@ export class GuardedRun implements Run {
   async endWithParent(parentRunId: string, parentState: TerminalState): Promise<void> {
     await this.serial(async () => {
       if (isTerminal(this.actor.state.status)) return;
+      // A relative loaded from the log (Guard.resume) may end on a call its dead process was
+      // running: closed as a resume closes it, never left to block the end.
+      const cutOff = await interruptedCompletion(this.actor.state, this.ledger, this.hashing);
+      if (cutOff !== null) await this.path.record(cutOff);
+      if (isTerminal(this.actor.state.status)) return;
       await this.path.record({ type: 'EndWithParent', parentRunId, parentState });
     });
   }

@@ -36,6 +36,11 @@ export class RunFamily {
     this.kids.set(parent, siblings);
   }
 
+  /** The run of this id in the tree, held or loaded as a relative. */
+  member(runId: string): FamilyMember | undefined {
+    return this.members.get(runId);
+  }
+
   private children(runId: string): FamilyMember[] {
     return (this.kids.get(runId) ?? []).flatMap((id) => this.members.get(id) ?? []);
   }

@@ -103,7 +103,7 @@ export class EmbeddedLog implements KeyedLog {
   private flushing: Promise<void> | undefined;
   private closed = false;
   private readonly sql: Record<
-    'end' | 'runHead' | 'keyCount' | 'read' | 'readKey' | 'readRun' | 'readValues',
+    'end' | 'runHead' | 'keyCount' | 'read' | 'readKey' | 'readRun' | 'readValues' | 'readRunStarts',
     StatementSync
   >;
 
@@ -136,6 +136,10 @@ export class EmbeddedLog implements KeyedLog {
       ),
       readRun: db.prepare(`SELECT ${COLUMNS} FROM records WHERE run_id = ? AND seq > ? ORDER BY seq`),
       readValues: db.prepare(VALUES),
+      // The run index (RUN_STARTS_INDEX): a run's first record is the one at seq 1.
+      readRunStarts: db.prepare(
+        `SELECT ${COLUMNS} FROM records WHERE seq = 1 AND topic_offset >= ? ORDER BY topic_offset LIMIT ?`,
+      ),
     };
     this.sql.readValues.setReturnArrays(true);
   }
@@ -218,6 +222,12 @@ export class EmbeddedLog implements KeyedLog {
     const page = toValuePage(bytes, lengths, offsets, fromOffset);
     if (page !== undefined) return page;
     return valuePage(await this.read(topic, fromOffset, maxRecords), fromOffset);
+  }
+
+  async readRunStarts(fromOffset: number, maxRecords: number): Promise<ValuePage> {
+    this.checkOpen(TOPICS.runs, fromOffset, maxRecords);
+    const rows = this.store.read(() => this.sql.readRunStarts.all(fromOffset, sqlLimit(maxRecords)));
+    return valuePage((rows as unknown as Row[]).map(toStored), fromOffset);
   }
 
   async follow(

@@ -107,6 +107,19 @@ export class KafkaRunStream implements RunStream {
     );
   }
 
+  /**
+   * Read from the whole runs topic (readAll's rule): the topic has no index of run starts. Only a
+   * resume asks, once per run of the resumed run's family.
+   */
+  async childrenOf(runId: string): Promise<readonly string[]> {
+    checkStreamRead(runId, 1);
+    const kids: string[] = [];
+    await this.readAll(({ event }) => {
+      if (event.type === 'RunStarted' && event.parentRunId === runId) kids.push(event.runId);
+    });
+    return kids;
+  }
+
   async load(runId: string): Promise<LoadedRun> {
     checkStreamRead(runId, 1);
     const follower = await this.following();
