@@ -29,6 +29,11 @@ export interface StoredEvent {
 export const SEQ_HEADER = 'loopguard.seq';
 /** The header that names a record's event type (every topic's records carry it). */
 export const TYPE_HEADER = 'loopguard.type';
+/**
+ * The parent a sub-agent's RunStarted names, so a reader that folds only headers (the Kafka run
+ * stream's follower) knows a run's sub-agents without decoding every record.
+ */
+export const PARENT_HEADER = 'loopguard.parent';
 
 type Topic = typeof TOPICS.runs | typeof TOPICS.stops | typeof TOPICS.ledger;
 const PAGE = 500;
@@ -113,10 +118,13 @@ export class EventStore {
    */
   runRecord(r: RecordedEvent, headers: Readonly<Record<string, string>> = {}): LogRecord {
     const value = this.codecs[TOPICS.runs].encode(r);
+    const e = r.event;
+    const parent: Record<string, string> =
+      e.type === 'RunStarted' && e.parentRunId !== null ? { [PARENT_HEADER]: e.parentRunId } : {};
     return {
       key: r.runId,
       value,
-      headers: { [TYPE_HEADER]: r.event.type, [SEQ_HEADER]: String(r.seq), ...headers },
+      headers: { [TYPE_HEADER]: e.type, [SEQ_HEADER]: String(r.seq), ...parent, ...headers },
       event: r,
     };
   }

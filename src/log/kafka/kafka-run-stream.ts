@@ -29,7 +29,7 @@ import {
 } from '../../ports/run-stream.js';
 import { runSnapshotDue, snapshotOf } from '../../snapshots/index.js';
 import { type StoredRecord, TOPICS } from '../event-log.js';
-import type { EventStore } from '../event-store.js';
+import { type EventStore, PARENT_HEADER } from '../event-store.js';
 import { closedError } from '../log-errors.js';
 import { withTimeout } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
@@ -54,6 +54,8 @@ export interface KafkaRunStreamOptions {
 export class KafkaRunStream implements RunStream {
   /** Every run's head as the fold of the runs topic has it so far. */
   private readonly heads = new Map<string, PlacedHead>();
+  /** Sub-agents by parent run, from the starts the follower counted (PARENT_HEADER). */
+  private readonly kids = new Map<string, string[]>();
   /** This writer's batches in flight: how many of their records the fold has counted. */
   private readonly mine = new Map<string, number>();
   /** This writer's acked records the fold has not passed yet. */
@@ -108,16 +110,20 @@ export class KafkaRunStream implements RunStream {
   }
 
   /**
-   * Read from the whole runs topic (readAll's rule): the topic has no index of run starts. Only a
-   * resume asks, once per run of the resumed run's family.
+   * From the follower's fold of the runs topic's headers, up to every partition's end now: a
+   * sub-agent's start names its parent in a header (PARENT_HEADER), so nothing is decoded. Starts
+   * written before that header (2026-12-03) are not found.
    */
   async childrenOf(runId: string): Promise<readonly string[]> {
     checkStreamRead(runId, 1);
-    const kids: string[] = [];
-    await this.readAll(({ event }) => {
-      if (event.type === 'RunStarted' && event.parentRunId === runId) kids.push(event.runId);
-    });
-    return kids;
+    const follower = await this.following();
+    const ends = await this.log.partitionEnds(TOPICS.runs);
+    await withTimeout(
+      Promise.all(ends.map((o) => follower.foldedTo(o.partition, Number(o.high)))),
+      this.timeoutMs,
+      `run ${runId}: sub-agents`,
+    );
+    return [...(this.kids.get(runId) ?? [])];
   }
 
   async load(runId: string): Promise<LoadedRun> {
@@ -290,6 +296,12 @@ export class KafkaRunStream implements RunStream {
     const next = foldRunRecord(this.heads.get(m.key) ?? EMPTY_HEAD, m.headers);
     if (next === null) return;
     this.heads.set(m.key, { ...next, offset: m.offset });
+    const parent = m.headers[PARENT_HEADER];
+    if (parent !== undefined && next.seq === 1) {
+      const kids = this.kids.get(parent) ?? [];
+      if (!kids.includes(m.key)) kids.push(m.key);
+      this.kids.set(parent, kids);
+    }
     const mine = this.ahead.get(m.key);
     if (mine !== undefined && mine.offset <= m.offset) this.ahead.delete(m.key);
     const counted = next.batch === null ? undefined : this.mine.get(next.batch);
