@@ -281,23 +281,16 @@ describe('the packed package, installed', () => {
 describe("the README's desktop MCP configuration", () => {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf('\n## MCP proxy\n'));
-  const [registryForm, globalForm] = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map(
+  const [config] = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map(
     (m) => JSON.parse(m[1] ?? '') as { mcpServers: Record<string, { command: string; args: string[] }> },
   );
 
-  it('gives npx the MCP SDK beside loopguard, and the global form the same loopguard arguments', () => {
-    const shop = registryForm?.mcpServers.shop;
-    expect(shop?.command).toBe('npx');
-    expect(shop?.args.slice(0, 6)).toEqual([
-      '-y',
-      '-p',
-      'loopguard',
-      '-p',
-      '@modelcontextprotocol/sdk',
-      'loopguard',
-    ]);
-    expect(globalForm?.mcpServers.shop?.args.slice(0, 2)).toEqual(['-y', 'loopguard']);
-    expect(globalForm?.mcpServers.shop?.args.slice(2)).toEqual(shop?.args.slice(6));
+  it('runs the installed loopguard by its path: never npx, which would fetch whatever holds the name', () => {
+    for (const entry of Object.values(config?.mcpServers ?? {})) {
+      expect(entry.command).toMatch(/^\/.*\/loopguard$/);
+      expect(entry.args[0]).toBe('mcp');
+    }
+    expect(Object.keys(config?.mcpServers ?? {})).toEqual(['filesystem', 'shop']);
   });
 
   it('runs as written from a global install of the tarball and the SDK, without the registry', async () => {
@@ -317,11 +310,11 @@ describe("the README's desktop MCP configuration", () => {
       ],
       packDir,
     );
-    const entry = globalForm?.mcpServers.shop;
-    if (entry === undefined) throw new Error('the README has no global-install shop entry');
+    const entry = config?.mcpServers.shop;
+    if (entry === undefined) throw new Error('the README has no shop entry');
     const dir = mkdtempSync(join(packDir, 'desktop-'));
     const empty = mkdtempSync(join(packDir, 'empty-'));
-    // Only the data dir and the upstream are the user's own; everything else is as written.
+    // Only the installed path, the data dir and the upstream are the user's own; the rest is as written.
     const args = entry.args.map((a) => (a === '/Users/me/.loopguard' ? join(dir, 'data') : a));
     const sep = args.indexOf('--');
     expect(args.slice(sep + 1)).toEqual(['node', '/Users/me/shop-server.mjs']);
@@ -329,14 +322,14 @@ describe("the README's desktop MCP configuration", () => {
     const client = new Client({ name: 'desktop', version: '1' });
     await client.connect(
       new StdioClientTransport({
-        command: entry.command,
+        command: join(prefix, 'bin', 'loopguard'),
         args: [...args.slice(0, sep + 1), ...upstream],
         cwd: empty,
         env: {
           ...(process.env as Record<string, string>),
           PATH: [join(prefix, 'bin'), dirname(process.execPath), process.env.PATH].join(':'),
           npm_config_prefix: prefix,
-          // Unreachable: npx must run the global install, not fetch a package.
+          // Unreachable: nothing may be fetched.
           npm_config_registry: 'http://127.0.0.1:9/',
         },
         stderr: 'ignore',
