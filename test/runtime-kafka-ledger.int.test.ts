@@ -39,6 +39,9 @@ it('turns a claim with no outcome within the lease into in doubt', { timeout: 60
       owner: { callId: 'c1' },
     });
     expect(await p.b.get('k-lease')).toMatchObject({ status: 'in_doubt' });
+    // Its own claim made again (a worker deciding a request again after its batch aborted, here
+    // past the lease): nothing ran under it, so it is won, not in doubt (it was before 2026-12-03).
+    expect(await p.a.claim('k-lease', { runId: 'r', callId: 'c1' })).toEqual({ status: 'won' });
   } finally {
     await p.close();
   }

@@ -99,8 +99,14 @@ export class KafkaLedger implements Ledger {
       const e = this.entries.get(key);
       if (e === undefined) continue;
       if (e.status === 'completed') return { status: 'completed', resultJson: e.resultJson };
-      if (e.status === 'in_doubt' || this.expired(e)) return { status: 'in_doubt', owner: e.owner };
-      return sameOwner(e.owner, owner) ? { status: 'won' } : { status: 'in_flight', owner: e.owner };
+      if (e.status === 'in_doubt') return { status: 'in_doubt', owner: e.owner };
+      // Its own claim, made again: a worker deciding a request again after its batch aborted, so
+      // the decision it made then was never seen and nothing ran; however long ago (a retry after
+      // a long outage), it is not in doubt.
+      if (sameOwner(e.owner, owner)) return { status: 'won' };
+      return this.expired(e)
+        ? { status: 'in_doubt', owner: e.owner }
+        : { status: 'in_flight', owner: e.owner };
     }
     throw new ConflictError('ledger_contended', `ledger: ${key} kept changing hands; try again`, {});
   }
