@@ -60,12 +60,14 @@ type GuardEvent =
   | 'PostToolUseFailure'
   | 'PermissionRequest'
   | 'PermissionDenied'
-  | 'PostToolBatch';
+  | 'PostToolBatch'
+  | 'Stop'
+  | 'SubagentStop';
 
 export interface ClaudeAgentGuard {
   /**
    * For `query({ options: { hooks } })`. To add hooks of your own, put them beside these in the
-   * same event's list: `{ ...guard.hooks, Stop: [mine] }`, or `PreToolUse: [...guard.hooks.PreToolUse, mine]`.
+   * same event's list: `{ ...guard.hooks, Stop: [...guard.hooks.Stop, mine] }`.
    */
   readonly hooks: Record<GuardEvent, ClaudeHookMatcher[]>;
   /**
@@ -84,6 +86,8 @@ interface ToolEvent {
   readonly error?: string;
   readonly is_interrupt?: boolean;
   readonly tool_calls?: readonly { readonly tool_use_id?: string }[];
+  /** Set when the event comes from a sub-agent's loop; absent on the main thread. */
+  readonly agent_id?: string;
 }
 
 /** A built-in tool's response as the guard records it: an interrupted or failed response is no success. */
@@ -100,23 +104,53 @@ function recorded(response: unknown): unknown {
  */
 const SUBAGENT_TOOLS: ReadonlySet<string> = new Set(['Agent', 'Task']);
 
-/** A call the guard allowed whose result no hook has recorded yet. */
+/**
+ * Tools the SDK never runs beside another tool of the same agent (not concurrency-safe: it runs
+ * concurrency-safe tool uses in parallel, up to 10, and each other one alone). The next PreToolUse
+ * of that agent therefore comes after such a call's permission flow, tool and PostToolUse: if no
+ * PostToolUse came, the SDK did not run it.
+ */
+const RUN_ALONE: ReadonlySet<string> = new Set(['Write', 'Edit', 'MultiEdit', 'NotebookEdit']);
+
+/** A call the guard allowed (and holds the run's turn for) whose result no hook has recorded yet. */
 interface Allowed {
   readonly tool: string;
   readonly input: unknown;
+  /** The sub-agent whose loop made the call; undefined on the main thread. */
+  readonly agent: string | undefined;
   /** The SDK asked its permission flow about it (after the guard's PreToolUse). */
   asked: boolean;
 }
 
+/** Resolves when `signal` aborts (the SDK gave up on the hook). */
+const abortOf = (signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+
 export function claudeAgentGuard(run: Run, opts: GuardToolsOptions = {}): ClaudeAgentGuard {
   const calls = new GuardedCalls(run, opts);
   const allowed = new Map<string, Allowed>();
-  /** Calls recorded as not run; a PostToolUse that still comes (a late approval) records what ran. */
+  /** Calls recorded as not run on the SDK's word; a PostToolUse that still comes is not decided anew. */
   const notRun = new Set<string>();
   /** Tools whose handler the guard runs: their hooks only decide; the handler records. */
   const inProcess = new Set<string>();
   /** The model has had its turn after the stop: a tool it asks for now ends the query. */
   let endNext = false;
+  /** A PreToolUse is deciding: the next one waits outside the run's queue (see turn). */
+  let deciding = false;
+  /** Resolved, and replaced, whenever what `turn` waits on changes. */
+  let wake: () => void = () => undefined;
+  let changed = new Promise<void>((resolve) => {
+    wake = resolve;
+  });
+  const changes = () => {
+    wake();
+    changed = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+  };
 
   const deny = (reason: string, end: boolean): ClaudeHookOutput => ({
     ...(end ? { continue: false, stopReason: stopNote(run.state.report) } : {}),
@@ -128,8 +162,10 @@ export function claudeAgentGuard(run: Run, opts: GuardToolsOptions = {}): Claude
   });
 
   /**
-   * A call the guard allowed that the SDK did not run (its permission denied it): recorded as a
-   * call that did not happen for want of a precondition, so the run's turn is free again.
+   * A call the guard allowed that the SDK did not run, on the SDK's own evidence (PermissionDenied,
+   * its batch or its agent's turn ended without its PostToolUse): recorded as a call that did not
+   * happen for want of a precondition, so its key and the run's turn are free again. Never on
+   * another call's PreToolUse alone: the SDK runs calls in parallel, so that call may be running.
    */
   const settleNotRun = async (id: string): Promise<void> => {
     const a = allowed.get(id);
@@ -139,6 +175,43 @@ export function claudeAgentGuard(run: Run, opts: GuardToolsOptions = {}): Claude
     await calls.execute(id, a.tool, a.input, () => {
       throw new ToolError('PRECONDITION', 'not_run', 'the SDK did not run the tool (permission denied)');
     });
+    changes();
+  };
+
+  /**
+   * Waits until a call of `agent` may be decided, and takes the turn to decide it (null); or says
+   * why it may not be decided now. Deciding while the guard holds an allowed call would queue
+   * behind that call's result inside the run, where it cannot be taken back; so it waits here,
+   * looking again whenever a held call settles or changes. Waiting is safe for a held call whose
+   * result does not depend on this hook returning: one of another sub-agent, or one not asked
+   * about (allowed, it runs and its PostToolUse comes). One that may be of this call's batch (held
+   * for this agent, or for the main thread, which may have launched this sub-agent in that batch)
+   * and is in the SDK's permission flow may be denied there, and only the batch's end would say
+   * so, which waits for this hook: this call is denied instead, to be asked for again.
+   */
+  const turn = async (agent: string | undefined, signal: AbortSignal): Promise<string | null> => {
+    for (;;) {
+      let settled = false;
+      for (const [id, a] of allowed) {
+        if (a.agent !== undefined && a.agent !== agent) continue;
+        if (a.agent === agent && RUN_ALONE.has(a.tool)) {
+          await settleNotRun(id);
+          settled = true;
+          break;
+        }
+        if (a.asked)
+          return `[loopguard] not decided: ${a.tool} call ${id} waits for the SDK's permission, and this call is decided only after it; ask for this call again once it has its answer.`;
+      }
+      if (settled) continue;
+      if (!deciding && !calls.holding) {
+        deciding = true;
+        return null;
+      }
+      if (signal.aborted)
+        return '[loopguard] not decided: the hook was cancelled while another call held the run';
+      // A decision under way ends with changes(); a held call settles with free().
+      await Promise.race([changed, deciding ? changed : calls.free(), abortOf(signal)]);
+    }
   };
 
   /** Records what the SDK's tool did, under the decision PreToolUse took for it. */
@@ -150,31 +223,40 @@ export function claudeAgentGuard(run: Run, opts: GuardToolsOptions = {}): Claude
     const id = e.tool_use_id;
     const name = e.tool_name;
     if (id === undefined || name === undefined || inProcess.has(name)) return {};
-    if (!allowed.has(id) && !notRun.has(id)) return {};
+    // Recorded as not run on the SDK's word, yet it ran: deciding it now could refuse what already
+    // ran, or record a run under a fresh claim of its key. Left as recorded.
+    if (notRun.delete(id) || !allowed.has(id)) return {};
     allowed.delete(id);
-    notRun.delete(id);
-    const note = noteOf(await calls.execute(id, name, e.tool_input, fn));
-    return note === null ? {} : { hookSpecificOutput: { hookEventName, additionalContext: note } };
+    try {
+      const note = noteOf(await calls.execute(id, name, e.tool_input, fn));
+      return note === null ? {} : { hookSpecificOutput: { hookEventName, additionalContext: note } };
+    } finally {
+      changes();
+    }
   };
 
-  const preToolUse: ClaudeHook = async (input, toolUseId) => {
+  const preToolUse: ClaudeHook = async (input, toolUseId, { signal }) => {
     const e = input as ToolEvent;
     const id = e.tool_use_id ?? toolUseId;
     const name = e.tool_name;
     if (id === undefined || name === undefined) return {};
-    // A call that went to the SDK's permission flow and has no result when the next call comes was
-    // denied there: a call the SDK runs has its PostToolUse before the next call's PreToolUse.
-    for (const [other, a] of allowed) if (a.asked && other !== id) await settleNotRun(other);
-    const ended = isTerminal(run.state.status);
-    if (SUBAGENT_TOOLS.has(name) && !ended) return {};
-    const r = await calls.decide(id, name, e.tool_input);
-    if (r === null) {
-      allowed.set(id, { tool: name, input: e.tool_input, asked: false });
-      return {};
+    if (SUBAGENT_TOOLS.has(name) && !isTerminal(run.state.status)) return {};
+    // Asked again before its result (the SDK runs the hook twice): already allowed.
+    if (allowed.has(id)) return {};
+    const wait = await turn(e.agent_id, signal);
+    if (wait !== null) return deny(wait, false);
+    let r: Awaited<ReturnType<typeof calls.decide>>;
+    try {
+      r = await calls.decide(id, name, e.tool_input);
+      if (r === null) allowed.set(id, { tool: name, input: e.tool_input, agent: e.agent_id, asked: false });
+    } finally {
+      deciding = false;
+      changes();
     }
+    if (r === null) return {};
     // An in-process tool's handler answers with the recorded result; a built-in cannot be answered.
     if (r.status === 'cached' && inProcess.has(name)) return {};
-    return deny(toModelMessage(r), endNext && ended);
+    return deny(toModelMessage(r), endNext && isTerminal(run.state.status));
   };
 
   /** A hook on a tool event; the tool use id is the callback's own where the input lacks it (PermissionRequest). */
@@ -204,6 +286,7 @@ export function claudeAgentGuard(run: Run, opts: GuardToolsOptions = {}): Claude
       PermissionRequest: on(async (e) => {
         const a = e.tool_use_id === undefined ? undefined : allowed.get(e.tool_use_id);
         if (a !== undefined) a.asked = true;
+        changes(); // a call waiting in turn() for this one may have to be denied now
         return undefined; // the SDK's own permission flow answers
       }),
       PermissionDenied: on(async (e) => void (e.tool_use_id && (await settleNotRun(e.tool_use_id)))),
@@ -213,11 +296,25 @@ export function claudeAgentGuard(run: Run, opts: GuardToolsOptions = {}): Claude
         if (isTerminal(run.state.status)) endNext = true;
         return undefined;
       }),
+      // A turn's end: the main thread's (Stop) or a sub-agent's; a call of it still without result
+      // was not run (a batch the SDK cut short may have had no PostToolBatch).
+      Stop: on(async () => {
+        for (const [id, a] of allowed) if (a.agent === undefined) await settleNotRun(id);
+        return undefined;
+      }),
+      SubagentStop: on(async (e) => {
+        for (const [id, a] of allowed)
+          if (e.agent_id !== undefined && a.agent === e.agent_id) await settleNotRun(id);
+        return undefined;
+      }),
     },
     mcpServer: (server) =>
       guardedMcpServer(server, calls, {
         inProcess: (name) => inProcess.add(name),
-        running: (id) => allowed.delete(id),
+        running: (id) => {
+          allowed.delete(id);
+          changes();
+        },
       }),
   };
 }

@@ -3,6 +3,7 @@ import {
   type CallResult,
   type GuardToolsOptions,
   type Run,
+  ToolError,
   type ToolFn,
   toolCallRequest,
 } from '../runtime/index.js';
@@ -34,13 +35,24 @@ const reusedId = (callId: string, tool: string) =>
  * yes. Without such a hook, `execute` alone decides and runs.
  */
 export class GuardedCalls {
-  /** Calls allowed by `decide` that wait for their execute, by the framework's call id . */
+  /**
+   * Calls allowed by `decide` that wait for their execute, by the framework's call id, with the
+   * operation key the decision was taken on.
+   */
   private readonly held = new Map<
     string,
-    { readonly tool: string; readonly run: (fn: ToolFn) => Promise<CallResult> }
+    {
+      readonly tool: string;
+      readonly key: string | undefined;
+      readonly result: Promise<CallResult>;
+      readonly run: (fn: ToolFn) => Promise<CallResult>;
+    }
   >();
   /** Calls `decide` answered without running them (a cached side effect), for their execute to return. */
-  private readonly answered = new Map<string, { readonly tool: string; readonly result: CallResult }>();
+  private readonly answered = new Map<
+    string,
+    { readonly tool: string; readonly key: string | undefined; readonly result: CallResult }
+  >();
 
   constructor(
     private readonly run: Run,
@@ -50,6 +62,11 @@ export class GuardedCalls {
   /** True while an allowed call waits for its execute: deciding another now would wait for it. */
   get holding(): boolean {
     return this.held.size > 0;
+  }
+
+  /** Settles once every call held now has settled (executed, or given up at the step timeout). */
+  async free(): Promise<void> {
+    await Promise.allSettled([...this.held.values()].map((h) => h.result));
   }
 
   /**
@@ -85,6 +102,8 @@ export class GuardedCalls {
     if (first === null) {
       this.held.set(callId, {
         tool,
+        key: request.operationKey,
+        result,
         run: (fn) => {
           give(fn);
           return result;
@@ -96,24 +115,46 @@ export class GuardedCalls {
       result.then(release, release);
       return null;
     }
-    if (first.status === 'cached') this.answered.set(callId, { tool, result: first });
+    if (first.status === 'cached')
+      this.answered.set(callId, { tool, key: request.operationKey, result: first });
     return first;
   }
 
-  /** Runs a call: inside the decision `decide` took for it, else decided and run now. */
-  execute(callId: string | undefined, tool: string, input: unknown, fn: ToolFn): Promise<CallResult> {
-    if (callId !== undefined) {
-      const held = this.held.get(callId);
-      if (held !== undefined)
-        return held.tool === tool ? held.run(fn) : Promise.reject(reusedId(callId, tool));
-      const answered = this.answered.get(callId);
-      if (answered !== undefined) {
-        if (answered.tool !== tool) return Promise.reject(reusedId(callId, tool));
-        this.answered.delete(callId);
-        return Promise.resolve(answered.result);
-      }
+  /**
+   * Runs a call: inside the decision `decide` took for it, else decided and run now. A decision
+   * holds only for the operation it was taken on: a framework may run the tool with other input
+   * than its hook saw (a permission flow's `updatedInput`), and a key decided free must not cover
+   * another key's run, nor one decided done answer it. Then the held call is recorded as not run
+   * and the call actually made is decided anew. The key is compared, not the input: frameworks
+   * validate the input between hook and execute (defaults filled), which changes no key.
+   */
+  async execute(callId: string | undefined, tool: string, input: unknown, fn: ToolFn): Promise<CallResult> {
+    const held = callId === undefined ? undefined : this.held.get(callId);
+    let made: ReturnType<typeof toolCallRequest>;
+    try {
+      made = toolCallRequest(tool, argsOf(input), this.opts);
+    } catch (err) {
+      // An operationKey that throws on the input run: the held call must not wait for its timeout.
+      if (held !== undefined && held.tool === tool)
+        await held.run(() => {
+          throw err;
+        });
+      throw err;
     }
-    const { request, hooks } = toolCallRequest(tool, argsOf(input), this.opts);
+    const { request, hooks } = made;
+    if (callId !== undefined && held !== undefined) {
+      if (held.tool !== tool) throw reusedId(callId, tool);
+      if (held.key === request.operationKey) return held.run(fn);
+      await held.run(() => {
+        throw new ToolError('PRECONDITION', 'not_run', 'the tool ran with other input (another operation)');
+      });
+    }
+    const answered = callId === undefined ? undefined : this.answered.get(callId);
+    if (callId !== undefined && answered !== undefined) {
+      if (answered.tool !== tool) throw reusedId(callId, tool);
+      this.answered.delete(callId);
+      if (answered.key === request.operationKey) return answered.result;
+    }
     return this.run.call(request, fn, hooks);
   }
 }
