@@ -51,11 +51,9 @@ export async function claimOperation(
   recorded: boolean,
   /** The reconciled result as it is recorded. */
   recordable: (result: unknown) => string,
-  opts: { readonly late?: LateEffects | undefined; readonly withdrawOrphans: boolean } = {
-    withdrawOrphans: true,
-  },
+  opts: { readonly late?: LateEffects | undefined; readonly withdrawOrphans?: boolean | undefined } = {},
 ): Promise<OperationClaim> {
-  const { late } = opts;
+  const { late, withdrawOrphans = true } = opts;
   let settled: Settlement | null = null;
   let reconciled = false;
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -63,7 +61,7 @@ export async function claimOperation(
     if (c.status === 'won') return { view: { status: 'none' }, won: true, settled };
     if (c.status === 'completed')
       return { view: { status: 'completed', resultJson: c.resultJson }, won: false, settled };
-    if (c.status === 'in_flight' && c.owner.runId === owner.runId && !recorded && opts.withdrawOrphans) {
+    if (c.status === 'in_flight' && c.owner.runId === owner.runId && !recorded && withdrawOrphans) {
       // A claim of this very run that its log never recorded: its caller got an error before
       // deciding (a ledger answer lost in a broker outage), and record-first means nothing ran.
       // Calls of one run go one at a time, so it is no live call either: withdraw it, claim again.

@@ -146,7 +146,7 @@ export class CommandPath {
             hooks,
             Object.hasOwn(actor.state.operations, key),
             (v) => recordedResult(v, hashing),
-            { late: this.d.late, withdrawOrphans: this.d.withdrawOrphans ?? true },
+            { late: this.d.late, withdrawOrphans: this.d.withdrawOrphans },
           );
     const settled =
       key !== undefined && claim.settled !== null

@@ -157,7 +157,8 @@ export class GuardedRun implements Run {
       resultJson: ran.resultJson,
       terminal: ran.terminal,
       tokens: ran.tokens,
-      inDoubt: ran.inDoubt && call?.sideEffect === true,
+      // Only a side effect is ever in doubt: executeTool says so for one, and the decider holds to it.
+      inDoubt: ran.inDoubt,
       ...(ran.costUsd !== null ? { costUsd: ran.costUsd } : {}),
       ...(ran.code !== null ? { code: ran.code } : {}),
       ...(ran.retryAfterMs !== null ? { retryAfterMs: ran.retryAfterMs } : {}),

@@ -30,7 +30,7 @@ import type { WireDecision, WireRequest } from './service-topics.js';
 import { REQUEST_ID_HEADER, SERVICE_TOPICS } from './service-topics.js';
 import { authenticate, authorize, type Checked, type RefusedFor } from './tenant-guard.js';
 import { type TenantKey, tenantsOf } from './tenant-keys.js';
-import type { SeenSignatures, Signed } from './tenant-replays.js';
+import type { Seen, SeenSignatures, Signed } from './tenant-replays.js';
 
 export interface BatchContext extends DecideContext {
   readonly requests: ServiceCodec<WireRequest>;
@@ -84,6 +84,13 @@ export async function processBatch(
   const signed: Signed[] = [];
   const afterCommit: (() => Promise<unknown>)[] = [];
   const signedHere = new Set<string>();
+  /** Whether signed bytes were decided before: in this batch, or in the worker's replay memory. */
+  const seenBefore = (s: Signed): Seen =>
+    signedHere.has(s.signature) ? 'replayed' : (ctx.replays?.check(s) ?? 'fresh');
+  const remember = (s: Signed): void => {
+    signedHere.add(s.signature);
+    signed.push(s);
+  };
   const refuse = (req: WireRequest, reason: RefusedFor, error: LoopguardError) => {
     // Nothing of the run is told (no status, no seq): it may be another tenant's.
     refused.push(reason);
@@ -131,27 +138,22 @@ export async function processBatch(
       ctx.replays !== undefined && req.signature !== null
         ? { signature: req.signature, sentAtMs: req.sent_at_ms }
         : undefined;
+    const seen = signature === undefined ? undefined : seenBefore(signature);
     if (prior !== undefined && (prior.body === null || prior.body === body)) {
       // Published again (a client that timed out re-sends): the decision it got, nothing recorded.
       decisionsOut.push(decisionMessage(ctx, prior.decision));
       // A re-send is signed anew: its bytes are remembered too, or once the run forgets the
       // answer they would be decided again (a second resume no approver gave).
-      if (signature !== undefined && !signedHere.has(signature.signature)) {
-        if (ctx.replays?.check(signature) === 'fresh') signed.push(signature);
-        signedHere.add(signature.signature);
-      }
+      if (signature !== undefined && seen === 'fresh') remember(signature);
       continue;
     }
-    if (ctx.replays !== undefined && signature !== undefined) {
+    if (signature !== undefined && seen !== undefined) {
       // Signed bytes decided before, their answer forgotten by the run: a replay, not decided again.
-      const s = signature;
-      const seen = signedHere.has(s.signature) ? 'replayed' : ctx.replays.check(s);
       if (seen !== 'fresh') {
         refuse(req, seen === 'replayed' ? 'replayed' : 'expired', replayError(seen));
         continue;
       }
-      signedHere.add(s.signature);
-      signed.push(s);
+      remember(signature);
     }
     const actor = await runs.actor(req.run_id);
     if (prior !== undefined) {
