@@ -47,8 +47,9 @@ export function runStreamContract(name: string, make: () => Promise<RunStreamFix
       expect(await f.stream.readStream(f.runId('never-written'))).toEqual([]);
     });
 
-    it("finds a run's sub-agents from their RunStarted, also those started after the first look", async () => {
-      const [boss, a, b, other] = ['boss', 'a', 'b', 'other'].map((n) => f.runId(`kids-${n}`)) as [
+    it("finds a run's sub-agents from their RunStarted, also those started after the first look, sorted by run id", async () => {
+      // b sorts before a, and starts after it: the answer's order is the ids', on any partitioning.
+      const [boss, a, b, other] = ['boss', 'z', 'b', 'other'].map((n) => f.runId(`kids-${n}`)) as [
         string,
         string,
         string,
@@ -65,8 +66,8 @@ export function runStreamContract(name: string, make: () => Promise<RunStreamFix
       await f.stream.appendToStream(other, started(other, null), { expectedStreamVersion: 0 });
       expect(await f.stream.childrenOf(boss)).toEqual([a]);
       await f.stream.appendToStream(b, started(b, boss), { expectedStreamVersion: 0 });
-      expect(await f.stream.childrenOf(boss)).toEqual([a, b]);
-      expect(await f.second().childrenOf(boss)).toEqual([a, b]);
+      expect(await f.stream.childrenOf(boss)).toEqual([b, a]);
+      expect(await f.second().childrenOf(boss)).toEqual([b, a]);
       expect(await f.stream.childrenOf(a)).toEqual([]);
     });
 

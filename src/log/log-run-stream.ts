@@ -131,7 +131,7 @@ export class LogRunStream implements RunStream {
       }
       this.startsRead = Math.max(this.startsRead, page.next);
     }
-    return [...(this.kids.get(runId) ?? [])];
+    return [...(this.kids.get(runId) ?? [])].sort();
   }
 
   /** The key index makes a run's events cheap to read: no snapshot needed. */

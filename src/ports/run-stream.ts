@@ -60,7 +60,8 @@ export interface RunStream {
   load(runId: string): Promise<LoadedRun>;
   /**
    * The runs started as sub-agents of `runId` (their RunStarted names it as parent), as the log
-   * has them now, in the order they started; [] for none. A resumed run's family is found so.
+   * has them now, sorted by run id; [] for none. A resumed run's family is found so. Sorted, not
+   * in start order: a partitioned log has no one order of starts across partitions.
    */
   childrenOf(runId: string): Promise<readonly string[]>;
   /**

@@ -123,7 +123,7 @@ export class KafkaRunStream implements RunStream {
       this.timeoutMs,
       `run ${runId}: sub-agents`,
     );
-    return [...(this.kids.get(runId) ?? [])];
+    return [...(this.kids.get(runId) ?? [])].sort();
   }
 
   async load(runId: string): Promise<LoadedRun> {
