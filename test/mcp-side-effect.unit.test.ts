@@ -29,4 +29,10 @@ describe('declaredSideEffects', () => {
     expect(declaredSideEffects({})).toEqual({});
     expect(declaredSideEffects(null)).toEqual({});
   });
+
+  it('keeps the word on a tool named "__proto__": declared a side effect, it stays one whatever its annotations say', () => {
+    // JSON.parse makes "__proto__" an own key, as a policy file read from disk has it.
+    const declared = declaredSideEffects(JSON.parse('{"tools":{"__proto__":{"sideEffect":true}}}'));
+    expect(Object.getOwnPropertyDescriptor(declared, '__proto__')?.value).toBe(true);
+  });
 });

@@ -1,4 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { put } from '../domain/index.js';
 
 /**
  * Whether calling an MCP tool may change the world, so its calls go through the idempotency
@@ -23,7 +24,8 @@ export function declaredSideEffects(policyJson: unknown): Readonly<Record<string
   const out: Record<string, boolean> = {};
   for (const [name, t] of Object.entries(tools)) {
     const flag = (t as { sideEffect?: unknown } | null)?.sideEffect;
-    if (typeof flag === 'boolean') out[name] = flag;
+    // put: a tool named "__proto__" is a tool like any other (`out[name] =` would drop its word).
+    if (typeof flag === 'boolean') put(out, name, flag);
   }
   return out;
 }
