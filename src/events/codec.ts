@@ -7,7 +7,7 @@ import type { Resolver, Type } from 'avsc';
 import { IllegalStateError, LoopguardError, toLoopguardError } from '../domain/errors.js';
 import type { RecordedEvent } from '../domain/events.js';
 import { type SchemaStore, unknownSchema } from '../ports/schema-store.js';
-import { loadSchemas, typeFromJson } from './envelope-schema.js';
+import { loadSchemas, resolverOf } from './envelope-schema.js';
 import { fromWire, toWireLoose, type WireEnvelope } from './serde.js';
 import { type Upcaster, upcast } from './upcast.js';
 import { frame, HEADER_BYTES, MAGIC_BYTE, schemaIdOf } from './wire.js';
@@ -175,16 +175,7 @@ export class EventCodec {
 
   /** How records of writer schema `schemaId` (its text) are read from now on. */
   private learn(schemaId: number, text: string): Reading {
-    let resolver: Resolver;
-    try {
-      resolver = this.type.createResolver(typeFromJson(text));
-    } catch (e) {
-      throw new LoopguardError(
-        'incompatible_schema',
-        `schema ${schemaId} cannot be read as current: ${(e as Error).message}`,
-        { cause: e, details: { schemaId } },
-      );
-    }
+    const resolver = resolverOf(this.type, schemaId, text);
     this.readings.set(schemaId, resolver);
     return resolver;
   }

@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import avsc, { type Schema, type Type } from 'avsc';
+import avsc, { type Resolver, type Schema, type Type } from 'avsc';
 import { LoopguardError } from '../domain/errors.js';
 
 export const NAMESPACE = 'io.loopguard.events';
@@ -72,4 +72,20 @@ export function loadSchemas(dir: string = defaultSchemasDir()): LoadedSchemas {
 /** Builds a type from a registered (self-contained) schema text, e.g. an older writer's. */
 export function typeFromJson(json: string): Type {
   return avsc.Type.forSchema(JSON.parse(json) as Schema, { ...AVRO_OPTS });
+}
+
+/**
+ * How records of writer schema `schemaId` (its text) are read as `type`: refused as
+ * `incompatible_schema` when they cannot be, by every codec alike.
+ */
+export function resolverOf(type: Type, schemaId: number, text: string): Resolver {
+  try {
+    return type.createResolver(typeFromJson(text));
+  } catch (e) {
+    throw new LoopguardError(
+      'incompatible_schema',
+      `schema ${schemaId} cannot be read as current: ${(e as Error).message}`,
+      { cause: e, details: { schemaId } },
+    );
+  }
 }

@@ -8,7 +8,7 @@
 import avsc, { type Resolver, type Schema, type Type } from 'avsc';
 import { type ErrorCode, InvalidInputError, LoopguardError, toLoopguardError } from '../domain/errors.js';
 import type { SchemaStore } from '../ports/schema-store.js';
-import { AVRO_OPTS, typeFromJson } from './envelope-schema.js';
+import { AVRO_OPTS, resolverOf } from './envelope-schema.js';
 import { frame, unframe } from './wire.js';
 
 export class RecordCodec<T> {
@@ -67,7 +67,7 @@ export class RecordCodec<T> {
     let r = this.readings.get(schemaId);
     if (r === undefined) {
       r = this.store.schemaById(schemaId).then(
-        (text) => this.type.createResolver(typeFromJson(text)),
+        (text) => resolverOf(this.type, schemaId, text),
         (e: unknown) => {
           throw toLoopguardError(e, 'schema_store_unavailable');
         },
