@@ -10,7 +10,7 @@ import { type SchemaStore, unknownSchema } from '../ports/schema-store.js';
 import { loadSchemas, resolverOf } from './envelope-schema.js';
 import { fromWire, toWireLoose, type WireEnvelope } from './serde.js';
 import { type Upcaster, upcast } from './upcast.js';
-import { frame, HEADER_BYTES, MAGIC_BYTE, schemaIdOf } from './wire.js';
+import { frame, HEADER_BYTES, MAGIC_BYTE, schemaIdOf, undecodable } from './wire.js';
 
 export interface EventCodecOptions {
   /** Directory of the `.avsc` files; defaults to the repo's `schemas/`. */
@@ -94,15 +94,10 @@ export class EventCodec {
       start = 0;
       end = this.type.encode(wire, this.slab, HEADER_BYTES);
     }
-    const id = this.schemaId;
-    const slab = this.slab;
-    slab[start] = MAGIC_BYTE;
-    slab[start + 1] = id >>> 24;
-    slab[start + 2] = (id >>> 16) & 0xff;
-    slab[start + 3] = (id >>> 8) & 0xff;
-    slab[start + 4] = id & 0xff;
+    this.slab[start] = MAGIC_BYTE;
+    this.slab.writeUInt32BE(this.schemaId, start + 1);
     this.used = end;
-    return slab.subarray(start, end);
+    return this.slab.subarray(start, end);
   }
 
   async decode(buf: Buffer): Promise<RecordedEvent> {
@@ -121,11 +116,8 @@ export class EventCodec {
   /** Decodes without I/O; throws `unknown_schema` if the writer schema has not been loaded yet. */
   decodeSync(buf: Buffer): RecordedEvent {
     const schemaId = schemaIdOf(buf);
-    let reading = this.readings.get(schemaId);
-    if (reading === undefined) {
-      const text = this.schemaAtHand?.(schemaId);
-      if (text !== undefined) reading = this.learn(schemaId, text);
-    }
+    const text = this.readings.has(schemaId) ? undefined : this.schemaAtHand?.(schemaId);
+    const reading = text === undefined ? this.readings.get(schemaId) : this.learn(schemaId, text);
     if (reading === undefined) {
       throw new LoopguardError('unknown_schema', `schema ${schemaId} not loaded; use decode()`, {
         details: { schemaId },
@@ -143,12 +135,7 @@ export class EventCodec {
       if (offset < framed.length) throw new Error('trailing data');
       wire = value as WireEnvelope;
     } catch (e) {
-      const msg = (e as Error).message;
-      const code = /truncated/i.test(msg) ? 'truncated' : 'bad_payload';
-      throw new LoopguardError(code, `cannot decode Avro body (schema ${schemaId}): ${msg}`, {
-        cause: e,
-        details: { schemaId },
-      });
+      throw undecodable(/truncated/i.test((e as Error).message) ? 'truncated' : 'bad_payload', schemaId, e);
     }
     const ctx = { writerSchemaId: schemaId, readerSchemaId: this.schemaId };
     return fromWire(this.upcasters.length === 0 ? wire : upcast(wire, this.upcasters, ctx));

@@ -6,10 +6,10 @@
  * through an avsc resolver onto the current one (BACKWARD evolution).
  */
 import avsc, { type Resolver, type Schema, type Type } from 'avsc';
-import { type ErrorCode, InvalidInputError, LoopguardError, toLoopguardError } from '../domain/errors.js';
+import { type ErrorCode, InvalidInputError, toLoopguardError } from '../domain/errors.js';
 import type { SchemaStore } from '../ports/schema-store.js';
 import { AVRO_OPTS, resolverOf } from './envelope-schema.js';
-import { frame, unframe } from './wire.js';
+import { frame, undecodable, unframe } from './wire.js';
 
 export class RecordCodec<T> {
   private readonly readings = new Map<number, Promise<Resolver | null>>();
@@ -55,11 +55,7 @@ export class RecordCodec<T> {
     try {
       return this.type.fromBuffer(body, reading ?? undefined) as T;
     } catch (e) {
-      throw new LoopguardError(
-        this.undecodable,
-        `cannot decode Avro body (schema ${schemaId}): ${(e as Error).message}`,
-        { cause: e, details: { schemaId } },
-      );
+      throw undecodable(this.undecodable, schemaId, e);
     }
   }
 

@@ -2,7 +2,7 @@
  * Confluent wire framing: magic byte 0, 4-byte big-endian schema id, Avro body. Kept identical in
  * the embedded log so a file record and a Kafka record carry the same bytes.
  */
-import { LoopguardError } from '../domain/errors.js';
+import { type ErrorCode, LoopguardError } from '../domain/errors.js';
 
 export const MAGIC_BYTE = 0;
 export const HEADER_BYTES = 5;
@@ -39,3 +39,10 @@ export function schemaIdOf(b: Buffer): number {
   }
   return b.readUInt32BE(1);
 }
+
+/** A framed record whose Avro body (of writer schema `schemaId`) does not decode. */
+export const undecodable = (code: ErrorCode, schemaId: number, e: unknown): LoopguardError =>
+  new LoopguardError(code, `cannot decode Avro body (schema ${schemaId}): ${(e as Error).message}`, {
+    cause: e,
+    details: { schemaId },
+  });
