@@ -4,9 +4,8 @@ import { normalizeSchema, type SchemaStore, unknownSchema } from '../ports/schem
 export class MemorySchemaStore implements SchemaStore {
   private readonly byText = new Map<string, number>();
   private readonly byId = new Map<number, string>();
-  private readonly subjects = new Map<string, number[]>();
 
-  async register(subject: string, schema: string): Promise<number> {
+  async register(_subject: string, schema: string): Promise<number> {
     const text = normalizeSchema(schema);
     let id = this.byText.get(text);
     if (id === undefined) {
@@ -14,9 +13,6 @@ export class MemorySchemaStore implements SchemaStore {
       this.byText.set(text, id);
       this.byId.set(id, text);
     }
-    const versions = this.subjects.get(subject) ?? [];
-    if (!versions.includes(id)) versions.push(id);
-    this.subjects.set(subject, versions);
     return id;
   }
 
@@ -24,10 +20,5 @@ export class MemorySchemaStore implements SchemaStore {
     const text = this.byId.get(id);
     if (text === undefined) throw unknownSchema(id);
     return text;
-  }
-
-  /** Ids registered under a subject, oldest first. */
-  async versions(subject: string): Promise<number[]> {
-    return [...(this.subjects.get(subject) ?? [])];
   }
 }
