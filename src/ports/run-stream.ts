@@ -84,20 +84,13 @@ export function streamConflict(runId: string, expected: number, actual: number):
 /** The events must belong to the run and continue it without a gap: checked before anything is written. */
 export function checkStreamAppend(runId: string, expected: number, events: readonly RecordedEvent[]): void {
   checkStreamRead(runId, 1);
+  const refused = (message: string) => new LoopguardError('bad_append', message);
   if (!Number.isSafeInteger(expected) || expected < 0)
-    throw new LoopguardError(
-      'bad_append',
-      `expectedStreamVersion must be a non-negative integer: ${expected}`,
-    );
+    throw refused(`expectedStreamVersion must be a non-negative integer: ${expected}`);
   events.forEach((e, i) => {
-    if (e.runId !== runId)
-      throw new LoopguardError(
-        'bad_append',
-        `event ${e.eventId}: runId ${e.runId} is not the stream's ${runId}`,
-      );
+    if (e.runId !== runId) throw refused(`event ${e.eventId}: runId ${e.runId} is not the stream's ${runId}`);
     if (e.seq !== expected + i + 1)
-      throw new LoopguardError(
-        'bad_append',
+      throw refused(
         `event ${e.eventId}: seq ${e.seq}, expected ${expected + i + 1} (appends continue the stream without gaps)`,
       );
   });
