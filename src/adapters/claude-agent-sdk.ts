@@ -10,6 +10,7 @@
  * SDK's permissions decide as without loopguard. Nothing is imported from the SDK (its package
  * carries a ~400 MB binary): its shapes are spelled out below, and a test checks them against it.
  */
+import { once } from 'node:events';
 import { isTerminal } from '../domain/index.js';
 import { type GuardToolsOptions, type Run, ToolError, toModelMessage } from '../runtime/index.js';
 import { type ClaudeMcpTool, guardedMcpServer } from './claude-mcp-server.js';
@@ -122,13 +123,6 @@ interface Allowed {
   asked: boolean;
 }
 
-/** Resolves when `signal` aborts (the SDK gave up on the hook). */
-const abortOf = (signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-
 export function claudeAgentGuard(run: Run, opts: GuardToolsOptions = {}): ClaudeAgentGuard {
   const calls = new GuardedCalls(run, opts);
   const allowed = new Map<string, Allowed>();
@@ -210,7 +204,7 @@ export function claudeAgentGuard(run: Run, opts: GuardToolsOptions = {}): Claude
       if (signal.aborted)
         return '[loopguard] not decided: the hook was cancelled while another call held the run';
       // A decision under way ends with changes(); a held call settles with free().
-      await Promise.race([changed, deciding ? changed : calls.free(), abortOf(signal)]);
+      await Promise.race([changed, deciding ? changed : calls.free(), once(signal, 'abort')]);
     }
   };
 
