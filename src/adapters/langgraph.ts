@@ -40,11 +40,6 @@ export class GuardedToolNode extends ToolNode {
   }
 }
 
-const lastAi = (messages: readonly BaseMessage[]): AIMessage | undefined => {
-  const last = messages.at(-1);
-  return last !== undefined && AIMessage.isInstance(last) ? last : undefined;
-};
-
 /**
  * For `createReactAgent({ postModelHook })`: once the guard has ended the run, the model's turn
  * after the stop (which had the stop message before it) is its last. The tool calls it asks for
@@ -53,9 +48,9 @@ const lastAi = (messages: readonly BaseMessage[]): AIMessage | undefined => {
  */
 export function guardPostModelHook(run: Run) {
   return (state: { messages: BaseMessage[] }): { messages?: BaseMessage[] } => {
-    const last = lastAi(state.messages);
-    if (!isTerminal(run.state.status) || last === undefined || (last.tool_calls?.length ?? 0) === 0)
-      return {};
+    const last = state.messages.at(-1);
+    if (!isTerminal(run.state.status) || last === undefined || !AIMessage.isInstance(last)) return {};
+    if ((last.tool_calls?.length ?? 0) === 0) return {};
     const text =
       typeof last.content === 'string' && last.content !== '' ? last.content : stopNote(run.state.report);
     return {
