@@ -5,7 +5,7 @@
  * `ai`: this file loads without it, and its declarations type-check against each of them.
  */
 import type { StopCondition, ToolExecutionOptions, ToolSet } from 'ai';
-import { isTerminal, put } from '../domain/index.js';
+import { isTerminal } from '../domain/index.js';
 import {
   type CallResult,
   combinedSignal,
@@ -76,37 +76,31 @@ const refusalAware =
     return refusal === null ? toModelOutput(arg) : { type: 'error-text', value: refusal.loopguard };
   };
 
-function wrapWith<T extends ToolSet>(calls: GuardedCalls, tools: T): T {
-  const out: Record<string, unknown> = {};
-  for (const [name, t] of Object.entries(tools)) {
-    const execute = t.execute;
-    const toModelOutput = (t as { toModelOutput?: ToModelOutput }).toModelOutput;
-    const reply = toModelOutput === undefined ? toolReply : typedReply;
-    // put: a tool named "__proto__" stays a tool, not the map's prototype.
-    put(
-      out,
-      name,
-      execute === undefined
-        ? t
-        : {
-            ...t,
-            execute: async (input: unknown, options: ToolExecutionOptions<unknown>) =>
-              reply(
-                await calls.execute(options.toolCallId, name, input, (signal) =>
-                  finalOutput(
-                    execute(
-                      input as never,
-                      { ...options, abortSignal: combinedSignal(signal, options.abortSignal) } as never,
-                    ),
-                  ),
-                ),
-              ),
-            ...(toModelOutput === undefined ? {} : { toModelOutput: refusalAware(toModelOutput) }),
-          },
-    );
-  }
-  return out as T;
+function wrapOne(calls: GuardedCalls, name: string, t: ToolSet[string]): unknown {
+  const execute = t.execute;
+  if (execute === undefined) return t;
+  const toModelOutput = (t as { toModelOutput?: ToModelOutput }).toModelOutput;
+  const reply = toModelOutput === undefined ? toolReply : typedReply;
+  return {
+    ...t,
+    execute: async (input: unknown, options: ToolExecutionOptions<unknown>) =>
+      reply(
+        await calls.execute(options.toolCallId, name, input, (signal) =>
+          finalOutput(
+            execute(
+              input as never,
+              { ...options, abortSignal: combinedSignal(signal, options.abortSignal) } as never,
+            ),
+          ),
+        ),
+      ),
+    ...(toModelOutput === undefined ? {} : { toModelOutput: refusalAware(toModelOutput) }),
+  };
 }
+
+/** Own properties (fromEntries): a tool named "__proto__" stays a tool, not the map's prototype. */
+const wrapWith = <T extends ToolSet>(calls: GuardedCalls, tools: T): T =>
+  Object.fromEntries(Object.entries(tools).map(([name, t]) => [name, wrapOne(calls, name, t)])) as T;
 
 /**
  * The tools with every `execute` behind the run's guard: a call the guard does not run returns
