@@ -244,8 +244,7 @@ export class McpGuardProxy {
         return true;
       }
     }
-    const tool = this.tools.get(name);
-    return isSideEffectTool(tool);
+    return isSideEffectTool(this.tools.get(name));
   }
 
   /** The call's fingerprint under the guard's own hashing (secret values hashed with its key, as in its log). */
