@@ -97,107 +97,71 @@ export function wastedCalls(stopIndex: number, onset: number): number {
   return Math.max(0, stopIndex - (onset + 2));
 }
 
+/** Calls a stop kept from running: 0 for a run that went to its end. */
+const saved = (r: JudgedRun): number => (r.verdict.stopIndex === null ? 0 : r.calls - r.verdict.stopIndex);
+const stopped = (r: JudgedRun): boolean => r.verdict.stopIndex !== null;
+const sum = (runs: readonly JudgedRun[], f: (r: JudgedRun) => number): number =>
+  runs.reduce((n, r) => n + f(r), 0);
+
+/** The runs caught on their first `label` streak (stopped at or before its last call): the stop and the onset. */
+const caughtOn = (judged: readonly JudgedRun[], label: keyof RunLabels) =>
+  judged.flatMap((r) => {
+    const streak = r.labels[label];
+    const stop = r.verdict.stopIndex;
+    return streak !== null && stop !== null && stop <= streak.end ? [{ stop, onset: streak.onset }] : [];
+  });
+
 export function computeMetrics(detector: string, judged: readonly JudgedRun[]): DetectorMetrics {
-  let calls = 0;
-  let stoppedRuns = 0;
-  let stuckRuns = 0;
-  let stuckCaught = 0;
-  let stuckStoppedBeforeOnset = 0;
-  const wasted: number[] = [];
-  let pingPongRuns = 0;
-  let pingPongCaught = 0;
-  let successfulRuns = 0;
-  let falseStops = 0;
-  let falseStopsOnCleanRuns = 0;
-  const falseStopRunIds: string[] = [];
-  let unsuccessfulRuns = 0;
-  let unsuccessfulCalls = 0;
-  let callsSavedUnsuccessful = 0;
-  let twinStops = 0;
-  let callsSavedByTwinStops = 0;
-  let callsSavedInHonestWork: number | null = 0;
-  let unknownOutcomeRuns = 0;
-  let unknownOutcomeStops = 0;
-  const rules = new Map<string, number>();
-
-  for (const run of judged) {
-    calls += run.calls;
-    const stop = run.verdict.stopIndex;
-    if (stop !== null) {
-      stoppedRuns++;
-      const rule = run.verdict.rule ?? '(none)';
-      rules.set(rule, (rules.get(rule) ?? 0) + 1);
-    }
-    const stuck = run.labels.stuck;
-    if (stuck !== null) {
-      stuckRuns++;
-      if (stop !== null && stop <= stuck.end) {
-        stuckCaught++;
-        if (stop < stuck.onset) stuckStoppedBeforeOnset++;
-        wasted.push(wastedCalls(stop, stuck.onset));
-      }
-    }
-    const pingPong = run.labels.pingPong;
-    if (pingPong !== null) {
-      pingPongRuns++;
-      if (stop !== null && stop <= pingPong.end) pingPongCaught++;
-    }
-    if (run.success === true) {
-      successfulRuns++;
-      if (stop !== null) {
-        falseStops++;
-        falseStopRunIds.push(run.runId);
-        if (run.labels.stuck === null) falseStopsOnCleanRuns++;
-      }
-    } else if (run.success === false) {
-      unsuccessfulRuns++;
-      unsuccessfulCalls += run.calls;
-      if (stop !== null) callsSavedUnsuccessful += run.calls - stop;
-      if (stop !== null && run.twin === true) {
-        twinStops++;
-        callsSavedByTwinStops += run.calls - stop;
-      }
-      if (run.honestPrefix === undefined) callsSavedInHonestWork = null;
-      else if (callsSavedInHonestWork !== null && stop !== null && stop < run.honestPrefix)
-        callsSavedInHonestWork += run.calls - stop;
-    } else {
-      unknownOutcomeRuns++;
-      if (stop !== null) unknownOutcomeStops++;
-    }
-  }
-
+  const stops = judged.filter(stopped);
+  const stuck = judged.filter((r) => r.labels.stuck !== null);
+  const caught = caughtOn(judged, 'stuck');
+  const wasted = caught.map((c) => wastedCalls(c.stop, c.onset));
+  const successful = judged.filter((r) => r.success === true);
+  const falseStops = successful.filter(stopped);
+  const unsuccessful = judged.filter((r) => r.success === false);
+  const unsuccessfulCalls = sum(unsuccessful, (r) => r.calls);
+  const callsSavedUnsuccessful = sum(unsuccessful, saved);
+  const twins = unsuccessful.filter((r) => stopped(r) && r.twin === true);
+  const inHonestWork = unsuccessful.filter(
+    (r) =>
+      r.verdict.stopIndex !== null && r.honestPrefix !== undefined && r.verdict.stopIndex < r.honestPrefix,
+  );
+  const unknownOutcome = judged.filter((r) => r.success !== true && r.success !== false);
   const stopsByRule: Record<string, number> = {};
-  for (const rule of [...rules.keys()].sort()) stopsByRule[rule] = rules.get(rule) ?? 0;
+  for (const rule of stops.map((r) => r.verdict.rule ?? '(none)').sort())
+    stopsByRule[rule] = (stopsByRule[rule] ?? 0) + 1;
 
   return {
     detector,
     runs: judged.length,
-    calls,
-    stoppedRuns,
-    stuckRuns,
-    stuckCaught,
-    stuckCaughtPct: percent(stuckCaught, stuckRuns),
-    stuckMissed: stuckRuns - stuckCaught,
-    stuckStoppedBeforeOnset,
+    calls: sum(judged, (r) => r.calls),
+    stoppedRuns: stops.length,
+    stuckRuns: stuck.length,
+    stuckCaught: caught.length,
+    stuckCaughtPct: percent(caught.length, stuck.length),
+    stuckMissed: stuck.length - caught.length,
+    stuckStoppedBeforeOnset: caught.filter((c) => c.stop < c.onset).length,
     wastedMedian: nearestRank(wasted, 50),
     wastedP95: nearestRank(wasted, 95),
     wastedMax: wasted.length === 0 ? null : Math.max(...wasted),
-    pingPongRuns,
-    pingPongCaught,
-    successfulRuns,
-    falseStops,
-    falseStopsPct: percent(falseStops, successfulRuns),
-    falseStopsOnCleanRuns,
-    falseStopRunIds: falseStopRunIds.sort(),
-    unsuccessfulRuns,
+    pingPongRuns: judged.filter((r) => r.labels.pingPong !== null).length,
+    pingPongCaught: caughtOn(judged, 'pingPong').length,
+    successfulRuns: successful.length,
+    falseStops: falseStops.length,
+    falseStopsPct: percent(falseStops.length, successful.length),
+    falseStopsOnCleanRuns: falseStops.filter((r) => r.labels.stuck === null).length,
+    falseStopRunIds: falseStops.map((r) => r.runId).sort(),
+    unsuccessfulRuns: unsuccessful.length,
     unsuccessfulCalls,
     callsSavedUnsuccessful,
     callsSavedUnsuccessfulPct: percent(callsSavedUnsuccessful, unsuccessfulCalls),
-    twinStops,
-    callsSavedByTwinStops,
-    callsSavedInHonestWork,
-    unknownOutcomeRuns,
-    unknownOutcomeStops,
+    twinStops: twins.length,
+    callsSavedByTwinStops: sum(twins, saved),
+    callsSavedInHonestWork: unsuccessful.every((r) => r.honestPrefix !== undefined)
+      ? sum(inHonestWork, saved)
+      : null,
+    unknownOutcomeRuns: unknownOutcome.length,
+    unknownOutcomeStops: unknownOutcome.filter(stopped).length,
     stopsByRule,
   };
 }
