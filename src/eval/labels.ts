@@ -41,7 +41,8 @@ export interface LabelCounts {
   readonly successfulStuck: number;
 }
 
-function sameAt(ids: readonly string[], run: TraceRun, a: number, b: number): boolean {
+/** Whether calls `a` and `b` are the same call (`ids`: each call's identity) with the same result. */
+export function sameAt(ids: readonly string[], run: TraceRun, a: number, b: number): boolean {
   return ids[a] === ids[b] && run.calls[a]?.result_sha256 === run.calls[b]?.result_sha256;
 }
 
@@ -78,26 +79,17 @@ export function labelRun(run: TraceRun): RunLabels {
 
 /** Label counts of the runs; `given` labels (one per run) instead of computing them, when a source has its own. */
 export function countLabels(runs: readonly TraceRun[], given?: readonly RunLabels[]): LabelCounts {
-  const c: Record<keyof LabelCounts, number> = {
+  const labels = runs.map((run, i) => given?.[i] ?? labelRun(run));
+  const count = (f: (run: TraceRun, l: RunLabels) => unknown) =>
+    runs.filter((run, i) => f(run, labels[i] as RunLabels)).length;
+  return {
     runs: runs.length,
-    calls: 0,
-    stuck: 0,
-    pingPong: 0,
-    successful: 0,
-    unsuccessful: 0,
-    unknownOutcome: 0,
-    successfulStuck: 0,
+    calls: runs.reduce((n, run) => n + run.calls.length, 0),
+    stuck: count((_, l) => l.stuck),
+    pingPong: count((_, l) => l.pingPong),
+    successful: count((run) => run.outcome.success === true),
+    unsuccessful: count((run) => run.outcome.success === false),
+    unknownOutcome: count((run) => run.outcome.success !== true && run.outcome.success !== false),
+    successfulStuck: count((run, l) => run.outcome.success === true && l.stuck),
   };
-  for (const [i, run] of runs.entries()) {
-    c.calls += run.calls.length;
-    const labels = given?.[i] ?? labelRun(run);
-    if (labels.stuck) c.stuck++;
-    if (labels.pingPong) c.pingPong++;
-    if (run.outcome.success === true) {
-      c.successful++;
-      if (labels.stuck) c.successfulStuck++;
-    } else if (run.outcome.success === false) c.unsuccessful++;
-    else c.unknownOutcome++;
-  }
-  return c;
 }

@@ -1,5 +1,6 @@
 import { type Detector, NO_STOP, startsNewUserTurn, stopAt } from '../detector.js';
 import { callIdentity } from '../identity.js';
+import { sameAt } from '../labels.js';
 import { looksLikeErrorResult } from './error-result.js';
 
 /**
@@ -35,8 +36,7 @@ export function openhandsStuck(): Detector {
       const ids = run.calls.map((call) => callIdentity(call));
       const errors = run.calls.map((call) => looksLikeErrorResult(call.result));
       const sameAction = (a: number, b: number) => ids[a] === ids[b];
-      const same = (a: number, b: number) =>
-        sameAction(a, b) && run.calls[a]?.result_sha256 === run.calls[b]?.result_sha256;
+      const same = (a: number, b: number) => sameAt(ids, run, a, b);
       let segmentStart = 0;
       for (let k = 0; k < run.calls.length; k++) {
         if (startsNewUserTurn(run, k)) segmentStart = k;
