@@ -56,28 +56,18 @@ export function evaluateSeeds(
       );
   }
   const perFamily = families.map((_, f) => bySeed.map((files) => files[f] as JudgedFile));
-  const pooledFamilies = families.map((name, f) => poolFiles(name, names, perFamily[f] ?? []));
   const seedTotals = bySeed.map((files) => poolFiles(TOTALS_NAME, names, files));
+  const reports = (files: readonly JudgedFile[]) => files.map((file) => file.report);
   return {
     seeds,
     pooled: {
       detectors: names,
-      files: pooledFamilies.map((file) => file.report),
+      files: families.map((name, f) => poolFiles(name, names, perFamily[f] ?? []).report),
       totals: poolFiles(TOTALS_NAME, names, seedTotals).report,
     },
     spreads: [
-      ...families.map((name, f) =>
-        familySpread(
-          name,
-          (perFamily[f] ?? []).map((file) => file.report),
-          ours,
-        ),
-      ),
-      familySpread(
-        TOTALS_NAME,
-        seedTotals.map((file) => file.report),
-        ours,
-      ),
+      ...families.map((name, f) => familySpread(name, reports(perFamily[f] ?? []), ours)),
+      familySpread(TOTALS_NAME, reports(seedTotals), ours),
     ],
   };
 }

@@ -25,12 +25,9 @@ const RESULT_FIELDS: ReadonlySet<string> = new Set([
 
 /** A call as the detector saw it: `step` is its position, already part of the prefix. */
 function seen(call: TraceCall, requestOnly: boolean): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(call)) {
-    if (k === 'step' || (requestOnly && RESULT_FIELDS.has(k))) continue;
-    out[k] = v;
-  }
-  return out;
+  return Object.fromEntries(
+    Object.entries(call).filter(([k]) => k !== 'step' && !(requestOnly && RESULT_FIELDS.has(k))),
+  );
 }
 
 /**
