@@ -1,7 +1,8 @@
-import type { TraceRun } from '../../trace/trace-run.js';
+import type { TraceCall, TraceRun } from '../../trace/trace-run.js';
 import { labelRun, type RunLabels } from '../labels.js';
-import { type AssistantCall, AssistantLog, ERROR_STYLES } from './assistant-log.js';
+import { AssistantLog, ERROR_STYLES } from './assistant-log.js';
 import { ASSISTANT_STUCK, ASSISTANT_WORKING } from './assistant-shapes.js';
+import { syntheticRun } from './harness.js';
 import { Prng } from './prng.js';
 
 type Shape = (log: AssistantLog, rng: Prng) => void;
@@ -19,20 +20,6 @@ export interface LabelledRuns {
   readonly honestPrefixes: ReadonlyMap<string, number>;
 }
 
-function traceRun(
-  runId: string,
-  calls: readonly AssistantCall[],
-  success: boolean,
-  key: 'raw' | 'stable',
-): TraceRun {
-  return {
-    run_id: runId,
-    source: 'synthetic',
-    outcome: { success, detail: success ? 'task done' : 'gave up' },
-    calls: calls.map((c) => (key === 'stable' ? { ...c.call, result_sha256: `stable:${c.stable}` } : c.call)),
-  };
-}
-
 /**
  * The tool-using assistant family, from one seed: each working shape, and each stuck shape after
  * an honest prefix (a working run cut short), every run with its own wording of failures. The
@@ -45,8 +32,9 @@ export function syntheticAssistantRuns(seed: number = ASSISTANT_SEED): LabelledR
   const labels: RunLabels[] = [];
   const honestPrefixes = new Map<string, number>();
   const add = (id: string, log: AssistantLog, success: boolean) => {
-    runs.push(traceRun(id, log.calls, success, 'raw'));
-    labels.push(labelRun(traceRun(id, log.calls, success, 'stable')));
+    const run = (calls: TraceCall[]) => syntheticRun(id, calls, success, 'task done');
+    runs.push(run(log.calls.map((c) => c.call)));
+    labels.push(labelRun(run(log.calls.map((c) => ({ ...c.call, result_sha256: `stable:${c.stable}` })))));
   };
   const working = Object.entries(ASSISTANT_WORKING) as [string, Shape][];
   for (const [name, shape] of working) {

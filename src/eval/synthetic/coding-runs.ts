@@ -11,7 +11,7 @@ import {
   revertAndCompare,
   scratchScripts,
 } from './coding-shapes.js';
-import { CallLog, HARNESSES } from './harness.js';
+import { CallLog, HARNESSES, syntheticRun } from './harness.js';
 import { Prng } from './prng.js';
 import { rephraseSearch, rereadFile, rerunUnchanged, rewriteAndRun, sameEdit } from './stuck-shapes.js';
 
@@ -62,7 +62,7 @@ function generated(seed: number): { runs: TraceRun[]; honest: Map<string, number
       for (let i = 0; i < WORKING_PER_SHAPE; i++) {
         const log = new CallLog(harness);
         shape(log, rng, project(rng));
-        runs.push(traceRun(`synthetic/${harness.name}/${name}/${i}`, log, true));
+        runs.push(syntheticRun(`synthetic/${harness.name}/${name}/${i}`, log.calls, true, 'tests pass'));
       }
     }
     for (const [name, shape] of Object.entries(STUCK)) {
@@ -75,7 +75,7 @@ function generated(seed: number): { runs: TraceRun[]; honest: Map<string, number
         log.calls.splice(cut);
         shape(log, rng, p);
         const id = `synthetic/${harness.name}/stuck-${name}/${i}`;
-        runs.push(traceRun(id, log, false));
+        runs.push(syntheticRun(id, log.calls, false, 'tests pass'));
         honest.set(id, cut);
       }
     }
@@ -97,13 +97,4 @@ export function syntheticCodingFiles(
     runs: runs.filter((r) => r.run_id.startsWith(`synthetic/${h.name}/`)),
     honestPrefixes: honest,
   }));
-}
-
-function traceRun(runId: string, log: CallLog, success: boolean): TraceRun {
-  return {
-    run_id: runId,
-    source: 'synthetic',
-    outcome: { success, detail: success ? 'tests pass' : 'gave up' },
-    calls: log.calls,
-  };
 }

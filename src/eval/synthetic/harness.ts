@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { TraceCall } from '../../trace/trace-run.js';
+import type { TraceCall, TraceRun } from '../../trace/trace-run.js';
 
 /**
  * How a coding-agent harness shows its tools to the model. The same agent behaviour recorded
@@ -59,6 +59,16 @@ export const tracedCall = (
   result_len: result.length,
   after_user_turn: step === 0,
 });
+
+/** A synthetic run as a trace file records it: a working run succeeds (`done` says how), a stuck one gives up. */
+export function syntheticRun(runId: string, calls: TraceCall[], success: boolean, done: string): TraceRun {
+  return {
+    run_id: runId,
+    source: 'synthetic',
+    outcome: { success, detail: success ? done : 'gave up' },
+    calls,
+  };
+}
 
 /** Builds one run's calls in order, in the trace format. */
 export class CallLog {
