@@ -125,24 +125,20 @@ async function respond(
     res.writeHead(status, HEADERS);
     res.end(html);
   };
+  /** A page that only says `text`: a refusal, or what is not there. */
+  const say = (status: number, text: string) => send(status, page('loopguard', `<p>${text}</p>`));
   // DNS rebinding: a web page's script reaching 127.0.0.1 under its own name is refused.
   const host = hostName(req.headers.host);
   if (host === null || !allowed.has(host))
-    return send(
-      421,
-      page('loopguard', '<p>This server answers only to the host names it was started for.</p>'),
-    );
+    return say(421, 'This server answers only to the host names it was started for.');
   const url = new URL(req.url ?? '/', 'http://ui');
-  if (req.method !== 'GET') return send(405, page('loopguard', '<p>read-only: GET only</p>'));
+  if (req.method !== 'GET') return say(405, 'read-only: GET only');
   if (url.pathname === '/') {
     const p = paging(url.searchParams);
     if (p === null)
-      return send(
+      return say(
         400,
-        page(
-          'loopguard',
-          `<p>limit must be 1 to ${MAX_PAGE_LIMIT} and offset a whole number. <a href="/">All runs</a></p>`,
-        ),
+        `limit must be 1 to ${MAX_PAGE_LIMIT} and offset a whole number. <a href="/">All runs</a>`,
       );
     const f = filters(url.searchParams);
     const unfiltered = f.state === undefined && f.rule === undefined && f.tenant === undefined;
@@ -164,11 +160,10 @@ async function respond(
         fold.apply(rec);
       });
     const t = fold.timeline();
-    if (t === undefined)
-      return send(404, page('loopguard', `<p>No run <code>${esc(id)}</code>. <a href="/">All runs</a></p>`));
+    if (t === undefined) return say(404, `No run <code>${esc(id)}</code>. <a href="/">All runs</a>`);
     return send(200, runPage(t, { backHref: '/' }));
   }
-  send(404, page('loopguard', '<p>Not found. <a href="/">All runs</a></p>'));
+  say(404, 'Not found. <a href="/">All runs</a>');
 }
 
 /**
