@@ -10,7 +10,10 @@ import {
 } from './cli-options.js';
 import type { CommandContext } from './command-context.js';
 import { kafkaConfig } from './kafka-config.js';
-import { KAFKA_PACKAGES, needs } from './optional-package.js';
+import { KAFKA_PACKAGES, needs, type OptionalPackage } from './optional-package.js';
+
+/** What alert and serve load: Kafka, and prom-client for their metrics. */
+const WORKER_PACKAGES: readonly OptionalPackage[] = [...KAFKA_PACKAGES, 'prom-client'];
 
 /**
  * The workers on Kafka, each until the shutdown signal: alert, project, serve. Each loads its
@@ -44,11 +47,7 @@ export function kafkaCommands(p: Command, c: CommandContext): void {
   ).action(
     run(async (f) => {
       const kafka = kafkaConfig({ ...f, kafka: true }, env);
-      const { alertCommand } = await needs(
-        'alert',
-        [...KAFKA_PACKAGES, 'prom-client'],
-        () => import('./alert-command.js'),
-      );
+      const { alertCommand } = await needs('alert', WORKER_PACKAGES, () => import('./alert-command.js'));
       return alertCommand(kafka, f as AlertFlags, io, c.shutdown());
     }),
   );
@@ -94,11 +93,7 @@ export function kafkaCommands(p: Command, c: CommandContext): void {
     run(
       async (f) => {
         const kafka = kafkaConfig({ ...f, kafka: true }, env);
-        const { serveCommand } = await needs(
-          'serve',
-          [...KAFKA_PACKAGES, 'prom-client'],
-          () => import('./serve-command.js'),
-        );
+        const { serveCommand } = await needs('serve', WORKER_PACKAGES, () => import('./serve-command.js'));
         return serveCommand(kafka, f, io, c.shutdown());
       },
       { policy: true },
