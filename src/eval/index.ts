@@ -1,16 +1,6 @@
 /** Public face of the evaluation harness (see report.ts for the entry points). */
 
-export {
-  crewaiMaxIter,
-  defaultBaselines,
-  geminiCliToolLoop,
-  identicalInARow,
-  looksLikeErrorResult,
-  openaiAgentsMaxTurns,
-  openhandsStuck,
-  rooCodeToolRepetition,
-  vercelAiStepCount,
-} from './baselines/index.js';
+export * from './baselines/index.js';
 export type { Detector } from './detector.js';
 export { callIdentity, canonicalJson } from './identity.js';
 export { countLabels, findPingPong, findStuckStreak, labelRun } from './labels.js';
