@@ -20,11 +20,6 @@ export interface WebhookOptions {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** The URL as logs and errors show it: no user info, no query (either may carry a secret). */
-function shownUrl(u: URL): string {
-  return `${u.origin}${u.pathname}`;
-}
-
 /**
  * An HTTP POST of the alert as JSON. `Idempotency-Key` is the stop's event id: the sender may
  * deliver again after a crash (at-least-once), and that header lets the receiver drop repeats.
@@ -39,13 +34,14 @@ export function webhookSink(url: string, opts: WebhookOptions = {}): AlertSink {
   if (!URL.canParse(url))
     throw new LoopguardError('bad_webhook', 'the webhook is not a URL', { details: { field: 'webhook' } });
   const parsed = new URL(url);
+  // The URL as logs and errors show it: no user info, no query (either may carry a secret).
+  const shown = `${parsed.origin}${parsed.pathname}`;
   if (parsed.username !== '' || parsed.password !== '')
     throw new LoopguardError(
       'webhook_credentials',
-      `the webhook URL ${shownUrl(parsed)} carries credentials (user:password@): they would be logged and fetch refuses them; send them as a header instead (alert --webhook-header "Authorization: Basic ...")`,
+      `the webhook URL ${shown} carries credentials (user:password@): they would be logged and fetch refuses them; send them as a header instead (alert --webhook-header "Authorization: Basic ...")`,
       { details: { field: 'webhook' } },
     );
-  const shown = shownUrl(parsed);
   return {
     name: `webhook ${shown}`,
     async deliver(alert, signal) {

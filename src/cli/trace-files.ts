@@ -31,6 +31,9 @@ const tooLarge = (path: string, line: number | null, what: string) =>
     details: { file: path, ...(line === null ? {} : { line }) },
   });
 
+const unreadable = (path: string, why: string) =>
+  new LoopguardError('input_unreadable', `${path}: ${why}`, { details: { file: path } });
+
 const mib = (n: number) => `${n / (1024 * 1024)} MiB`;
 
 /**
@@ -103,11 +106,7 @@ export function readTraceFiles(
     try {
       fd = openSync(path, 'r');
     } catch (e) {
-      errors.push(
-        new LoopguardError('input_unreadable', `${path}: ${(e as Error).message}`, {
-          details: { file: path },
-        }),
-      );
+      errors.push(unreadable(path, (e as Error).message));
       continue;
     }
     const runs: TraceRun[] = [];
@@ -130,7 +129,7 @@ export function readTraceFiles(
       if (stopped !== null) errors.push(stopped);
     } catch (e) {
       const why = (e as NodeJS.ErrnoException).code === 'EISDIR' ? 'is a directory' : (e as Error).message;
-      errors.push(new LoopguardError('input_unreadable', `${path}: ${why}`, { details: { file: path } }));
+      errors.push(unreadable(path, why));
       continue;
     } finally {
       closeSync(fd);
