@@ -17,17 +17,16 @@ export async function rebuildCommand(
   const p = await rebuild((n) => bar.update(n));
   bar.end();
   const seconds = (performance.now() - started) / 1000;
+  const perSecond = Math.round(p.events / Math.max(seconds, 1e-6));
   const summaries = p.runs.allSummaries();
   if (opts.json) {
     for (const s of summaries) io.out(`${JSON.stringify(s)}\n`);
     io.out(
-      `${JSON.stringify({ runs: summaries.length, events: p.events, stops: p.stops.newestFirst().length, ledger: Object.keys(p.ledger.snapshot()).length, events_per_s: Math.round(p.events / Math.max(seconds, 1e-6)) })}\n`,
+      `${JSON.stringify({ runs: summaries.length, events: p.events, stops: p.stops.newestFirst().length, ledger: Object.keys(p.ledger.snapshot()).length, events_per_s: perSecond })}\n`,
     );
   } else {
     io.out(formatSummaries(summaries));
-    io.out(
-      `rebuilt ${p.events} events in ${seconds.toFixed(2)} s (${Math.round(p.events / Math.max(seconds, 1e-6))} events/s)\n`,
-    );
+    io.out(`rebuilt ${p.events} events in ${seconds.toFixed(2)} s (${perSecond} events/s)\n`);
   }
   return 0;
 }

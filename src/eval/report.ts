@@ -199,9 +199,7 @@ function section(report: FileReport): string[] {
 
 /** A readable, aligned text rendering: one table per file (detectors as rows), then the totals. */
 export function formatTable(report: EvalReport): string {
-  const lines: string[] = [];
-  for (const file of report.files) lines.push(...section(file), '');
-  lines.push(...section(report.totals), '');
+  const lines = [...report.files, report.totals].flatMap((file) => [...section(file), '']);
   lines.push(
     'stuck caught: stopped at or before the last call of the first stuck streak; pre-onset: of those, stopped before',
     'the streak began. wasted: calls run after the 3rd identical call (nearest-rank p50/p95, max). false stops: stopped',

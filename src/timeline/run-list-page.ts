@@ -21,6 +21,9 @@ export interface RunFilters {
   readonly tenant?: string;
 }
 
+/** The filters' fields, each a field of a row. */
+const FILTERED: readonly (keyof RunFilters)[] = ['state', 'rule', 'tenant'];
+
 /** A run's row, from its state and its summary. */
 export const runListRow = (
   runId: string,
@@ -76,12 +79,7 @@ export interface RunListView {
 
 /** The page `paging` of `all` under the filters. */
 export function viewOf(all: readonly RunListRow[], f: RunFilters, paging: RunPaging): RunListView {
-  const matching = all.filter(
-    (r) =>
-      (f.state === undefined || r.state === f.state) &&
-      (f.rule === undefined || r.rule === f.rule) &&
-      (f.tenant === undefined || r.tenant === f.tenant),
-  );
+  const matching = all.filter((r) => FILTERED.every((k) => f[k] === undefined || r[k] === f[k]));
   return {
     rows: matching.slice(paging.offset, paging.offset + paging.limit),
     matching: matching.length,

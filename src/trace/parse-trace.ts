@@ -70,11 +70,9 @@ export function parseTraceLine(line: string, lineNo: number, file = 'input'): Re
   if (!isObj(raw)) return bad('(line)', 'expected a JSON object');
   const runId = nameProblem(raw.run_id);
   if (runId !== null) return bad('run_id', runId);
-  if (raw.source !== undefined && nameProblem(raw.source) !== null)
-    return bad('source', nameProblem(raw.source) ?? '');
-  // Checked as the library's startRun checks its taskType (a name: bounded, well-formed Unicode).
-  if (raw.task_type !== undefined && nameProblem(raw.task_type) !== null)
-    return bad('task_type', nameProblem(raw.task_type) ?? '');
+  // Checked as the library's startRun checks its tenant and taskType (names: bounded, well-formed Unicode).
+  const named = fieldsProblem(raw, { source: nameProblem, task_type: nameProblem }, '');
+  if (named !== null) return bad(named.path, named.problem);
   const outcome = raw.outcome ?? { success: null };
   if (
     !isObj(outcome) ||
