@@ -46,9 +46,7 @@ export function nthInARow(
 ): Verdict {
   let previous: string | null = null;
   let count = 0;
-  for (let i = 0; i < run.calls.length; i++) {
-    const call = run.calls[i];
-    if (call === undefined) continue;
+  for (const [i, call] of run.calls.entries()) {
     if (startsNewUserTurn(run, i)) previous = null;
     const k = key(call);
     if (k === null) continue;

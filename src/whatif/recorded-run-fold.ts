@@ -28,6 +28,19 @@ interface Acc {
 
 const RAN = new Set(['execute', 'return_cached_success']);
 
+/** What a call's recorded completion gives its trace call: how it ended, its spend, how it was judged. */
+function completion(done: EventOf<'ToolCallCompleted'>): Partial<TraceCall> {
+  const { informative, answersAsk, resultClass, failed } = done;
+  return {
+    kind: done.kind,
+    ...(done.code != null ? { code: done.code } : {}),
+    ...(done.retryAfterMs != null ? { retry_after_ms: done.retryAfterMs } : {}),
+    ...(done.costUsd > 0 ? { cost_usd: done.costUsd } : {}),
+    ...(done.tokens > 0 ? { tokens: done.tokens } : {}),
+    judgement: { informative, answersAsk, resultClass, failed },
+  };
+}
+
 /**
  * Collects each run's requests, recorded decisions and results from the runs topic, so a what-if
  * can offer the same calls to another policy. A pure fold: nothing is written anywhere.
@@ -90,24 +103,10 @@ export class RecordedRunFold {
         result_sha256: done?.resultHash ?? `unrun:${e.callId}`,
         after_user_turn: e.afterUserTurn,
         at_ms: atMs,
-        ...(done !== undefined ? { kind: done.kind } : {}),
-        ...(done?.code != null ? { code: done.code } : {}),
         ...(progress !== null ? { progress_version: progress } : {}),
         ...(e.operationKey !== null ? { operation_key: e.operationKey } : {}),
         ...(e.sideEffect ? { side_effect: true } : {}),
-        ...(done?.retryAfterMs != null ? { retry_after_ms: done.retryAfterMs } : {}),
-        ...(done !== undefined && done.costUsd > 0 ? { cost_usd: done.costUsd } : {}),
-        ...(done !== undefined && done.tokens > 0 ? { tokens: done.tokens } : {}),
-        ...(done !== undefined
-          ? {
-              judgement: {
-                informative: done.informative,
-                answersAsk: done.answersAsk,
-                resultClass: done.resultClass,
-                failed: done.failed,
-              },
-            }
-          : {}),
+        ...(done === undefined ? {} : completion(done)),
       };
     });
     const total = Number(a.started?.meta.calls_total);
