@@ -12,7 +12,7 @@ import { DEFAULT_SYNTHETIC_SEEDS, syntheticFiles } from '../eval/synthetic/synth
 import { nodeHashing } from '../runtime/node-hashing.js';
 import type { Io } from './io.js';
 import { jsonLine } from './json-output.js';
-import { loadPolicy } from './policy-file.js';
+import { readPolicyFile } from './policy-file.js';
 import { parseSeedList } from './seed-list.js';
 import { readTraceFiles } from './trace-files.js';
 
@@ -40,7 +40,7 @@ export function evalCommand(paths: readonly string[], opts: EvalOptions, io: Io)
   if (opts.seeds !== undefined && !opts.synthetic)
     throw new LoopguardError('usage', 'eval: --seeds draws the synthetic families; give --synthetic too');
   const seeds = opts.seeds === undefined ? DEFAULT_SYNTHETIC_SEEDS : parseSeedList(opts.seeds);
-  const policy = loadPolicy(opts.policy);
+  const policy = readPolicyFile(opts.policy).policy;
   const { files, errors } = readTraceFiles(paths);
   for (const e of errors) io.err(`rejected: ${e.message}`);
   const detectors = [
@@ -53,9 +53,7 @@ export function evalCommand(paths: readonly string[], opts: EvalOptions, io: Io)
         ? jsonLine(report)
         : `${formatTable(report)}\nPer source, beside the one-line rules and the step caps:\n\n${formatSummary(report, synthetic)}`,
     );
-  if (files.length > 0) {
-    print(evaluate(files, detectors), false);
-  }
+  if (files.length > 0) print(evaluate(files, detectors), false);
   if (opts.synthetic) {
     const seeded = evaluateSeeds(seeds, syntheticFiles, detectors);
     if (opts.json) io.out(jsonLine(seeded));

@@ -1,12 +1,10 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { DEFAULT_POLICY, LoopguardError, type Policy, parsePolicy } from '../domain/index.js';
 
-/** The policy from `--policy FILE`, or the defaults; a bad file is an error naming the field. */
-export function loadPolicy(path: string | undefined): Policy {
-  return readPolicyFile(path).policy;
-}
-
-/** The parsed policy and the JSON it came from (for what the file states explicitly). */
+/**
+ * The policy from `--policy FILE`, or the defaults (a bad file is an error naming the field), and
+ * the JSON it came from (for what the file states explicitly).
+ */
 export function readPolicyFile(path: string | undefined): { policy: Policy; json: unknown } {
   if (path === undefined) return { policy: DEFAULT_POLICY, json: {} };
   const bytes = readBounded(path);

@@ -11,7 +11,7 @@ import type { RunSummary } from '../projections/index.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import { replayRun } from '../trace/replay.js';
 import type { Io } from './io.js';
-import { loadPolicy } from './policy-file.js';
+import { readPolicyFile } from './policy-file.js';
 import { progressBar } from './progress-bar.js';
 import { readTraceFiles, type TraceFile } from './trace-files.js';
 
@@ -60,7 +60,7 @@ export async function replayCommand(
   withSink: WithSink,
   io: Io,
 ): Promise<number> {
-  const policy = loadPolicy(opts.policy);
+  const policy = readPolicyFile(opts.policy).policy;
   const errors: LoopguardError[] = [];
   // One file at a time: memory holds one file's runs, never the corpus's (sixteen files of
   // 100 MiB, each within the limits, ran out of heap at 4.3 GB when all were read first).

@@ -6,7 +6,7 @@ import { untilAborted } from './command-context.js';
 import type { Io } from './io.js';
 import type { KafkaConfig } from './kafka-config.js';
 import { type MetricsServer, serviceMetrics, startMetricsServer } from './metrics-server.js';
-import { loadPolicy } from './policy-file.js';
+import { readPolicyFile } from './policy-file.js';
 
 export interface ServeFlags {
   readonly group?: string;
@@ -33,7 +33,7 @@ export async function serveCommand(
   io: Io,
   signal: AbortSignal,
 ): Promise<number> {
-  const policy = loadPolicy(flags.policy);
+  const policy = readPolicyFile(flags.policy).policy;
   const { partitions, 'metrics-port': metricsPort, 'session-timeout-ms': sessionTimeoutMs } = flags;
   const { 'snapshot-every': snapshotEveryRecords, 'ended-idle-ms': endedRunsIdleMs } = flags;
   const groupId = flags.group ?? DEFAULT_SERVE_GROUP;

@@ -3,7 +3,7 @@ import { table } from '../eval/table.js';
 import { nodeHashing } from '../runtime/node-hashing.js';
 import { RecordedRunFold, type WhatIfRow, whatIf, whatIfTotals } from '../whatif/index.js';
 import type { Io } from './io.js';
-import { loadPolicy } from './policy-file.js';
+import { readPolicyFile } from './policy-file.js';
 import { progressBar } from './progress-bar.js';
 
 /**
@@ -41,7 +41,7 @@ export async function whatifCommand(
   opts: { policy: string; json?: boolean; total?: number | null },
   io: Io,
 ): Promise<number> {
-  const policy = loadPolicy(opts.policy);
+  const policy = readPolicyFile(opts.policy).policy;
   const fold = new RecordedRunFold();
   const reading = progressBar(io, 'reading', 'events', opts.total ?? null);
   let n = 0;
