@@ -49,15 +49,22 @@ const STUCK_PER_SHAPE = 4;
  * run cut short, so the guard sees the loop only after a history like the real one.
  */
 export function syntheticCodingRuns(seed: number = SYNTHETIC_SEED): TraceRun[] {
-  return generated(seed).runs;
+  return syntheticCodingFiles(seed).flatMap((file) => file.runs);
 }
 
-function generated(seed: number): { runs: TraceRun[]; honest: Map<string, number> } {
+/**
+ * The synthetic runs grouped by harness, for an evaluation that reports each and their total. Each
+ * carries how many calls of each stuck run are its honest prefix (the working run it begins with,
+ * cut short): the calls after it are the loop, what a guard could save without stopping honest work.
+ */
+export function syntheticCodingFiles(
+  seed: number = SYNTHETIC_SEED,
+): { name: string; runs: TraceRun[]; honestPrefixes: ReadonlyMap<string, number> }[] {
   const rng = new Prng(seed);
-  const runs: TraceRun[] = [];
   const honest = new Map<string, number>();
   const working = Object.entries(WORKING);
-  for (const harness of HARNESSES) {
+  return HARNESSES.map((harness) => {
+    const runs: TraceRun[] = [];
     for (const [name, shape] of working) {
       for (let i = 0; i < WORKING_PER_SHAPE; i++) {
         const log = new CallLog(harness);
@@ -79,22 +86,6 @@ function generated(seed: number): { runs: TraceRun[]; honest: Map<string, number
         honest.set(id, cut);
       }
     }
-  }
-  return { runs, honest };
-}
-
-/**
- * The synthetic runs grouped by harness, for an evaluation that reports each and their total. Each
- * carries how many calls of each stuck run are its honest prefix (the working run it begins with,
- * cut short): the calls after it are the loop, what a guard could save without stopping honest work.
- */
-export function syntheticCodingFiles(
-  seed: number = SYNTHETIC_SEED,
-): { name: string; runs: TraceRun[]; honestPrefixes: ReadonlyMap<string, number> }[] {
-  const { runs, honest } = generated(seed);
-  return HARNESSES.map((h) => ({
-    name: `synthetic-${h.name}`,
-    runs: runs.filter((r) => r.run_id.startsWith(`synthetic/${h.name}/`)),
-    honestPrefixes: honest,
-  }));
+    return { name: `synthetic-${harness.name}`, runs, honestPrefixes: honest };
+  });
 }
