@@ -13,6 +13,7 @@ const STUCK_PER_SHAPE = 5;
 export const ASSISTANT_FAMILY = 'synthetic-assistant';
 
 export interface LabelledRuns {
+  readonly name: typeof ASSISTANT_FAMILY;
   readonly runs: TraceRun[];
   /** Ground truth from the generator: the labels' rules on the answers without their volatile parts. */
   readonly labels: RunLabels[];
@@ -57,5 +58,5 @@ export function syntheticAssistantRuns(seed: number = ASSISTANT_SEED): LabelledR
       honestPrefixes.set(id, cut);
     }
   }
-  return { runs, labels, honestPrefixes };
+  return { name: ASSISTANT_FAMILY, runs, labels, honestPrefixes };
 }

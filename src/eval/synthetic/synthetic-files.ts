@@ -1,5 +1,5 @@
 import type { EvalFile } from '../report.js';
-import { ASSISTANT_FAMILY, syntheticAssistantRuns } from './assistant-runs.js';
+import { syntheticAssistantRuns } from './assistant-runs.js';
 import { syntheticCodingFiles } from './coding-runs.js';
 
 /**
@@ -15,14 +15,5 @@ export const DEFAULT_SYNTHETIC_SEEDS: readonly number[] = [11, 12, 13, 14, 15];
  * each with its stuck runs' honest prefixes.
  */
 export function syntheticFiles(seed: number): EvalFile[] {
-  const assistant = syntheticAssistantRuns(seed);
-  return [
-    ...syntheticCodingFiles(seed),
-    {
-      name: ASSISTANT_FAMILY,
-      runs: assistant.runs,
-      labels: assistant.labels,
-      honestPrefixes: assistant.honestPrefixes,
-    },
-  ];
+  return [...syntheticCodingFiles(seed), syntheticAssistantRuns(seed)];
 }
