@@ -23,8 +23,6 @@ export interface UiServer {
   close(): Promise<void>;
 }
 
-const runHref = (runId: string) => `/run?id=${encodeURIComponent(runId)}`;
-
 /**
  * No script at all, styles only inline (the pages' own), images only data: (the icon), forms only
  * to itself, never framed: a recorded name that slipped past the escaping still cannot run.
@@ -148,7 +146,7 @@ async function respond(
         : unfiltered
           ? await indexedPage(source.runs, p, signal)
           : ((await rowsPage(source.runs, f, p, signal)) ?? viewOf(await index.rows(signal), f, p));
-    return send(200, runListPage(view, f, runHref, p));
+    return send(200, runListPage(view, f, p));
   }
   if (url.pathname === '/run') {
     const id = url.searchParams.get('id') ?? '';

@@ -47,11 +47,10 @@ export const TOTALS_NAME = 'all files';
 
 function checkedVerdict(detector: Detector, run: TraceRun, verdict: Verdict): Verdict {
   const stop = verdict.stopIndex;
-  if (stop !== null && !(Number.isInteger(stop) && stop >= 0 && stop < run.calls.length)) {
+  if (stop !== null && !(Number.isInteger(stop) && stop >= 0 && stop < run.calls.length))
     throw new RangeError(
       `detector "${detector.name}" returned stopIndex ${stop} for run ${run.run_id} with ${run.calls.length} calls`,
     );
-  }
   return verdict;
 }
 

@@ -87,13 +87,8 @@ export function viewOf(all: readonly RunListRow[], f: RunFilters, paging: RunPag
   };
 }
 
-/** The run list with its filter form, one page of it; each run links to `runHref(runId)`. */
-export function runListPage(
-  view: RunListView,
-  f: RunFilters,
-  runHref: (runId: string) => string,
-  paging: RunPaging = DEFAULT_PAGE,
-): string {
+/** The run list with its filter form, one page of it; each run links to its timeline, `/run?id=`. */
+export function runListPage(view: RunListView, f: RunFilters, paging: RunPaging): string {
   const { rows, matching, total } = view;
   const prev =
     paging.offset > 0
@@ -112,7 +107,7 @@ export function runListPage(
   const body = rows
     .map(
       (r) =>
-        `<tr data-run-id="${esc(r.runId)}"><td><a href="${esc(runHref(r.runId))}">${esc(r.runId)}</a></td><td><span class="badge state-${esc(r.state)}">${esc(r.state)}</span></td><td class="rule">${esc(r.rule ?? '')}</td><td>${esc(r.tenant ?? '-')}</td><td>${esc(r.taskType ?? '-')}</td><td>${r.stopStep ?? '-'}</td><td>${r.executed}/${r.total}</td></tr>`,
+        `<tr data-run-id="${esc(r.runId)}"><td><a href="${esc(`/run?id=${encodeURIComponent(r.runId)}`)}">${esc(r.runId)}</a></td><td><span class="badge state-${esc(r.state)}">${esc(r.state)}</span></td><td class="rule">${esc(r.rule ?? '')}</td><td>${esc(r.tenant ?? '-')}</td><td>${esc(r.taskType ?? '-')}</td><td>${r.stopStep ?? '-'}</td><td>${r.executed}/${r.total}</td></tr>`,
     )
     .join('\n');
   return page(
