@@ -143,15 +143,6 @@ function abandonable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const leave = () => reject(new Abandoned('the client went away'));
     signal.addEventListener('abort', leave, { once: true });
-    work.then(
-      (v) => {
-        signal.removeEventListener('abort', leave);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', leave);
-        reject(e);
-      },
-    );
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', leave));
   });
 }
