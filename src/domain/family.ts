@@ -1,6 +1,5 @@
 import { isTerminal, type RunStatus } from './events.js';
 import type { Limits } from './policy.js';
-import type { RunState } from './run-state.js';
 import { evidence, stopVerdict, type Verdict } from './verdict.js';
 
 /**
@@ -43,8 +42,8 @@ export interface FamilyView {
 
 export const NO_SPEND: TreeSpend = { steps: 0, toolCalls: 0, tokens: 0, costUsd: 0 };
 
-/** The run's own use plus its descendants'. */
-export function treeSpend(s: RunState, below: TreeSpend = NO_SPEND): TreeSpend {
+/** A run's own use (or a subtree's) plus its descendants'. */
+export function treeSpend(s: TreeSpend, below: TreeSpend = NO_SPEND): TreeSpend {
   return {
     steps: s.steps + below.steps,
     toolCalls: s.toolCalls + below.toolCalls,

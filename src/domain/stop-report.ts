@@ -1,5 +1,5 @@
 import type { Evidence, StopReport, TerminalState } from './events.js';
-import type { ChildState } from './family.js';
+import { type ChildState, treeSpend } from './family.js';
 import type { RunState } from './run-state.js';
 
 const RESUME: Record<TerminalState, { condition: string; next: string }> = {
@@ -54,13 +54,7 @@ export function stopReport(
     resumeCondition: resume.condition,
     nextAllowedAction: resume.next,
     evidence: stop.evidence,
-    spend: {
-      steps: s.steps,
-      toolCalls: s.toolCalls,
-      tokens: s.tokens,
-      costUsd: s.costUsd,
-      elapsedMs: Math.max(0, atMs - s.startedAtMs),
-    },
+    spend: { ...treeSpend(s), elapsedMs: Math.max(0, atMs - s.startedAtMs) },
     children: stop.children ?? [],
   };
 }

@@ -1,4 +1,10 @@
-import { initialState, type RecordedEvent, type RunState, type TreeSpend } from '../domain/index.js';
+import {
+  initialState,
+  type RecordedEvent,
+  type RunState,
+  type TreeSpend,
+  treeSpend,
+} from '../domain/index.js';
 import { foldRun } from '../machines/index.js';
 import { type AuditEntry, AuditProjection } from './audit-projection.js';
 import { type LedgerEntry, LedgerProjection } from './ledger-projection.js';
@@ -46,13 +52,7 @@ export class RunTimelineFold {
       s.tokens !== before.tokens ||
       s.costUsd !== before.costUsd
     )
-      this.budgets.push({
-        atMs: rec.atMs,
-        steps: s.steps,
-        toolCalls: s.toolCalls,
-        tokens: s.tokens,
-        costUsd: s.costUsd,
-      });
+      this.budgets.push({ atMs: rec.atMs, ...treeSpend(s) });
   }
 
   /** The timeline, or undefined when the log has no event of this run. */

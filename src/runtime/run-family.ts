@@ -51,13 +51,7 @@ export class RunFamily {
     let sum = NO_SPEND;
     for (const c of this.children(runId)) {
       if (visiting.has(c.runId)) continue;
-      const t = treeSpend(c.state, this.below(c.runId, visiting));
-      sum = {
-        steps: sum.steps + t.steps,
-        toolCalls: sum.toolCalls + t.toolCalls,
-        tokens: sum.tokens + t.tokens,
-        costUsd: sum.costUsd + t.costUsd,
-      };
+      sum = treeSpend(sum, treeSpend(c.state, this.below(c.runId, visiting)));
     }
     return sum;
   }
