@@ -17,6 +17,7 @@ import {
   type RecordedEvent,
   redactText,
   resultHash,
+  sameOwner,
 } from '../domain/index.js';
 import type { CommandInput, RunActor } from '../machines/index.js';
 import type { ClaimOwner, Ledger, ReissueNote } from '../ports/ledger.js';
@@ -266,12 +267,7 @@ export async function reissueOperation(ledger: Ledger, note: ReissueNote): Promi
     const made = await ledgerCall(`read the reissue of ${note.newKey}`, () =>
       ledger.reissuedFrom(note.newKey),
     );
-    const same =
-      made !== undefined &&
-      made.by.runId === note.by.runId &&
-      made.by.callId === note.by.callId &&
-      made.oldKey === note.oldKey;
-    if (made === undefined || !same) throw e;
+    if (made === undefined || !sameOwner(made.by, note.by) || made.oldKey !== note.oldKey) throw e;
     return made;
   }
 }

@@ -1,4 +1,4 @@
-import { failedResult, type Hashing, type RunState, resultHash } from '../domain/index.js';
+import { failedResult, type Hashing, type RunState, resultHash, sameOwner } from '../domain/index.js';
 import type { CommandInput } from '../machines/index.js';
 import type { Ledger } from '../ports/ledger.js';
 import { ledgerCall } from './claim-operation.js';
@@ -20,7 +20,7 @@ export async function interruptedCompletion(
   const owner = { runId: state.runId, callId: call.callId };
   if (key !== null) {
     const known = await ledgerCall(`get ${key}`, () => ledger.get(key));
-    const ours = known?.owner.runId === owner.runId && known.owner.callId === owner.callId;
+    const ours = known !== undefined && sameOwner(known.owner, owner);
     if (known?.status === 'completed' && ours) {
       return {
         type: 'CompleteToolCall',
