@@ -195,16 +195,11 @@ export class Guard {
     // Checked before the run is loaded: a cut-off call would otherwise be recorded for nothing.
     const bad = resumeProblem(runId, change);
     if (bad !== null) throw inputError('invalid_input', bad.path, bad.problem);
-    let run = this.runs.get(runId);
-    if (run === undefined) {
-      const loaded = await this.ports.store.load(runId);
-      if (loaded.snapshot === null && loaded.events.length === 0)
-        throw new LoopguardError('unknown_run', `run ${runId} is not in the log`);
-      run = this.guarded(runId, loaded);
-      // Refused before it is held: its family is read first.
-      await this.loadFamily(run);
-      this.hold(run);
-    } else await this.loadFamily(run);
+    const run = this.runs.get(runId) ?? (await this.load(runId));
+    if (run === undefined) throw new LoopguardError('unknown_run', `run ${runId} is not in the log`);
+    // Refused before it is held: its family is read first.
+    await this.loadFamily(run);
+    this.hold(run);
     await run.resumeWith(change);
     return run;
   }
@@ -245,12 +240,17 @@ export class Guard {
     }
   }
 
-  /** A relative of a resumed run, loaded from the log into the family only (see loadFamily). */
-  private async relative(runId: string): Promise<GuardedRun | undefined> {
+  /** A run rebuilt from the log, or undefined when the log has none of it. */
+  private async load(runId: string): Promise<GuardedRun | undefined> {
     const loaded = await this.ports.store.load(runId);
     if (loaded.snapshot === null && loaded.events.length === 0) return undefined;
-    const run = this.guarded(runId, loaded);
-    this.family.add(run);
+    return this.guarded(runId, loaded);
+  }
+
+  /** A relative of a resumed run, loaded from the log into the family only (see loadFamily). */
+  private async relative(runId: string): Promise<GuardedRun | undefined> {
+    const run = await this.load(runId);
+    if (run !== undefined) this.family.add(run);
     return run;
   }
 
