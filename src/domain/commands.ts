@@ -36,6 +36,7 @@ export type Command =
       readonly callId: string;
       readonly tool: string;
       readonly args: unknown;
+      /** The business operation this call performs (tenant + order + action); required for side effects to be deduplicated. */
       readonly operationKey?: string;
       readonly sideEffect?: boolean;
       readonly costEstimateUsd?: number;
@@ -54,6 +55,7 @@ export type Command =
       readonly resultHash: string;
       /** The result as JSON, kept in the ledger for a side effect so a repeat returns it. */
       readonly resultJson?: string;
+      /** The goal is reached by this call (a verifier's answer, not the model's). */
       readonly terminal?: boolean;
       readonly progressVersion?: number;
       readonly tokens?: number;

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   CALL_FIELDS,
+  type Command,
   fieldsProblem,
   type Hashing,
   IllegalStateError,
@@ -13,16 +14,11 @@ import {
 } from '../domain/index.js';
 import type { CommandInput } from '../machines/index.js';
 
-export interface CallRequest {
-  readonly tool: string;
-  readonly args: unknown;
-  /** The business operation this call performs (tenant + order + action); required for side effects to be deduplicated. */
-  readonly operationKey?: string;
-  readonly sideEffect?: boolean;
-  readonly costEstimateUsd?: number;
-  readonly progressVersion?: number;
-  readonly afterUserTurn?: boolean;
-}
+/** A tool call as `run.call` takes it. */
+export type CallRequest = Pick<
+  Extract<Command, { type: 'RequestToolCall' }>,
+  'tool' | 'args' | 'operationKey' | 'sideEffect' | 'costEstimateUsd' | 'progressVersion' | 'afterUserTurn'
+>;
 
 export interface CallHooks {
   /** Asks the provider whether an in-doubt operation happened (and with what result). */

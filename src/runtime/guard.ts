@@ -1,4 +1,5 @@
 import {
+  type Command,
   ConflictError,
   cachedDiceSimilarity,
   DEFAULT_POLICY,
@@ -62,18 +63,15 @@ export interface GuardPorts {
   readonly inspect?: RunInspector;
 }
 
-export interface StartRun {
-  readonly runId: string;
-  readonly taskType?: string;
-  readonly tenant?: string;
-  readonly progressVersion?: number;
-  readonly meta?: Readonly<Record<string, string>>;
-  /**
-   * Makes this run a sub-agent of a live run of this guard: its steps, tokens and cost also count
-   * against every ancestor's budgets, and it ends when an ancestor ends.
-   */
-  readonly parentRunId?: string;
-}
+/**
+ * A run's start as `startRun` takes it. A `parentRunId` makes the run a sub-agent of a live run of
+ * this guard: its steps, tokens and cost also count against every ancestor's budgets, and it ends
+ * when an ancestor ends.
+ */
+export type StartRun = Pick<
+  Extract<Command, { type: 'StartRun' }>,
+  'runId' | 'taskType' | 'tenant' | 'progressVersion' | 'meta' | 'parentRunId'
+>;
 
 /** What is wrong with startRun's options, by argument path; the run id is the one field required. */
 function startProblem(opts: StartRun): { readonly path: string; readonly problem: string } | null {

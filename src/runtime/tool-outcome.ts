@@ -1,19 +1,16 @@
-import type { ResultKind } from '../domain/index.js';
+import type { Command, ResultKind } from '../domain/index.js';
 
 const OUTCOME = Symbol.for('loopguard.outcome');
 
 /** What a tool may return instead of a bare value, to say what kind of result it is. */
-export interface ToolOutcome {
+export interface ToolOutcome
+  extends Pick<
+    Extract<Command, { type: 'CompleteToolCall' }>,
+    'code' | 'retryAfterMs' | 'terminal' | 'progressVersion' | 'tokens' | 'costUsd'
+  > {
   readonly [OUTCOME]: true;
   readonly kind: ResultKind;
   readonly value: unknown;
-  readonly code?: string;
-  readonly retryAfterMs?: number;
-  /** The goal is reached by this call (a verifier's answer, not the model's). */
-  readonly terminal?: boolean;
-  readonly progressVersion?: number;
-  readonly tokens?: number;
-  readonly costUsd?: number;
 }
 
 type Extra = Omit<ToolOutcome, typeof OUTCOME | 'kind' | 'value'>;
