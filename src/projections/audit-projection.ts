@@ -43,13 +43,9 @@ export class AuditProjection {
     this.timelines.set(rec.runId, t);
     const e = rec.event;
     const update = (callId: string, patch: Partial<AuditCall>) => {
-      for (let i = t.length - 1; i >= 0; i--) {
-        const entry = t[i];
-        if (entry?.kind === 'call' && entry.callId === callId) {
-          t[i] = { ...entry, ...patch };
-          return;
-        }
-      }
+      const i = t.findLastIndex((x) => x.kind === 'call' && x.callId === callId);
+      const entry = t[i];
+      if (entry?.kind === 'call') t[i] = { ...entry, ...patch };
     };
     const note = (type: string, text: string) => t.push({ kind: 'note', atMs: rec.atMs, type, text });
     switch (e.type) {
