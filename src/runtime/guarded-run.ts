@@ -68,11 +68,6 @@ export class GuardedRun implements Run {
     });
   }
 
-  /** Operation keys are recorded redacted; the ledger holds them the same way. */
-  private ledgerKey(operationKey: string): string {
-    return redactText(operationKey, this.hashing);
-  }
-
   get runId(): string {
     return this.actor.runId;
   }
@@ -232,8 +227,9 @@ export class GuardedRun implements Run {
     const approver = why.approvedBy === undefined ? null : textProblem(why.approvedBy);
     if (approver !== null) throw inputError('invalid_input', 'why.approvedBy', approver);
     const note: ReissueNote = {
-      oldKey: this.ledgerKey(oldKey),
-      newKey: this.ledgerKey(newKey),
+      // Operation keys are recorded redacted; the ledger holds them the same way.
+      oldKey: redactText(oldKey, this.hashing),
+      newKey: redactText(newKey, this.hashing),
       // Redacted as the run's events are: the ledger is as readable as the log.
       reason: redactText(why.reason.trim(), this.hashing),
       approvedBy: why.approvedBy === undefined ? null : redactText(why.approvedBy, this.hashing),
