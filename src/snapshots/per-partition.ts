@@ -32,10 +32,7 @@ export interface HeldRun<A = unknown> {
 }
 
 /** Where an ended run's own record is, with its head for the fold of a tail that revived it. */
-export interface EndedRun {
-  readonly runId: string;
-  readonly seq: number;
-  readonly batch: string | null;
+export interface EndedRun extends Pick<HeldRun, 'runId' | 'seq' | 'batch'> {
   /** Where its own record is on the snapshots topic. */
   readonly at: SnapshotPointer;
 }

@@ -57,15 +57,10 @@ const SCHEMA: Schema = {
   ],
 };
 
-interface Wire {
-  runId: string;
-  seq: number;
-  runsPartition: number;
-  runsOffset: number;
-  batch: string | null;
-  stateJson: string;
-  snapshotJson: string | null;
-}
+type Wire = Omit<RunSnapshotRecord, 'snapshot'> & {
+  readonly stateJson: string;
+  readonly snapshotJson: string | null;
+};
 
 /**
  * Per-run snapshot records as bytes, and back (any format written so far). `stateJson` stays the
