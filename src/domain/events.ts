@@ -1,25 +1,19 @@
 import type { ChildState, TreeSpend } from './family.js';
 import type { RunPolicy } from './policy.js';
 
-export type ResultKind = 'SUCCESS' | 'RETRYABLE' | 'PRECONDITION' | 'FATAL' | 'PENDING';
-export const RESULT_KINDS: readonly ResultKind[] = [
-  'SUCCESS',
-  'RETRYABLE',
-  'PRECONDITION',
-  'FATAL',
-  'PENDING',
-];
+export const RESULT_KINDS = ['SUCCESS', 'RETRYABLE', 'PRECONDITION', 'FATAL', 'PENDING'] as const;
+export type ResultKind = (typeof RESULT_KINDS)[number];
 
 export type LiveState = 'RUNNING' | 'WAITING';
-export type TerminalState = 'COMPLETED' | 'STOPPED_LOOP_GUARD' | 'NEEDS_HUMAN' | 'FAILED' | 'PARTIAL';
-export type RunStatus = 'NEW' | LiveState | TerminalState;
-export const TERMINAL_STATES: readonly TerminalState[] = [
+export const TERMINAL_STATES = [
   'COMPLETED',
   'STOPPED_LOOP_GUARD',
   'NEEDS_HUMAN',
   'FAILED',
   'PARTIAL',
-];
+] as const;
+export type TerminalState = (typeof TERMINAL_STATES)[number];
+export type RunStatus = 'NEW' | LiveState | TerminalState;
 export const isTerminal = (s: RunStatus): s is TerminalState =>
   (TERMINAL_STATES as readonly string[]).includes(s);
 
