@@ -1,4 +1,4 @@
-import type { ResultKind, RunStatus, StopReport } from './events.js';
+import type { EventOf, ResultKind, RunStatus, StopReport } from './events.js';
 import type { RunPolicy } from './policy.js';
 
 /** One call in the current progress window (the calls since new information last arrived). */
@@ -12,21 +12,13 @@ export interface WindowEntry {
   readonly result?: string;
 }
 
-export interface InFlightCall {
-  readonly callId: string;
-  readonly fingerprint: string;
-  readonly tool: string;
-  readonly argsJson: string;
-  /** What the call asks (intent.ts); absent in older snapshots, then computed from `argsJson`. */
-  readonly intent?: string;
-  readonly operationKey: string | null;
-  readonly sideEffect: boolean;
-  readonly afterUserTurn: boolean;
-  readonly progressVersion: number | null;
+/**
+ * The call awaiting its result, as its request recorded it. Its `intent` is absent in older
+ * snapshots (then computed from `argsJson`); its cost estimate is charged when the result reports
+ * no cost of its own.
+ */
+export interface InFlightCall extends Omit<EventOf<'ToolCallRequested'>, 'type' | 'similarity'> {
   readonly startedAtMs: number;
-  readonly similarTo: string | null;
-  /** The caller's estimate for this call, charged when the result reports no cost of its own. */
-  readonly costEstimateUsd: number | null;
 }
 
 export interface AskedEntry {
