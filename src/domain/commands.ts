@@ -18,6 +18,13 @@ export interface ResultJudgement {
   readonly failed?: boolean;
 }
 
+/** What every command that ends the run carries besides its own fields. */
+interface Ending {
+  /** The run's sub-agents and the state each was in (the stop report's children). */
+  readonly children?: readonly ChildState[];
+  readonly atMs: number;
+}
+
 export type Command =
   | {
       readonly type: 'StartRun';
@@ -78,34 +85,16 @@ export type Command =
       readonly costUsd: number;
       readonly atMs: number;
     }
-  | {
-      readonly type: 'Finish';
-      readonly verified: boolean;
-      readonly gaps?: readonly string[];
-      readonly children?: readonly ChildState[];
-      readonly atMs: number;
-    }
-  | {
-      readonly type: 'Cancel';
-      readonly reason: string;
-      readonly children?: readonly ChildState[];
-      readonly atMs: number;
-    }
+  | (Ending & { readonly type: 'Finish'; readonly verified: boolean; readonly gaps?: readonly string[] })
+  | (Ending & { readonly type: 'Cancel'; readonly reason: string })
   /** The caller's verdict that the goal cannot be met: FAILED, with the reason kept. */
-  | {
-      readonly type: 'Fail';
-      readonly reason: string;
-      readonly children?: readonly ChildState[];
-      readonly atMs: number;
-    }
+  | (Ending & { readonly type: 'Fail'; readonly reason: string })
   /** An ancestor of this sub-agent ended: so does this run (PARTIAL), whatever it was doing. */
-  | {
+  | (Ending & {
       readonly type: 'EndWithParent';
       readonly parentRunId: string;
       readonly parentState: TerminalState;
-      readonly children?: readonly ChildState[];
-      readonly atMs: number;
-    }
+    })
   | {
       readonly type: 'Resume';
       readonly preconditionChange: string;
