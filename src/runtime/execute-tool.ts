@@ -7,18 +7,17 @@ import {
   nameProblem,
   OUTCOME_FIELDS,
   type ResultKind,
+  type ToolResult,
   toolResult,
 } from '../domain/index.js';
 import { isToolOutcome, ToolError } from './tool-outcome.js';
 
 export type ToolFn = (signal: AbortSignal) => Promise<unknown> | unknown;
 
-export interface Executed {
+export interface Executed extends ToolResult {
   readonly kind: ResultKind;
   readonly code: string | null;
   readonly value: unknown;
-  readonly resultJson: string;
-  readonly resultHash: string;
   readonly terminal: boolean;
   readonly retryAfterMs: number | null;
   readonly progressVersion: number | null;

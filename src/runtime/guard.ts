@@ -53,13 +53,13 @@ export interface GuardPorts {
   readonly similarity?: Similarity;
   /** Key of the keyed hash of secret values (see chooseSecretKey). */
   readonly secretKey: string;
-  /** Metrics of this guard's calls (`new LoopguardMetrics()` from `loopguard/metrics`); none by default. */
+  /** Metrics of this guard's calls (`new LoopguardMetrics()` from `loopguard/metrics`, prom-client); none by default. */
   readonly metrics?: GuardMetrics;
-  /** Where `execute_tool` spans go (`otelTracing()` from `loopguard/otel`); none by default. */
+  /** Where `execute_tool` spans go (`otelTracing()` from `loopguard/otel`, @opentelemetry/api); none by default. */
   readonly tracing?: CallTracing;
   /** Called when the guard is closed (the adapters it opened). */
   readonly onClose?: () => Promise<void>;
-  /** An XState inspection observer: sees each transition of every run's machine (see runMachine). */
+  /** An XState inspection observer: sees each transition of every run's machine (`@xstate.microstep` per event). */
   readonly inspect?: RunInspector;
 }
 
@@ -256,13 +256,11 @@ export class Guard {
    * The metrics hook: this guard's metrics in the Prometheus text format, for an application's
    * `/metrics`. Refused (`missing_dependency`) on a guard created without `metrics`.
    */
-  metrics(): Promise<string> {
+  async metrics(): Promise<string> {
     if (!this.ports.metrics)
-      return Promise.reject(
-        new LoopguardError(
-          'missing_dependency',
-          "guard.metrics() needs createGuard({ metrics: new LoopguardMetrics() }) from 'loopguard/metrics' (npm install prom-client)",
-        ),
+      throw new LoopguardError(
+        'missing_dependency',
+        "guard.metrics() needs createGuard({ metrics: new LoopguardMetrics() }) from 'loopguard/metrics' (npm install prom-client)",
       );
     return this.ports.metrics.text();
   }
@@ -287,28 +285,20 @@ const runExists = (runId: string): LoopguardError =>
     `run ${runId} already exists; use guard.resume(${JSON.stringify(runId)}, ...) to continue it`,
   );
 
-export interface CreateGuard {
-  /** Plain JSON as in a policy file, or a parsed Policy: validated either way. */
-  readonly policy?: PolicyOption;
+/** The options of `createGuard`: the guard's own (GuardPorts), and the adapters it opens. */
+export interface CreateGuard
+  extends Pick<GuardPorts, 'policy' | 'clock' | 'similarity' | 'metrics' | 'tracing' | 'inspect'> {
   /** Embedded data dir (default ./.loopguard). */
   readonly dataDir?: string;
   /** A log of your own (MemoryLog, KafkaLog); default: the embedded log in dataDir. It provides the runs' streams. */
   readonly log?: RunLog;
   readonly ledger?: Ledger;
   readonly schemaStore?: SchemaStore;
-  readonly clock?: Clock;
-  readonly similarity?: Similarity;
   /**
    * Key of the keyed hash of secret values; else LOOPGUARD_SECRET_KEY; else, on the embedded log,
    * a random key kept in the data dir. A log of your own (Kafka) needs one of the first two.
    */
   readonly secretKey?: string;
-  /** Metrics of this guard's calls: `new LoopguardMetrics()` from `loopguard/metrics` (prom-client). */
-  readonly metrics?: GuardMetrics;
-  /** Spans of this guard's calls: `otelTracing()` from `loopguard/otel` (@opentelemetry/api). */
-  readonly tracing?: CallTracing;
-  /** An XState inspection observer of every run's machine (`@xstate.microstep` per event). */
-  readonly inspect?: RunInspector;
 }
 
 /** Opens the adapters (embedded by default) and returns a Guard over them. */

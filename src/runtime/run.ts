@@ -1,4 +1,4 @@
-import type { RunStatus, StopReport } from '../domain/index.js';
+import type { RunState } from '../domain/index.js';
 import type { ReissueNote } from '../ports/ledger.js';
 import type { CallHooks, CallRequest } from './call-request.js';
 import type { CallResult } from './call-result.js';
@@ -8,11 +8,7 @@ import type { ToolFn } from './execute-tool.js';
  * A run as every caller can see it, in the library and behind the service alike. The library's
  * run has the whole `RunState` (a superset); a remote run only what the worker's last decision said.
  */
-export interface RunView {
-  readonly status: RunStatus;
-  readonly seq: number;
-  readonly report: StopReport | null;
-}
+export type RunView = Pick<RunState, 'status' | 'seq' | 'report'>;
 
 /**
  * One run as the agent loop drives it: `GuardedRun` (in process) or `RemoteRun` (the guard as a
