@@ -6,12 +6,9 @@ export type AuditDecision = Pick<
   'decision' | 'rule' | 'message' | 'evidence' | 'warning'
 >;
 
-export interface AuditCall {
-  readonly callId: string;
+export interface AuditCall
+  extends Pick<EventOf<'ToolCallRequested'>, 'callId' | 'tool' | 'argsJson' | 'fingerprint'> {
   readonly atMs: number;
-  readonly tool: string;
-  readonly argsJson: string;
-  readonly fingerprint: string;
   readonly before: AuditDecision | null;
   readonly result: Pick<EventOf<'ToolCallCompleted'>, 'kind' | 'code' | 'resultHash'> | null;
   readonly after: AuditDecision | null;

@@ -1,9 +1,6 @@
 import type { RecordedEvent, StopReport } from '../domain/index.js';
 
-export interface StopEntry {
-  readonly eventId: string;
-  readonly runId: string;
-  readonly atMs: number;
+export interface StopEntry extends Pick<RecordedEvent, 'eventId' | 'runId' | 'atMs'> {
   readonly report: StopReport;
 }
 
