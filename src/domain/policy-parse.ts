@@ -91,18 +91,13 @@ function unknownKeys(o: Obj, allowed: ReadonlySet<string>, path: string, issues:
 function parseLimits(o: Obj, path: string, issues: Issues): Partial<Limits> {
   const p = (k: string) => (path ? `${path}.${k}` : k);
   const out: Record<string, unknown> = {};
-  for (const k of NULLABLE_COUNTS) {
-    const v = count(o[k], p(k), issues, true);
+  const set = (k: string, v: unknown) => {
     if (v !== undefined) out[k] = v;
-  }
-  for (const k of COUNTS) {
-    const v = count(o[k], p(k), issues, false);
-    if (v !== undefined) out[k] = v;
-  }
-  const cost = count(o.maxCostUsd, p('maxCostUsd'), issues, true, false);
-  if (cost !== undefined) out.maxCostUsd = cost;
-  const warnAt = fraction(o.warnAt, p('warnAt'), issues);
-  if (warnAt !== undefined) out.warnAt = warnAt;
+  };
+  for (const k of NULLABLE_COUNTS) set(k, count(o[k], p(k), issues, true));
+  for (const k of COUNTS) set(k, count(o[k], p(k), issues, false));
+  set('maxCostUsd', count(o.maxCostUsd, p('maxCostUsd'), issues, true, false));
+  set('warnAt', fraction(o.warnAt, p('warnAt'), issues));
   if (o.nearDuplicate !== undefined) {
     if (!isObj(o.nearDuplicate)) issues.add(p('nearDuplicate'), 'expected an object { threshold, limit }');
     else {
