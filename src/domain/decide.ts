@@ -17,7 +17,7 @@ import {
   MODEL_USAGE_FIELDS,
   nameProblem,
   own,
-  RESUME_FIELDS,
+  resumeProblem,
   textProblem,
 } from './input-check.js';
 import { redactText } from './redact.js';
@@ -133,9 +133,7 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps, fold: RunFo
     }
     case 'Resume': {
       // A COMPLETED run is never resumed: the run machine refuses it (illegal_transition).
-      // A missing note is null here, so it is named rather than skipped as an absent option.
-      const note = { preconditionChange: cmd.preconditionChange ?? null, approvedBy: cmd.approvedBy };
-      const bad = fieldsProblem(note, RESUME_FIELDS, 'change');
+      const bad = resumeProblem(cmd);
       if (bad !== null) return err(inputError('invalid_input', bad.path, bad.problem));
       if (cmd.preconditionChange.trim() === '') {
         return fail(

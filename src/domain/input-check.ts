@@ -169,11 +169,13 @@ export const MODEL_USAGE_FIELDS: FieldSpec = {
   costUsd: costProblem,
 };
 
-/** An approved resume: what changed, and who approved it. */
-export const RESUME_FIELDS: FieldSpec = {
-  preconditionChange: textProblem,
-  approvedBy: nameProblem,
-};
+const RESUME_FIELDS: FieldSpec = { preconditionChange: textProblem, approvedBy: nameProblem };
+
+/** An approved resume's note: what changed, and who approved it (a missing change is named, not skipped). */
+export function resumeProblem(change: { preconditionChange?: unknown; approvedBy?: unknown } | undefined) {
+  const note = { preconditionChange: change?.preconditionChange ?? null, approvedBy: change?.approvedBy };
+  return fieldsProblem(note, RESUME_FIELDS, 'change');
+}
 
 export const START_FIELDS: FieldSpec = {
   runId: nameProblem,

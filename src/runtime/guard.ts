@@ -14,8 +14,8 @@ import {
   type Policy,
   type PolicyOption,
   parsePolicy,
-  RESUME_FIELDS,
   resolvePolicy,
+  resumeProblem,
   type Similarity,
   START_FIELDS,
 } from '../domain/index.js';
@@ -72,25 +72,6 @@ export type StartRun = Pick<
   Extract<Command, { type: 'StartRun' }>,
   'runId' | 'taskType' | 'tenant' | 'progressVersion' | 'meta' | 'parentRunId'
 >;
-
-/** What is wrong with startRun's options, by argument path; the run id is the one field required. */
-function startProblem(opts: StartRun): { readonly path: string; readonly problem: string } | null {
-  if (typeof opts !== 'object' || opts === null) return { path: 'opts', problem: 'expected an object' };
-  const runId = nameProblem(opts.runId);
-  if (runId !== null) return { path: 'opts.runId', problem: runId };
-  return fieldsProblem(opts, START_FIELDS, 'opts');
-}
-
-/** What is wrong with resume's arguments, by argument path (a missing note is named, not skipped). */
-function resumeProblem(
-  runId: string,
-  change: { preconditionChange: string; approvedBy?: string },
-): { readonly path: string; readonly problem: string } | null {
-  const run = nameProblem(runId);
-  if (run !== null) return { path: 'runId', problem: run };
-  const note = { preconditionChange: change?.preconditionChange ?? null, approvedBy: change?.approvedBy };
-  return fieldsProblem(note, RESUME_FIELDS, 'change');
-}
 
 /** The library's entry point: runs, each behind its own actor, over one log and one ledger. */
 export class Guard {
@@ -156,7 +137,12 @@ export class Guard {
    * by the stream itself (no search of the log), also when another process started it meanwhile.
    */
   async startRun(opts: StartRun): Promise<GuardedRun> {
-    const bad = startProblem(opts);
+    if (typeof opts !== 'object' || opts === null)
+      throw inputError('invalid_input', 'opts', 'expected an object');
+    // The run id is the one field required.
+    const badId = nameProblem(opts.runId);
+    if (badId !== null) throw inputError('invalid_input', 'opts.runId', badId);
+    const bad = fieldsProblem(opts, START_FIELDS, 'opts');
     if (bad !== null) throw inputError('invalid_input', bad.path, bad.problem);
     if (this.runs.has(opts.runId)) throw runExists(opts.runId);
     if (opts.parentRunId !== undefined) {
@@ -191,7 +177,9 @@ export class Guard {
     change: { preconditionChange: string; approvedBy?: string },
   ): Promise<GuardedRun> {
     // Checked before the run is loaded: a cut-off call would otherwise be recorded for nothing.
-    const bad = resumeProblem(runId, change);
+    const badId = nameProblem(runId);
+    if (badId !== null) throw inputError('invalid_input', 'runId', badId);
+    const bad = resumeProblem(change);
     if (bad !== null) throw inputError('invalid_input', bad.path, bad.problem);
     const run = this.runs.get(runId) ?? (await this.load(runId));
     if (run === undefined) throw new LoopguardError('unknown_run', `run ${runId} is not in the log`);
