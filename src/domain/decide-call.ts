@@ -211,29 +211,13 @@ export function decideResult(
   // Keyed or not, a side effect that may have happened is never run again blindly.
   const inDoubt = (cmd.inDoubt ?? false) && call.sideEffect;
   if (call.operationKey !== null && call.sideEffect) {
-    if (inDoubt)
-      events.push({
-        type: 'OperationInDoubt',
-        operationKey: call.operationKey,
-        callId: call.callId,
-        reason: done.code ?? 'no answer',
-      });
+    const op = { operationKey: call.operationKey, callId: call.callId };
+    if (inDoubt) events.push({ type: 'OperationInDoubt', ...op, reason: done.code ?? 'no answer' });
     // PENDING: the operation was accepted and is under way, so its key stays taken; a repeat of it
     // gets this answer back, never a second start. Any other failure means it did not happen.
     else if (cmd.kind !== 'SUCCESS' && cmd.kind !== 'PENDING')
-      events.push({
-        type: 'OperationReleased',
-        operationKey: call.operationKey,
-        callId: call.callId,
-        reason: `${cmd.kind} ${done.code ?? ''}`.trim(),
-      });
-    else
-      events.push({
-        type: 'OperationCompleted',
-        operationKey: call.operationKey,
-        callId: call.callId,
-        resultJson: cmd.resultJson ?? 'null',
-      });
+      events.push({ type: 'OperationReleased', ...op, reason: `${cmd.kind} ${done.code ?? ''}`.trim() });
+    else events.push({ type: 'OperationCompleted', ...op, resultJson: cmd.resultJson ?? 'null' });
   }
   const after = applied(s, events, cmd.atMs, fold);
   const v = checkAfter(after, p, call, done, cmd.atMs, inDoubt);

@@ -22,7 +22,7 @@ import {
 } from './input-check.js';
 import { redactText } from './redact.js';
 import type { RunState } from './run-state.js';
-import { stopReport } from './stop-report.js';
+import { operationsIn, stopReport } from './stop-report.js';
 
 export type { DeciderDeps, RunFold } from './decide-call.js';
 
@@ -165,36 +165,21 @@ export function decide(s: RunState, cmd: Command, deps: DeciderDeps, fold: RunFo
       const entry = own(s.operations, operationKey);
       // Only this run's own open entries are settled here; the shared ledger is settled by the runtime.
       if (entry === undefined || entry.status === 'completed') return ok([]);
+      const op = { operationKey, callId: entry.callId };
       if (cmd.happened)
-        return ok([
-          {
-            type: 'OperationCompleted',
-            operationKey,
-            callId: entry.callId,
-            resultJson: cmd.resultJson ?? 'null',
-          },
-        ]);
-      return ok([
-        {
-          type: 'OperationReleased',
-          operationKey,
-          callId: entry.callId,
-          reason: `settled by ${redactText(cmd.settledBy, deps.hashing)}: it did not happen`,
-        },
-      ]);
+        return ok([{ type: 'OperationCompleted', ...op, resultJson: cmd.resultJson ?? 'null' }]);
+      const reason = `settled by ${redactText(cmd.settledBy, deps.hashing)}: it did not happen`;
+      return ok([{ type: 'OperationReleased', ...op, reason }]);
     }
     case 'RecordCheckpoint': {
       const bad = fieldsProblem(cmd, { checkpointId: nameProblem }, '');
       if (bad !== null) return err(inputError('invalid_input', bad.path, bad.problem));
-      const completed = Object.entries(s.operations)
-        .filter(([, o]) => o.status === 'completed')
-        .map(([k]) => k);
       return ok([
         {
           type: 'CheckpointRecorded',
           checkpointId: cmd.checkpointId ?? `checkpoint-${s.seq + 1}`,
           progressVersion: s.progressVersion,
-          completedOperations: completed,
+          completedOperations: operationsIn(s, 'completed'),
         },
       ]);
     }

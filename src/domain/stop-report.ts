@@ -1,6 +1,6 @@
 import type { Evidence, StopReport, TerminalState } from './events.js';
 import { type ChildState, treeSpend } from './family.js';
-import type { RunState } from './run-state.js';
+import type { OperationStatus, RunState } from './run-state.js';
 
 const RESUME: Record<TerminalState, { condition: string; next: string }> = {
   COMPLETED: { condition: 'none: the goal was verified as met', next: 'none' },
@@ -23,6 +23,12 @@ const RESUME: Record<TerminalState, { condition: string; next: string }> = {
   },
 };
 
+/** The keys of the run's operations in one of `statuses`. */
+export const operationsIn = (s: RunState, ...statuses: OperationStatus[]): string[] =>
+  Object.entries(s.operations)
+    .filter(([, o]) => statuses.includes(o.status))
+    .map(([k]) => k);
+
 /** What was done, what is missing and how to resume: the run's last word. */
 export function stopReport(
   s: RunState,
@@ -37,17 +43,14 @@ export function stopReport(
     readonly children?: readonly ChildState[] | undefined;
   },
 ): StopReport {
-  const ops = Object.entries(s.operations);
   const resume = RESUME[stop.terminal];
   return {
     terminalState: stop.terminal,
     guardReason: stop.reason,
     message: stop.message,
     completed: s.succeededTools,
-    completedOperations: ops.filter(([, o]) => o.status === 'completed').map(([k]) => k),
-    inDoubtOperations: ops
-      .filter(([, o]) => o.status === 'in_doubt' || o.status === 'claimed')
-      .map(([k]) => k),
+    completedOperations: operationsIn(s, 'completed'),
+    inDoubtOperations: operationsIn(s, 'in_doubt', 'claimed'),
     gaps: stop.gaps ?? [],
     lastSafeCheckpoint: s.lastCheckpoint?.id ?? null,
     unmetPrecondition: stop.unmetPrecondition ?? null,
