@@ -76,9 +76,7 @@ export const guardNote = (r: Extract<CallResult, { status: 'executed' }>): strin
   r.warning ?? (r.decision === 'continue' ? null : r.message);
 
 /** Whether the call did its work: it ran and succeeded, or its side effect was done before (cached). */
-export const succeeded = (
-  r: CallResult,
-): r is Extract<CallResult, { status: 'cached' }> | Extract<CallResult, { status: 'executed' }> =>
+export const succeeded = (r: CallResult): r is Extract<CallResult, { status: 'cached' | 'executed' }> =>
   r.status === 'cached' || (r.status === 'executed' && r.kind === 'SUCCESS');
 
 /** A call's rule, and what failed: a tool that ran and did not succeed fails with its code or result class. */
