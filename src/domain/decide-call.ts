@@ -11,7 +11,7 @@ import { resultClassOf } from './normalised-result.js';
 import { callIsSideEffect, KEY_WITHOUT_SIDE_EFFECT, type RunPolicy, toolPolicy } from './policy.js';
 import { type Hashing, redactText } from './redact.js';
 import { checkAfter } from './rules-after.js';
-import { checkBefore } from './rules-before.js';
+import { type CallRequest, checkBefore } from './rules-before.js';
 import type { RunState } from './run-state.js';
 import type { Similarity } from './similarity.js';
 import { stopReport } from './stop-report.js';
@@ -121,23 +121,19 @@ export function decideRequest(
   const operationKey = cmd.operationKey === undefined ? null : redactText(cmd.operationKey, deps.hashing);
   // Computed once here: the rules compare it, and the event carries it to the fold.
   const intent = intentOf(call.argsJson);
-  const check = checkBefore(
-    s,
-    p,
-    {
-      call,
-      intent,
-      operationKey,
-      sideEffect,
-      costEstimateUsd: cmd.costEstimateUsd ?? null,
-      ledger: cmd.ledger ?? { status: 'none' },
-      atMs: cmd.atMs,
-      afterUserTurn: cmd.afterUserTurn ?? false,
-      progressVersion: cmd.progressVersion ?? null,
-      family: cmd.family,
-    },
-    deps.similarity,
-  );
+  const request: CallRequest = {
+    call,
+    intent,
+    operationKey,
+    sideEffect,
+    costEstimateUsd: cmd.costEstimateUsd ?? null,
+    ledger: cmd.ledger ?? { status: 'none' },
+    atMs: cmd.atMs,
+    afterUserTurn: cmd.afterUserTurn ?? false,
+    progressVersion: cmd.progressVersion ?? null,
+    family: cmd.family,
+  };
+  const check = checkBefore(s, p, request, deps.similarity);
   const events: DomainEvent[] = [
     {
       type: 'ToolCallRequested',
