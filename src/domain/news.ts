@@ -30,10 +30,8 @@ export const REVISIT_LIMIT = 4;
 /** (call, result) pairs remembered since the last change of the world. */
 const SINCE_CHANGE_CAP = 32;
 
-function callersOf(answers: readonly AnswerCount[], resultHash: string): number {
-  for (const a of answers) if (a.resultHash === resultHash) return a.callers;
-  return 0;
-}
+const callersOf = (answers: readonly AnswerCount[], resultHash: string): number =>
+  answers.find((a) => a.resultHash === resultHash)?.callers ?? 0;
 
 /** `answers` with one more caller for `resultHash`, most recently counted last, capped. */
 function counted(answers: readonly AnswerCount[], resultHash: string): readonly AnswerCount[] {

@@ -104,13 +104,10 @@ export function statusStep(status: RunStatus, record: RecordedEvent): RunStatus 
 }
 
 /** Whether an event of `type` may move a run in `status`, whatever its guard says (else a keeper skips it). */
-export function movesStatus(status: RunStatus, type: string): boolean {
-  return (
-    TABLE.get(status)
-      ?.get(type)
-      ?.some((t) => t.to !== null) ?? false
-  );
-}
+export const movesStatus = (status: RunStatus, type: string): boolean =>
+  TABLE.get(status)
+    ?.get(type)
+    ?.some((t) => t.to !== null) ?? false;
 
 /** The event types that may move a run in some status. */
 export const STATUS_MOVING_TYPES: ReadonlySet<string> = new Set(
