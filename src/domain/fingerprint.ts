@@ -1,5 +1,5 @@
 import { canonicalJson } from './canonical-json.js';
-import { err, type Result } from './errors.js';
+import { err, ok, type Result } from './errors.js';
 import { inputError, nameProblem } from './input-check.js';
 import { type Hashing, normalisedKey } from './redact.js';
 
@@ -44,8 +44,5 @@ export function canonicalCall(
   if (!canon.ok) return canon;
   const argsJson = canon.value.json;
   const name = tool.trim();
-  return {
-    ok: true,
-    value: { tool: name, argsJson, fingerprint: hashing.digest(`${name}\n${argsJson}`).slice(0, 32) },
-  };
+  return ok({ tool: name, argsJson, fingerprint: hashing.digest(`${name}\n${argsJson}`).slice(0, 32) });
 }

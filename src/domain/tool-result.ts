@@ -4,7 +4,7 @@
  * so one answer has one hash wherever it was judged; repeat and no-progress detection read it.
  */
 import { resultJsonOf } from './canonical-json.js';
-import type { Result } from './errors.js';
+import { ok, type Result } from './errors.js';
 import type { ResultKind } from './events.js';
 import type { Hashing } from './redact.js';
 
@@ -40,7 +40,7 @@ export function toolResult(
   const recorded = resultJsonOf(value, hashing);
   if (!recorded.ok) return recorded;
   const resultJson = recorded.value.json;
-  return { ok: true, value: { resultJson, resultHash: resultHash(kind, code, resultJson, hashing) } };
+  return ok({ resultJson, resultHash: resultHash(kind, code, resultJson, hashing) });
 }
 
 /** What a tool that failed with `code` answered: `{"error": code}`, as every failed call records it. */
