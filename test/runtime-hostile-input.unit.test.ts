@@ -21,6 +21,7 @@ import {
   type Ledger,
   outcome,
   SqliteLedger,
+  ToolError,
 } from '../src/runtime/index.js';
 
 const dirs: string[] = [];
@@ -207,6 +208,43 @@ describe('limits the encoder and the runtime can honour', () => {
     expect(again.status).toBe('stopped');
     expect(n).toBe(1);
   });
+
+  it.each([
+    [
+      'a thrown ToolError',
+      () => {
+        throw new ToolError('BOGUS' as never, 'declined');
+      },
+      'error.kind',
+    ],
+    [
+      'a thrown ToolError of kind SUCCESS',
+      () => {
+        throw new ToolError('SUCCESS' as never, 'fine');
+      },
+      'error.kind',
+    ],
+    ['an outcome', () => ({ ...outcome.success('paid'), kind: 'BOGUS' }), 'result.kind'],
+  ])(
+    'a side effect that ran and answered with %s of a kind the guard has no policy for: in doubt, named, recorded (from JS, types aside)',
+    async (_, tool, path) => {
+      const guard = await guardWith({ tools: { pay: { sideEffect: true } } });
+      const run = await guard.startRun({ runId: 'r' });
+      let n = 0;
+      const r = await run.call({ tool: 'pay', args: { o: 1 }, operationKey: 'pay:1' }, () => {
+        n++;
+        return tool();
+      });
+      expect(r).toMatchObject({ status: 'executed', kind: 'FATAL', code: 'invalid_result' });
+      expect(JSON.stringify(r)).toContain(`${path}: expected one of`);
+      expect(run.state.status).toBe('NEEDS_HUMAN');
+      expect(run.state.report?.inDoubtOperations).toHaveLength(1);
+      expect((await run.call({ tool: 'pay', args: { o: 1 }, operationKey: 'pay:1' }, () => n++)).status).toBe(
+        'stopped',
+      );
+      expect(n).toBe(1);
+    },
+  );
 
   it.each([
     ['retryAfterMs', { retryAfterMs: 1e300 }],

@@ -116,6 +116,14 @@ export const progressVersionProblem = inRange(MAX_LONG, true);
 export const delayProblem = inRange(MAX_TIMER_MS, true);
 export const timeProblem = inRange(MAX_TIME_MS, true);
 
+/** One of `names`: a kind the guard has a policy for (from JS, where the types do not hold). */
+export const oneOfProblem =
+  (names: readonly string[]): Check =>
+  (v) =>
+    typeof v === 'string' && names.includes(v)
+      ? null
+      : `expected one of ${names.join(', ')}, got ${shown(v)}`;
+
 export type FieldSpec = Readonly<Record<string, Check>>;
 
 /** The first problem among the fields `spec` names; absent fields are fine (all are optional). */

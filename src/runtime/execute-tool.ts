@@ -6,6 +6,8 @@ import {
   type LoopguardError,
   nameProblem,
   OUTCOME_FIELDS,
+  oneOfProblem,
+  RESULT_KINDS,
   type ResultKind,
   type ToolResult,
   toolResult,
@@ -31,6 +33,19 @@ export interface Executed extends ToolResult {
 }
 
 class Timeout extends Error {}
+
+/** What a ToolError may say: a failure (a thrown SUCCESS from JS would complete a key on an error). */
+const FAILURE_KINDS: readonly ResultKind[] = ['RETRYABLE', 'PRECONDITION', 'FATAL'];
+
+/** The kind's problem as a path and text, or null: the types do not hold for a JS caller. */
+function kindProblem(
+  kind: unknown,
+  kinds: readonly string[],
+  prefix: string,
+): { readonly path: string; readonly problem: string } | null {
+  const problem = oneOfProblem(kinds)(kind);
+  return problem === null ? null : { path: `${prefix}.kind`, problem };
+}
 
 /**
  * Runs a tool with an AbortSignal that fires at `timeoutMs`, and classifies what came back. A
@@ -90,7 +105,8 @@ export async function executeTool(
     });
     const raw = await Promise.race([running, timeout]);
     if (isToolOutcome(raw)) {
-      const bad = fieldsProblem(raw, OUTCOME_FIELDS, 'result');
+      const bad =
+        kindProblem(raw.kind, RESULT_KINDS, 'result') ?? fieldsProblem(raw, OUTCOME_FIELDS, 'result');
       if (bad !== null) return unrecordable(inputError('invalid_result', bad.path, bad.problem));
       const recorded = toolResult(raw.kind, raw.code ?? null, raw.value, hashing);
       if (!recorded.ok) return unrecordable(recorded.error);
@@ -116,7 +132,7 @@ export async function executeTool(
       return { ...failed('RETRYABLE', 'timeout', sideEffect), late: running };
     }
     if (e instanceof ToolError) {
-      const bad = fieldsProblem(e, OUTCOME_FIELDS, 'error');
+      const bad = kindProblem(e.kind, FAILURE_KINDS, 'error') ?? fieldsProblem(e, OUTCOME_FIELDS, 'error');
       if (bad !== null) return unrecordable(inputError('invalid_result', bad.path, bad.problem));
       return failed(e.kind, e.code, false, e.retryAfterMs ?? null);
     }
