@@ -91,7 +91,8 @@ export class FleetLoopProjection {
     const sig = this.signature(tool, rule, intent);
     // Partitions interleave runs, so a hit may be older than one already seen: the window ends at
     // the latest event time, and a hit that falls before its start is too late to count.
-    const end = Math.max(rec.atMs, ...sig.hits.map((h) => h.atMs));
+    // reduce, not a spread: a spread of many hits overflows the call stack (RangeError).
+    const end = sig.hits.reduce((m, h) => Math.max(m, h.atMs), rec.atMs);
     const from = end - this.opts.windowMs;
     if (rec.atMs <= from) return [];
     sig.hits = sig.hits.filter((h) => h.atMs > from && h.runId !== rec.runId);
@@ -117,7 +118,7 @@ export class FleetLoopProjection {
           tenants,
           threshold: this.opts.threshold,
           windowMs: this.opts.windowMs,
-          firstAtMs: Math.min(...sig.hits.map((h) => h.atMs)),
+          firstAtMs: sig.hits.reduce((m, h) => Math.min(m, h.atMs), rec.atMs),
           lastAtMs: rec.atMs,
         },
       },
