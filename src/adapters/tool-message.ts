@@ -1,4 +1,5 @@
 import { ToolMessage } from '@langchain/core/messages';
+import { IllegalStateError } from '../domain/index.js';
 import { combinedSignal, succeeded } from '../runtime/index.js';
 import type { GuardedCalls } from './guarded-calls.js';
 import { toolReply } from './tool-reply.js';
@@ -9,20 +10,61 @@ const textOf = (m: ToolMessage): string =>
 
 type Invocable = { invoke: (input: unknown, config?: { signal?: AbortSignal }) => unknown };
 
+/** The mark LangChain's retry middleware reads (`getRetryable` of `@langchain/core/errors`). */
+const RETRYABLE = Symbol.for('langchain.errors.retryable');
+
 /**
- * The tool, invoked with the guard's step-timeout signal beside the caller's own: a LangChain
- * tool node passes the agent's signal only, and nothing but the tool it runs can carry another.
+ * The tool for one guarded call of a middleware: invoked with the guard's step-timeout signal
+ * beside the caller's own (a LangChain tool node passes the agent's signal only, and nothing but
+ * the tool it runs can carry another), and invoked once. A middleware listed after the guard that
+ * calls the tool again (`toolRetryMiddleware`) would run it again under the one decision the
+ * guard took: a charge made twice, unseen. So a second invoke is refused, marked not retryable,
+ * and `answer` gives the guard the first invoke's failure, whatever the middleware made of it:
+ * a side effect that failed unclassified is in doubt, as without that middleware. Refused for
+ * every tool: the policy, which the adapter does not see, may make any tool a side effect, and a
+ * retry outside the guard is a call it counts and decides.
  */
-export function withSignal<T>(tool: T, signal: AbortSignal): T {
+export function invokedOnce<T>(
+  tool: T,
+  signal: AbortSignal,
+): { readonly tool: T; answer<A>(a: Promise<A>): Promise<A> } {
   const invocable = tool as unknown as Invocable | null | undefined;
-  if (typeof invocable?.invoke !== 'function') return tool;
-  return new Proxy(invocable, {
-    get: (t, p, receiver) =>
-      p === 'invoke'
-        ? (input: unknown, config?: { signal?: AbortSignal }) =>
-            t.invoke(input, { ...config, signal: combinedSignal(signal, config?.signal) })
-        : Reflect.get(t, p, receiver),
-  }) as T;
+  let invoked = false;
+  let failure: { readonly error: unknown } | undefined;
+  const invoke = async (t: Invocable, input: unknown, config?: { signal?: AbortSignal }) => {
+    if (invoked) {
+      const refused = new IllegalStateError(
+        'reentrant_call',
+        'the tool was invoked again inside the one call the guard decided (a retry middleware listed after loopguardMiddleware); list loopguardMiddleware after it',
+      );
+      throw Object.defineProperty(refused, RETRYABLE, { value: false });
+    }
+    invoked = true;
+    try {
+      return await t.invoke(input, { ...config, signal: combinedSignal(signal, config?.signal) });
+    } catch (error) {
+      failure = { error };
+      throw error;
+    }
+  };
+  const proxied =
+    typeof invocable?.invoke !== 'function'
+      ? tool
+      : (new Proxy(invocable, {
+          get: (t, p, receiver) =>
+            p === 'invoke'
+              ? (input: unknown, config?: { signal?: AbortSignal }) => invoke(t, input, config)
+              : Reflect.get(t, p, receiver),
+        }) as T);
+  return {
+    tool: proxied,
+    async answer<A>(a: Promise<A>): Promise<A> {
+      const [settled] = await Promise.allSettled([a]);
+      if (failure !== undefined) throw failure.error;
+      if (settled.status === 'rejected') throw settled.reason;
+      return settled.value;
+    },
+  };
 }
 
 /**
