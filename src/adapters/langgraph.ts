@@ -2,7 +2,8 @@
  * loopguard/langgraph: the guard in LangGraph.js graphs. `GuardedToolNode` is a `ToolNode` whose
  * calls go through the guard (a call it does not run gets a `ToolMessage` of status `error`).
  * `guardPostModelHook` and `guardRoute` end the graph once the guard has ended the run, so it
- * does not run on into `GraphRecursionError`.
+ * does not run on into `GraphRecursionError`. A tool's `interrupt()` still pauses the graph
+ * (see `guardedToolMessage`).
  */
 import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { END } from '@langchain/langgraph';

@@ -1,6 +1,6 @@
 import { ToolMessage } from '@langchain/core/messages';
 import { IllegalStateError } from '../domain/index.js';
-import { combinedSignal, succeeded } from '../runtime/index.js';
+import { combinedSignal, succeeded, ToolError } from '../runtime/index.js';
 import type { GuardedCalls } from './guarded-calls.js';
 import { toolReply } from './tool-reply.js';
 
@@ -68,9 +68,24 @@ export function invokedOnce<T>(
 }
 
 /**
+ * LangGraph's control flow thrown through a tool (`interrupt()`, a drain, a command for the
+ * parent graph): the graph must get it, not the model as an error. Checked by the flag the
+ * package sets, as its own `isGraphBubbleUp` does, so loopguard/langchain needs no LangGraph import.
+ */
+const isGraphBubbleUp = (e: unknown): boolean =>
+  typeof e === 'object' && e !== null && (e as { is_bubble_up?: unknown }).is_bubble_up === true;
+
+/** `interrupt()` (as LangGraph's `isGraphInterrupt`): the graph pauses, and runs the tool again when resumed. */
+const isGraphInterrupt = (e: unknown): boolean =>
+  e instanceof Error && (e.name === 'GraphInterrupt' || e.name === 'NodeInterrupt');
+
+/**
  * One LangChain tool call through the guard, answered as a `ToolMessage`: the tool's own message
  * when it ran and the guard has nothing to add, else the guard's message, with status `error`
- * for every call that did not succeed (refused, stopped, failed, in doubt).
+ * for every call that did not succeed (refused, stopped, failed, in doubt). LangGraph's control
+ * flow goes on to the graph once the guard has recorded the call: an interrupt as not run (the
+ * tool stopped to ask a person, and is decided anew when the graph resumes and runs it again),
+ * any other as the failure it is to the guard (in doubt for a side effect).
  */
 export async function guardedToolMessage<A>(
   calls: GuardedCalls,
@@ -78,13 +93,29 @@ export async function guardedToolMessage<A>(
   runTool: (signal: AbortSignal) => Promise<A>,
 ): Promise<A | ToolMessage> {
   let answer: A | undefined;
+  let graphFlow: { readonly error: unknown } | undefined;
   const r = await calls.execute(toolCall.id, toolCall.name, toolCall.args, async (signal) => {
-    answer = await runTool(signal);
+    try {
+      answer = await runTool(signal);
+    } catch (error) {
+      if (isGraphBubbleUp(error)) graphFlow = { error };
+      // RETRYABLE at once, as a call recorded not run elsewhere: PRECONDITION would refuse the
+      // same call, which is what the graph runs again when the person has answered.
+      if (isGraphInterrupt(error))
+        throw new ToolError(
+          'RETRYABLE',
+          'interrupted',
+          'the graph paused in the tool to ask a person (interrupt())',
+          0,
+        );
+      throw error;
+    }
     if (!ToolMessage.isInstance(answer)) return answer;
     // An error the tool node caught is a failed call to the guard, not a result to remember.
     if (answer.status === 'error') throw new Error(textOf(answer));
     return textOf(answer);
   });
+  if (graphFlow !== undefined) throw graphFlow.error;
   const reply = toolReply(r);
   if (r.status === 'executed' && succeeded(r) && reply === r.value && answer !== undefined) return answer;
   return new ToolMessage({
