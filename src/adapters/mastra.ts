@@ -6,9 +6,15 @@
 
 import { IllegalStateError, put } from '../domain/index.js';
 import type { GuardToolsOptions, Run } from '../runtime/index.js';
-import { type CallResult, combinedSignal, succeeded, toModelMessage } from '../runtime/index.js';
+import {
+  type CallResult,
+  combinedSignal,
+  succeeded,
+  ToolError,
+  toModelMessage,
+  toolCallRequest,
+} from '../runtime/index.js';
 import { endAfterStop } from './end-after-stop.js';
-import { GuardedCalls } from './guarded-calls.js';
 import { toolReply } from './tool-reply.js';
 
 /**
@@ -34,11 +40,14 @@ export class GuardedCallError extends IllegalStateError {
   }
 }
 
+/** Mastra's suspend of a running tool: the agent's run waits for a person's answer (`resumeData`). */
+type Suspend = (...args: unknown[]) => unknown;
 /** What Mastra passes a tool's `execute` besides its input: `createTool`'s context or an AI SDK tool's options. */
 interface ExecuteContext {
   readonly abortSignal?: AbortSignal;
-  readonly toolCallId?: string;
-  readonly agent?: { readonly toolCallId?: string };
+  readonly suspend?: Suspend;
+  readonly resumeData?: unknown;
+  readonly agent?: { readonly suspend?: Suspend; readonly resumeData?: unknown };
 }
 type Execute = (input: unknown, context?: ExecuteContext) => unknown;
 interface ToolLike {
@@ -57,23 +66,73 @@ const validationFailure = (v: unknown): string | null => {
   return error === true && typeof message === 'string' ? message : null;
 };
 
-function wrapOne(calls: GuardedCalls, name: string, tool: ToolLike): ToolLike {
+/** Frameworks hand tools whatever the model sent; the guard fingerprints an object of arguments. */
+const argsOf = (input: unknown): Record<string, unknown> =>
+  typeof input === 'object' && input !== null && !Array.isArray(input)
+    ? (input as Record<string, unknown>)
+    : { input };
+
+/**
+ * The tool's context with each `suspend` Mastra gave it (a `createTool` tool's `agent.suspend`, an
+ * AI SDK tool's own) noting that the tool suspended itself.
+ */
+function watchingSuspend(context: ExecuteContext | undefined): {
+  readonly context: ExecuteContext;
+  readonly suspended: () => boolean;
+} {
+  let suspended = false;
+  const wrap = (suspend: Suspend | undefined) =>
+    suspend === undefined
+      ? {}
+      : {
+          suspend: (...args: unknown[]) => {
+            suspended = true;
+            return suspend(...args);
+          },
+        };
+  const { agent } = context ?? {};
+  return {
+    context: {
+      ...context,
+      ...wrap(context?.suspend),
+      ...(agent === undefined ? {} : { agent: { ...agent, ...wrap(agent.suspend) } }),
+    },
+    suspended: () => suspended,
+  };
+}
+
+function wrapOne(run: Run, opts: GuardToolsOptions, name: string, tool: ToolLike): ToolLike {
   const execute = tool.execute;
   if (typeof execute !== 'function') return tool;
   // A tool that declares its output gets its own value or an error, never the guard's text.
   const typed = tool.outputSchema !== undefined || tool.toModelOutput !== undefined;
   const guarded: Execute = async (input, context) => {
     let failure: unknown;
-    const r = await calls.execute(
-      context?.agent?.toolCallId ?? context?.toolCallId,
-      name,
-      input,
+    // What a tool that suspended itself returned, for Mastra to finish its suspension with.
+    let suspension: { readonly out: unknown } | undefined;
+    const { request, hooks } = toolCallRequest(name, argsOf(input), opts);
+    // Mastra runs a suspended tool's `execute` again with the person's answer: news from outside,
+    // like a user turn, so the call its suspension left refused is judged anew.
+    const resumed = (context?.agent?.resumeData ?? context?.resumeData) != null;
+    const r = await run.call(
+      resumed ? { ...request, afterUserTurn: true } : request,
       async (signal) => {
         try {
+          const watched = watchingSuspend(context);
           const out = await execute.call(tool, input, {
-            ...context,
+            ...watched.context,
             abortSignal: combinedSignal(signal, context?.abortSignal),
           });
+          if (watched.suspended()) {
+            suspension = { out };
+            // Waiting for a person, not done: a SUCCESS would complete the operation's key, and
+            // the resume would be answered "already done" without running. Its key is released.
+            throw new ToolError(
+              'PRECONDITION',
+              'suspended',
+              `${name} suspended itself for a person's answer`,
+            );
+          }
           const invalid = validationFailure(out);
           if (invalid !== null) throw new Error(invalid);
           return out;
@@ -82,7 +141,9 @@ function wrapOne(calls: GuardedCalls, name: string, tool: ToolLike): ToolLike {
           throw e;
         }
       },
+      hooks,
     );
+    if (suspension !== undefined) return suspension.out;
     // Only a call that did its work is answered with a value; everything else is a tool error.
     if (!succeeded(r)) throw new GuardedCallError(r, failure);
     return typed ? r.value : toolReply(r);
@@ -99,16 +160,17 @@ function wrapOne(calls: GuardedCalls, name: string, tool: ToolLike): ToolLike {
  * completed side effect asked for again its first result; any other call throws
  * `GuardedCallError`. `abortSignal` fires on the caller's abort or the guard's step timeout,
  * whichever is first. A tool's `requireApproval` stays: the guard judges the call once approved.
+ * A tool that suspends itself is recorded as not run, and its resumed `execute` is judged anew.
  */
 export function wrapTools<T extends Record<string, object>>(
   run: Run,
   tools: T,
   opts: GuardToolsOptions = {},
 ): T {
-  const calls = new GuardedCalls(run, opts);
   const out: Record<string, unknown> = {};
   // put: a tool named "__proto__" stays a tool, not the map's prototype.
-  for (const [name, tool] of Object.entries(tools)) put(out, name, wrapOne(calls, name, tool as ToolLike));
+  for (const [name, tool] of Object.entries(tools))
+    put(out, name, wrapOne(run, opts, name, tool as ToolLike));
   return out as T;
 }
 
