@@ -27,6 +27,13 @@ const reusedId = (callId: string, tool: string) =>
     `call id ${callId} (${tool}) is already the id of a call of another tool, which the guard decided; a call is never run or answered under another's decision`,
   );
 
+/** Rejects with the signal's reason once it fires: what a wait for something that may never come races. */
+const aborted = (signal: AbortSignal): Promise<never> =>
+  new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+
 /**
  * A run's tool calls for a framework that asks first and executes later (`toolApproval`, a tool
  * input guardrail): `decide` takes the guard's decision in the framework's hook, `execute` runs
@@ -91,7 +98,10 @@ export class GuardedCalls {
       request,
       async (signal) => {
         admit();
-        const fn = await toolFn;
+        // An execute that never comes (a step the framework cut off) ends at the step timeout
+        // with nothing left running: a promise pending forever would hold the key in this process
+        // as a side effect still under way, and no reconcile would ever be asked about it.
+        const fn = await Promise.race([toolFn, aborted(signal)]);
         // The guard gave up waiting (step timeout) and recorded so: the tool must not run late.
         if (signal.aborted) throw signal.reason;
         return fn(signal);
