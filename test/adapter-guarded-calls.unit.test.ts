@@ -65,6 +65,19 @@ describe('GuardedCalls: decide in a hook, execute later', () => {
     expect(calls.holding).toBe(false);
   });
 
+  it('given a call id reused for a second call of the same tool, when both execute, then each runs with its own tool and gets its own result', async () => {
+    const calls = new GuardedCalls(await guard.startRun({ runId: 'reused-same-tool' }));
+    expect(await calls.decide('call_0', 'search_docs', { q: 'refund' })).toBeNull();
+    // The framework asked its hook for the first call only; both execute at once.
+    const [first, second] = await Promise.all([
+      calls.execute('call_0', 'search_docs', { q: 'refund' }, () => 'doc refund'),
+      calls.execute('call_0', 'search_docs', { q: 'shipping' }, () => 'doc shipping'),
+    ]);
+    expect(first).toMatchObject({ status: 'executed', value: 'doc refund' });
+    expect(second).toMatchObject({ status: 'executed', value: 'doc shipping' });
+    expect(calls.holding).toBe(false);
+  });
+
   it("a call id reused for another tool is neither run nor answered under the first call's decision", async () => {
     const calls = new GuardedCalls(await guard.startRun({ runId: 'reused' }), { operationKey });
     const reused = { code: 'invalid_call', details: { field: 'toolCallId' } };

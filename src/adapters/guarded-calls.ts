@@ -27,6 +27,13 @@ const reusedId = (callId: string, tool: string) =>
     `call id ${callId} (${tool}) is already the id of a call of another tool, which the guard decided; a call is never run or answered under another's decision`,
   );
 
+/** A call `decide` allowed, waiting for its execute; `run` hands it the tool and gives its result. */
+interface Held {
+  readonly tool: string;
+  readonly key: string | undefined;
+  readonly run: (fn: ToolFn) => Promise<CallResult>;
+}
+
 /** Rejects with the signal's reason once it fires: what a wait for something that may never come races. */
 const aborted = (signal: AbortSignal): Promise<never> =>
   new Promise((_, reject) => {
@@ -44,17 +51,12 @@ const aborted = (signal: AbortSignal): Promise<never> =>
 export class GuardedCalls {
   /**
    * Calls allowed by `decide` that wait for their execute, by the framework's call id, with the
-   * operation key the decision was taken on.
+   * operation key the decision was taken on. The first execute under the id takes the decision:
+   * a model may reuse a call id within a step, and each call must run under its own decision.
    */
-  private readonly held = new Map<
-    string,
-    {
-      readonly tool: string;
-      readonly key: string | undefined;
-      readonly result: Promise<CallResult>;
-      readonly run: (fn: ToolFn) => Promise<CallResult>;
-    }
-  >();
+  private readonly held = new Map<string, Held>();
+  /** Every allowed call until it settles, waiting for its execute or running: the run's turn is theirs. */
+  private readonly unsettled = new Set<Promise<CallResult>>();
   /** Calls `decide` answered without running them (a cached side effect), for their execute to return. */
   private readonly answered = new Map<
     string,
@@ -66,14 +68,14 @@ export class GuardedCalls {
     private readonly opts: GuardToolsOptions = {},
   ) {}
 
-  /** True while an allowed call waits for its execute: deciding another now would wait for it. */
+  /** True while an allowed call has not settled: deciding another now would wait for it. */
   get holding(): boolean {
-    return this.held.size > 0;
+    return this.unsettled.size > 0;
   }
 
   /** Settles once every call held now has settled (executed, or given up at the step timeout). */
   async free(): Promise<void> {
-    await Promise.allSettled([...this.held.values()].map((h) => h.result));
+    await Promise.allSettled([...this.unsettled]);
   }
 
   /**
@@ -110,18 +112,23 @@ export class GuardedCalls {
     );
     const first = await Promise.race([result, admitted]);
     if (first === null) {
-      this.held.set(callId, {
+      const held: Held = {
         tool,
         key: request.operationKey,
-        result,
         run: (fn) => {
           give(fn);
           return result;
         },
-      });
+      };
+      this.held.set(callId, held);
+      this.unsettled.add(result);
       // Settled, with or without its execute (a framework that never executes an allowed call
-      // leaves it to the step timeout): the run's turn is free again.
-      const release = () => this.held.delete(callId);
+      // leaves it to the step timeout): the run's turn is free again. The id may hold another
+      // call's decision by now (a reused id), which stays.
+      const release = () => {
+        this.unsettled.delete(result);
+        if (this.held.get(callId) === held) this.held.delete(callId);
+      };
       result.then(release, release);
       return null;
     }
@@ -140,20 +147,24 @@ export class GuardedCalls {
    */
   async execute(callId: string | undefined, tool: string, input: unknown, fn: ToolFn): Promise<CallResult> {
     const held = callId === undefined ? undefined : this.held.get(callId);
+    if (callId !== undefined && held !== undefined) {
+      if (held.tool !== tool) throw reusedId(callId, tool);
+      // Taken by this execute: another under the same id is another call, decided anew below.
+      this.held.delete(callId);
+    }
     let made: ReturnType<typeof toolCallRequest>;
     try {
       made = toolCallRequest(tool, argsOf(input), this.opts);
     } catch (err) {
       // An operationKey that throws on the input run: the held call must not wait for its timeout.
-      if (held !== undefined && held.tool === tool)
+      if (held !== undefined)
         await held.run(() => {
           throw err;
         });
       throw err;
     }
     const { request, hooks } = made;
-    if (callId !== undefined && held !== undefined) {
-      if (held.tool !== tool) throw reusedId(callId, tool);
+    if (held !== undefined) {
       if (held.key === request.operationKey) return held.run(fn);
       await held.run(() => {
         throw new ToolError('PRECONDITION', 'not_run', 'the tool ran with other input (another operation)');
