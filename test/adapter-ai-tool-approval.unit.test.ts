@@ -1,6 +1,7 @@
 /**
- * loopguard/ai's `toolApproval` at the edges of AI SDK 7's approval flow: call ids a model reuses
- * within one step.
+ * loopguard/ai's `toolApproval` at the edges of AI SDK 7's approval flow: a tool's own
+ * `needsApproval` (which a call-level `toolApproval` replaces) read as the SDK reads it, and call
+ * ids a model reuses within one step.
  */
 import { generateText, stepCountIs, tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
@@ -44,8 +45,98 @@ function scripted(script: readonly (readonly Call[])[]): { model: MockLanguageMo
   return { model, prompts };
 }
 
+/** The approvals the SDK asked a person for (not those it answered by itself). */
+const humanRequests = (r: { readonly steps: readonly { readonly content: readonly object[] }[] }) =>
+  r.steps
+    .flatMap((s) => s.content)
+    .filter(
+      (p) => 'type' in p && p.type === 'tool-approval-request' && !('isAutomatic' in p && p.isAutomatic),
+    );
+
 let shop: LoopingShop;
 afterEach(() => shop.cleanup());
+
+/** A charge that asks a human above a threshold from the tool's context: 50 when the context leaves it out. */
+const thresholdCharge = (s: LoopingShop, needsApproval?: () => boolean) =>
+  tool({
+    description: 'Charge the customer card for an order',
+    inputSchema: z.object({ order: z.string(), amount: z.number() }),
+    contextSchema: z.object({ approvalAbove: z.number().default(50) }),
+    needsApproval: needsApproval ?? ((input, { context }) => input.amount > context.approvalAbove),
+    execute: async (args) => s.chargeCard(args),
+  });
+
+const BIG = { order: 'A1', amount: 3000 };
+/** The context as the caller gives it: the schema's default fills in the threshold. */
+const noThreshold = {} as { approvalAbove: number };
+
+describe("guardToolApproval asks for a tool's own approval as the AI SDK does", () => {
+  it('control: given a needsApproval reading its contextSchema default, when the AI SDK alone gets a 3000 charge, then it asks the human', async () => {
+    shop = await openLoopingShop('ai-context-control');
+    const { model } = scripted([[['c1', 'charge_card', BIG]], []]);
+    const r = await generateText({
+      model,
+      tools: { charge_card: thresholdCharge(shop) },
+      toolsContext: { charge_card: noThreshold },
+      prompt: 'Refund order A1',
+      stopWhen: stepCountIs(5),
+    });
+    expect(humanRequests(r)).toHaveLength(1);
+    expect(shop.charges()).toBe(0);
+  });
+
+  it('given a needsApproval reading its contextSchema default, when the guarded tool gets a 3000 charge, then the human is asked and nothing is charged', async () => {
+    shop = await openLoopingShop('ai-context');
+    const { model } = scripted([[['c1', 'charge_card', BIG]], []]);
+    const { tools, toolApproval } = guardToolApproval(
+      shop.run,
+      { charge_card: thresholdCharge(shop) },
+      shop.guardOptions,
+    );
+    const r = await generateText({
+      model,
+      tools,
+      toolApproval,
+      toolsContext: { charge_card: noThreshold },
+      prompt: 'Refund order A1',
+      stopWhen: stepCountIs(5),
+    });
+    expect(humanRequests(r)).toHaveLength(1);
+    expect(shop.charges()).toBe(0);
+  });
+
+  it.each([
+    ['a context its contextSchema refuses', { approvalAbove: 'high' }, undefined],
+    [
+      'a needsApproval that throws',
+      noThreshold,
+      () => {
+        throw new Error('approval service unreachable');
+      },
+    ],
+  ])(
+    'given %s, when the guarded tool is called, then the human is asked, never approved by the guard',
+    async (_, context, needs) => {
+      shop = await openLoopingShop('ai-context-broken');
+      const { model } = scripted([[['c1', 'charge_card', BIG]], []]);
+      const { tools, toolApproval } = guardToolApproval(
+        shop.run,
+        { charge_card: thresholdCharge(shop, needs) },
+        shop.guardOptions,
+      );
+      const r = await generateText({
+        model,
+        tools,
+        toolApproval,
+        toolsContext: { charge_card: context as typeof noThreshold },
+        prompt: 'Refund order A1',
+        stopWhen: stepCountIs(5),
+      });
+      expect(humanRequests(r)).toHaveLength(1);
+      expect(shop.charges()).toBe(0);
+    },
+  );
+});
 
 describe('guardToolApproval and a call id reused within one step', () => {
   // Some OpenAI-compatible servers number tool calls per message ("call_0") or send "" for all.

@@ -114,20 +114,52 @@ export function wrapTools<T extends ToolSet>(run: Run, tools: T, opts: GuardTool
 
 type NeedsApproval = boolean | ((input: unknown, options: object) => boolean | PromiseLike<boolean>);
 type ToolCallOf = Parameters<GuardApproval>[0]['toolCall'];
+interface ApprovalTool {
+  readonly needsApproval?: NeedsApproval;
+  readonly contextSchema?: unknown;
+}
 
-/** Whether the tool asks its own human approval for this call (its `needsApproval`). */
+/** An own property of a map the SDK hands over: a tool named "__proto__" is a tool, not the prototype. */
+const own = (map: unknown, name: string): unknown =>
+  typeof map === 'object' && map !== null && Object.hasOwn(map, name)
+    ? (map as Record<string, unknown>)[name]
+    : undefined;
+
+/**
+ * The tool's context as its `needsApproval` gets it from the SDK: checked and filled in (defaults)
+ * by its `contextSchema`, with the SDK's own schema reader (loaded here: only AI SDK 7, already
+ * loaded, calls a `toolApproval`).
+ */
+async function toolContext(tool: ApprovalTool, raw: unknown): Promise<unknown> {
+  if (tool.contextSchema == null) return raw;
+  const { asSchema } = await import('ai');
+  const checked = await asSchema(tool.contextSchema as Parameters<typeof asSchema>[0]).validate?.(raw);
+  if (checked === undefined) return raw;
+  if (!checked.success) throw checked.error;
+  return checked.value;
+}
+
+/**
+ * Whether the tool asks its own human approval for this call (its `needsApproval`). A context
+ * its schema refuses, or a `needsApproval` that throws, asks the human: the guard never answers
+ * for a person it could not ask about.
+ */
 async function asksHuman(
-  tool: unknown,
+  tool: ApprovalTool | undefined,
   toolCall: ToolCallOf,
   messages: readonly unknown[] | undefined,
   toolsContext: unknown,
 ): Promise<boolean> {
-  const needs = (tool as { needsApproval?: NeedsApproval } | undefined)?.needsApproval;
-  if (typeof needs !== 'function') return needs === true;
-  const context = (toolsContext as Record<string, unknown> | undefined)?.[toolCall.toolName];
-  return Boolean(
-    await needs(toolCall.input, { toolCallId: toolCall.toolCallId, messages: messages ?? [], context }),
-  );
+  const needs = tool?.needsApproval;
+  if (tool === undefined || typeof needs !== 'function') return needs === true;
+  try {
+    const context = await toolContext(tool, own(toolsContext, toolCall.toolName));
+    return Boolean(
+      await needs(toolCall.input, { toolCallId: toolCall.toolCallId, messages: messages ?? [], context }),
+    );
+  } catch {
+    return true;
+  }
 }
 
 /**
@@ -149,7 +181,8 @@ export function guardToolApproval<T extends ToolSet>(
   return {
     tools: wrapWith(calls, tools),
     toolApproval: async ({ toolCall, messages, toolsContext }) => {
-      if (await asksHuman(tools[toolCall.toolName], toolCall, messages, toolsContext)) {
+      const tool = own(tools, toolCall.toolName) as ApprovalTool | undefined;
+      if (await asksHuman(tool, toolCall, messages, toolsContext)) {
         // Deciding now would hold the run's turn until the human answers: judged at execute instead.
         if (!isTerminal(run.state.status)) return { type: 'user-approval' };
         const r = await calls.execute(toolCall.toolCallId, toolCall.toolName, toolCall.input, () => {
