@@ -1,7 +1,7 @@
 /**
  * loopguard/ai's `toolApproval` at the edges of AI SDK 7's approval flow: a tool's own
- * `needsApproval` (which a call-level `toolApproval` replaces) read as the SDK reads it, and call
- * ids a model reuses within one step.
+ * `needsApproval` (which a call-level `toolApproval` replaces) read as the SDK reads it, tools of
+ * `generateText` that the guard does not wrap, and call ids a model reuses within one step.
  */
 import { generateText, stepCountIs, tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
@@ -136,6 +136,65 @@ describe("guardToolApproval asks for a tool's own approval as the AI SDK does", 
       expect(shop.charges()).toBe(0);
     },
   );
+});
+
+describe('guardToolApproval and tools of generateText it does not wrap', () => {
+  const guardedSearch = (s: LoopingShop) =>
+    guardToolApproval(
+      s.run,
+      {
+        search_docs: tool({
+          description: 'Search the help center',
+          inputSchema: z.object({ q: z.string() }),
+          execute: async (a) => s.searchDocs(a),
+        }),
+      },
+      s.guardOptions,
+    );
+  const refundAll = (needsApproval: boolean, onRun: () => void) =>
+    tool({
+      description: 'Refund every payment of an order',
+      inputSchema: z.object({ order: z.string() }),
+      needsApproval,
+      execute: async () => {
+        onRun();
+        return 'refunded';
+      },
+    });
+
+  it('given a needsApproval tool merged in beside the guarded ones, when the model calls it, then the human is asked and it does not run', async () => {
+    shop = await openLoopingShop('ai-extra-tool');
+    const { model } = scripted([[['c1', 'refund_all', { order: 'A1' }]], []]);
+    let refunds = 0;
+    const { tools, toolApproval } = guardedSearch(shop);
+    const r = await generateText({
+      model,
+      // MCP tools or a second tool set merged in: the SDK hands toolApproval these tools.
+      tools: { ...tools, refund_all: refundAll(true, () => refunds++) },
+      toolApproval,
+      prompt: 'Refund order A1',
+      stopWhen: stepCountIs(5),
+    });
+    expect(humanRequests(r)).toHaveLength(1);
+    expect(refunds).toBe(0);
+  });
+
+  it('given a tool without needsApproval merged in, when the model calls it, then it runs, and the guard neither decides nor records it', async () => {
+    shop = await openLoopingShop('ai-extra-tool-control');
+    const { model } = scripted([[['c1', 'refund_all', { order: 'A1' }]], []]);
+    let refunds = 0;
+    const { tools, toolApproval } = guardedSearch(shop);
+    const r = await generateText({
+      model,
+      tools: { ...tools, refund_all: refundAll(false, () => refunds++) },
+      toolApproval,
+      prompt: 'Refund order A1',
+      stopWhen: stepCountIs(5),
+    });
+    expect(humanRequests(r)).toHaveLength(0);
+    expect(refunds).toBe(1);
+    expect(await shop.auditCalls()).toHaveLength(0);
+  });
 });
 
 describe('guardToolApproval and a call id reused within one step', () => {

@@ -31,6 +31,8 @@ export type GuardApprovalStatus =
 /** The call-level approval function of AI SDK 7 (`generateText({ toolApproval })`). */
 export type GuardApproval = (options: {
   readonly toolCall: { readonly toolCallId: string; readonly toolName: string; readonly input: unknown };
+  /** The tools of the `generateText` call, which may hold more than the guarded ones. */
+  readonly tools?: unknown;
   readonly messages?: readonly unknown[];
   readonly toolsContext?: unknown;
 }) => Promise<GuardApprovalStatus>;
@@ -115,6 +117,7 @@ export function wrapTools<T extends ToolSet>(run: Run, tools: T, opts: GuardTool
 type NeedsApproval = boolean | ((input: unknown, options: object) => boolean | PromiseLike<boolean>);
 type ToolCallOf = Parameters<GuardApproval>[0]['toolCall'];
 interface ApprovalTool {
+  readonly execute?: unknown;
   readonly needsApproval?: NeedsApproval;
   readonly contextSchema?: unknown;
 }
@@ -170,7 +173,8 @@ async function asksHuman(
  *
  * The guard only adds refusals: a call-level `toolApproval` replaces a tool's own
  * `needsApproval`, so this one asks the human on its behalf and the guard judges the call when it
- * runs; once the run has ended, such a call is denied without asking anyone.
+ * runs; once the run has ended, such a call is denied without asking anyone. A tool of
+ * `generateText` this guard does not run (not in `tools`) is answered by its own `needsApproval`.
  */
 export function guardToolApproval<T extends ToolSet>(
   run: Run,
@@ -178,10 +182,24 @@ export function guardToolApproval<T extends ToolSet>(
   opts: GuardToolsOptions = {},
 ): { readonly tools: T; readonly toolApproval: GuardApproval } {
   const calls = new GuardedCalls(run, opts);
+  const guarded = wrapWith(calls, tools);
+  // The executes this guard runs calls in: only a call that will run in one of them is decided here.
+  const executes = new Set(Object.values(guarded).map((t) => (t as ApprovalTool).execute));
+  executes.delete(undefined);
   return {
-    tools: wrapWith(calls, tools),
-    toolApproval: async ({ toolCall, messages, toolsContext }) => {
-      const tool = own(tools, toolCall.toolName) as ApprovalTool | undefined;
+    tools: guarded,
+    toolApproval: async ({ toolCall, tools: given, messages, toolsContext }) => {
+      // The tool the SDK will run: `generateText`'s own tools may hold more than the guarded ones.
+      const tool = (own(given, toolCall.toolName) ?? own(guarded, toolCall.toolName)) as
+        | ApprovalTool
+        | undefined;
+      // Not run by this guard (another tool set, MCP tools, a tool without execute): holding a
+      // decision for an execute that never comes would hold the run's turn, and this approval
+      // replaces the tool's own, so it is answered as the tool would answer it.
+      if (tool === undefined || !executes.has(tool.execute))
+        return (await asksHuman(tool, toolCall, messages, toolsContext))
+          ? { type: 'user-approval' }
+          : 'not-applicable';
       if (await asksHuman(tool, toolCall, messages, toolsContext)) {
         // Deciding now would hold the run's turn until the human answers: judged at execute instead.
         if (!isTerminal(run.state.status)) return { type: 'user-approval' };
