@@ -9,7 +9,7 @@ import {
 } from '../runtime/index.js';
 
 /** Frameworks hand tools whatever the model sent; the guard fingerprints an object of arguments. */
-const argsOf = (input: unknown): Record<string, unknown> =>
+export const argsOf = (input: unknown): Record<string, unknown> =>
   typeof input === 'object' && input !== null && !Array.isArray(input)
     ? (input as Record<string, unknown>)
     : { input };

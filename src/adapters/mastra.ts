@@ -15,6 +15,7 @@ import {
   toolCallRequest,
 } from '../runtime/index.js';
 import { endAfterStop } from './end-after-stop.js';
+import { argsOf } from './guarded-calls.js';
 import { toolReply } from './tool-reply.js';
 
 /**
@@ -65,12 +66,6 @@ const validationFailure = (v: unknown): string | null => {
   const { error, message } = v as { error?: unknown; message?: unknown };
   return error === true && typeof message === 'string' ? message : null;
 };
-
-/** Frameworks hand tools whatever the model sent; the guard fingerprints an object of arguments. */
-const argsOf = (input: unknown): Record<string, unknown> =>
-  typeof input === 'object' && input !== null && !Array.isArray(input)
-    ? (input as Record<string, unknown>)
-    : { input };
 
 /**
  * The tool's context with each `suspend` Mastra gave it (a `createTool` tool's `agent.suspend`, an
