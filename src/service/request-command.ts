@@ -86,40 +86,27 @@ export function requestCommand(req: WireRequest, policy: Policy, hashing: Hashin
   if (badIds !== null) return badIds;
   switch (req.type) {
     case 'START_RUN': {
-      // The library's startRun check, by the same spec.
-      const bad = problem(
-        {
-          taskType: req.task_type ?? undefined,
-          tenant: req.tenant ?? undefined,
-          progressVersion: req.progress_version ?? undefined,
-        },
-        START_FIELDS,
-      );
-      if (bad !== null) return bad;
-      return {
-        ok: true,
-        value: {
-          type: 'StartRun',
-          runId: req.run_id,
-          policy: resolvePolicy(policy, req.task_type ?? undefined),
-          ...opt('taskType', req.task_type),
-          ...opt('tenant', req.tenant),
-          ...opt('progressVersion', req.progress_version),
-        },
+      const start = {
+        ...opt('taskType', req.task_type),
+        ...opt('tenant', req.tenant),
+        ...opt('progressVersion', req.progress_version),
       };
+      // The library's startRun check, by the same spec.
+      const bad = problem(start, START_FIELDS);
+      if (bad !== null) return bad;
+      const resolved = resolvePolicy(policy, req.task_type ?? undefined);
+      return { ok: true, value: { type: 'StartRun', runId: req.run_id, policy: resolved, ...start } };
     }
     case 'TOOL_CALL': {
       if (req.tool === null || req.tool === '') return badField('tool', 'a TOOL_CALL names its tool');
-      const bad =
-        nameField('tool', req.tool) ??
-        problem(
-          {
-            operationKey: req.operation_key ?? undefined,
-            costEstimateUsd: req.cost_estimate_usd ?? undefined,
-            progressVersion: req.progress_version ?? undefined,
-          },
-          CALL_FIELDS,
-        );
+      const call = {
+        ...opt('operationKey', req.operation_key),
+        ...opt('sideEffect', req.side_effect),
+        ...opt('costEstimateUsd', req.cost_estimate_usd),
+        ...opt('afterUserTurn', req.after_user_turn),
+        ...opt('progressVersion', req.progress_version),
+      };
+      const bad = nameField('tool', req.tool) ?? problem(call, CALL_FIELDS);
       if (bad !== null) return bad;
       const args = parseJson('args_json', req.args_json, {});
       if (!args.ok) return args;
@@ -138,11 +125,7 @@ export function requestCommand(req: WireRequest, policy: Policy, hashing: Hashin
           callId: req.request_id,
           tool: req.tool,
           args: args.value,
-          ...opt('operationKey', req.operation_key),
-          ...opt('sideEffect', req.side_effect),
-          ...opt('costEstimateUsd', req.cost_estimate_usd),
-          ...opt('afterUserTurn', req.after_user_turn),
-          ...opt('progressVersion', req.progress_version),
+          ...call,
         },
       };
     }
@@ -152,16 +135,16 @@ export function requestCommand(req: WireRequest, policy: Policy, hashing: Hashin
       const kind = req.result_kind ?? 'SUCCESS';
       if (!RESULT_KINDS.includes(kind as ResultKind))
         return badField('result_kind', `${kind} is not one of ${RESULT_KINDS.join(', ')}`);
-      const bad = problem(
-        {
-          code: req.result_code ?? undefined,
-          retryAfterMs: req.retry_after_ms ?? undefined,
-          progressVersion: req.progress_version ?? undefined,
-          tokens: req.tokens ?? undefined,
-          costUsd: req.cost_usd ?? undefined,
-        },
-        OUTCOME_FIELDS,
-      );
+      const outcome = {
+        ...opt('code', req.result_code),
+        ...opt('retryAfterMs', req.retry_after_ms),
+        ...opt('tokens', req.tokens),
+        ...opt('costUsd', req.cost_usd),
+        ...opt('terminal', req.terminal),
+        ...opt('inDoubt', req.in_doubt),
+        ...opt('progressVersion', req.progress_version),
+      };
+      const bad = problem(outcome, OUTCOME_FIELDS);
       if (bad !== null) return bad;
       const recorded = recordedResult(req.result_json, hashing);
       if (!recorded.ok) return recorded;
@@ -176,13 +159,7 @@ export function requestCommand(req: WireRequest, policy: Policy, hashing: Hashin
           // Hashed from what is recorded, by the one function the library hashes a tool's answer
           // with: a client's own result_hash may cover a secret the record no longer holds.
           resultHash: resultHash(kind as ResultKind, req.result_code, resultJson, hashing),
-          ...opt('code', req.result_code),
-          ...opt('retryAfterMs', req.retry_after_ms),
-          ...opt('tokens', req.tokens),
-          ...opt('costUsd', req.cost_usd),
-          ...opt('terminal', req.terminal),
-          ...opt('inDoubt', req.in_doubt),
-          ...opt('progressVersion', req.progress_version),
+          ...outcome,
         },
       };
     }
