@@ -8,7 +8,7 @@
  * one by its ledger name (`<other tenant>:<key>`, as decisions show it) is refused, whether or not
  * the ledger holds it (the refusal tells nothing of what exists).
  */
-import { type CodeOf, InvalidInputError, type LoopguardError } from '../domain/index.js';
+import { InvalidInputError, type LoopguardError } from '../domain/index.js';
 import { signedWith } from './request-signature.js';
 import type { WireRequest } from './service-topics.js';
 import type { TenantKey } from './tenant-keys.js';
@@ -27,15 +27,15 @@ export type Checked =
   | { readonly ok: true; readonly req: WireRequest; readonly key: TenantKey }
   | { readonly ok: false; readonly reason: RefusedFor; readonly error: LoopguardError };
 
-const refused = (
-  reason: RefusedFor,
-  code: CodeOf<'invalid_input'>,
-  field: string,
-  message: string,
-): Checked => ({
+/** A refusal: `unauthenticated` for a credential that does not hold, else `forbidden`. */
+const refused = (reason: RefusedFor, field: string, message: string): Checked => ({
   ok: false,
   reason,
-  error: new InvalidInputError(code, field, message),
+  error: new InvalidInputError(
+    reason === 'unauthenticated' || reason === 'expired' ? 'unauthenticated' : 'forbidden',
+    field,
+    message,
+  ),
 });
 
 /** The run a request is for, as the worker holds it: whether it started, and whose it is. */
@@ -55,7 +55,6 @@ export function authenticate(keys: ReadonlyMap<string, TenantKey>, req: WireRequ
   if (key === undefined || !signedWith(req, key.secret))
     return refused(
       'unauthenticated',
-      'unauthenticated',
       req.key_id === null ? 'key_id' : 'signature',
       'this service takes only requests signed with a key of their tenant (key_id and signature); this one is unsigned, or its key or signature is not one the workers hold',
     );
@@ -63,7 +62,6 @@ export function authenticate(keys: ReadonlyMap<string, TenantKey>, req: WireRequ
   if (!(Math.abs(nowMs - req.sent_at_ms) <= SIGNATURE_WINDOW_MS))
     return refused(
       'expired',
-      'unauthenticated',
       'sent_at_ms',
       `the request was signed for ${new Date(req.sent_at_ms).toISOString()} and the worker's clock says ${new Date(nowMs).toISOString()}: a signature holds ${SIGNATURE_WINDOW_MS / 60_000} minutes either side (sign each request as it is sent, with a clock in sync)`,
     );
@@ -92,7 +90,6 @@ export function authorize(
   if (run.started && run.tenant !== key.tenant)
     return refused(
       'cross_tenant',
-      'forbidden',
       'run_id',
       `run ${req.run_id} belongs to another tenant: key ${key.id} (tenant ${key.tenant}) cannot act on it`,
     );
@@ -101,7 +98,6 @@ export function authorize(
     if (other !== null)
       return refused(
         'cross_tenant',
-        'forbidden',
         field,
         `${field} names an operation of tenant ${other} by its ledger name (<tenant>:<key>): key ${key.id} (tenant ${key.tenant}) may name only its own tenant's operations`,
       );
@@ -109,7 +105,6 @@ export function authorize(
   if (req.type === 'START_RUN' && req.tenant !== null && req.tenant !== key.tenant)
     return refused(
       'cross_tenant',
-      'forbidden',
       'tenant',
       `key ${key.id} acts for tenant ${key.tenant}, not ${req.tenant}: a run's tenant is the one of the key that starts it`,
     );
@@ -117,7 +112,6 @@ export function authorize(
   if (req.type === 'TOOL_CALL' && req.reconciled !== null && !key.approver)
     return refused(
       'not_approver',
-      'forbidden',
       'reconciled',
       `a reconcile answer settles an in-doubt operation: it needs an approver's key of tenant ${key.tenant}; key ${key.id} is not one`,
     );
@@ -125,7 +119,6 @@ export function authorize(
     if (!key.approver)
       return refused(
         'not_approver',
-        'forbidden',
         'key_id',
         `a ${req.type} needs an approver's key of tenant ${key.tenant}; key ${key.id} is not one`,
       );
@@ -133,7 +126,6 @@ export function authorize(
     if (named !== null && named !== key.id)
       return refused(
         'not_approver',
-        'forbidden',
         req.type === 'SETTLE' ? 'settled_by' : 'approved_by',
         `the approver is the key that signed the request (${key.id}), not ${named}`,
       );
