@@ -97,8 +97,13 @@ export async function decideRequest(
   try {
     await path.handle(cmd.value, reconcileHook(req));
   } catch (e) {
-    if (e instanceof ReconcileAsked)
-      return { records, decision: reconcileAsked(actor, req, ctx, atMs), afterCommit };
+    if (e instanceof ReconcileAsked) {
+      // Nothing is recorded (the run does not stop): the client asks its hook and sends the call
+      // again with the answer in `reconciled`.
+      const message = `operation ${req.operation_key} may or may not have happened; reconcile it and send the call again with the answer`;
+      const decision = { ...answerTo(req, ctx.workerId, atMs, actor.state), decision: 'reconcile', message };
+      return { records, decision, afterCommit };
+    }
     if (!(e instanceof LoopguardError)) throw e;
     // Fail closed: a ledger that does not answer runs no side effect. What was recorded before
     // (a reconcile's settlement) stays: the ledger has it already.
@@ -135,19 +140,6 @@ async function decideReissue(
     if (!(e instanceof LoopguardError)) throw e;
     return refusal(actor, req, ctx, atMs, e);
   }
-}
-
-/**
- * The answer to a TOOL_CALL whose operation is in doubt, from a client that can reconcile it:
- * nothing is recorded (the run does not stop); the client asks its hook and sends the call again
- * with the answer in `reconciled`.
- */
-function reconcileAsked(actor: RunActor, req: WireRequest, ctx: DecideContext, atMs: number): WireDecision {
-  return {
-    ...answerTo(req, ctx.workerId, atMs, actor.state),
-    decision: 'reconcile',
-    message: `operation ${req.operation_key} may or may not have happened; reconcile it and send the call again with the answer`,
-  };
 }
 
 /** A decision to `req` with its run at `run`: every field null but the answer's, left to fill. */
