@@ -17,7 +17,6 @@
  * own status after its append, or the run folded again), and a process that writes alone reads
  * neither the pending index nor its runs' rows (`known`).
  */
-import type { StatementSync } from 'node:sqlite';
 import type { RecordedEvent, RunState, RunStatus } from '../../domain/index.js';
 import { initialState } from '../../domain/index.js';
 import { foldRun, statusStep } from '../../machines/index.js';
@@ -31,6 +30,7 @@ import {
 import { TOPICS } from '../event-log.js';
 import { TYPE_HEADER } from '../event-store.js';
 import { type EmbeddedDatabase, PENDING_RUNS_RECORDS, RUN_ROWS_TABLE } from './database.js';
+import type { DatabaseSync } from './sqlite.js';
 import { StoredEvents } from './stored-events.js';
 
 /** Pending records (others', who did not keep the rows) an append folds, at most, before its own. */
@@ -91,6 +91,32 @@ interface Entry {
 
 class Unfoldable extends Error {}
 
+/** The keeper's prepared statements. */
+function statements(db: DatabaseSync) {
+  return {
+    pending: db.prepare(`SELECT min(topic_offset) AS m FROM records WHERE ${PENDING_RUNS_RECORDS}`),
+    schemas: db.prepare('SELECT max(id) AS m FROM schemas'),
+    end: db.prepare('SELECT max(topic_offset) AS m FROM records WHERE topic = ?'),
+    // The type from the header; the value only of a type that may change a row.
+    page: db.prepare(
+      `SELECT topic_offset, key, seq, type, CASE WHEN type IS NULL OR type IN (${ROW_TYPES}) THEN value END AS value
+       FROM (SELECT topic_offset, key, seq, json_extract(headers, '$."${TYPE_HEADER}"') AS type, value FROM records
+             WHERE topic = ? AND topic_offset >= ? ORDER BY topic_offset LIMIT ?)`,
+    ),
+    folded: db.prepare(
+      `UPDATE records SET rows_folded = 1 WHERE ${PENDING_RUNS_RECORDS} AND topic_offset < ?`,
+    ),
+    unfolded: db.prepare('UPDATE records SET rows_folded = NULL WHERE topic = ? AND topic_offset = ?'),
+    row: db.prepare(`SELECT first_offset, status, rule, tenant FROM ${RUN_ROWS_TABLE} WHERE run_id = ?`),
+    insert: db.prepare(
+      `INSERT INTO ${RUN_ROWS_TABLE} (first_offset, run_id, status, rule, tenant) VALUES (?, ?, ?, ?, ?)`,
+    ),
+    update: db.prepare(`UPDATE ${RUN_ROWS_TABLE} SET status = ?, rule = ?, tenant = ? WHERE run_id = ?`),
+    value: db.prepare('SELECT value FROM records WHERE topic = ? AND topic_offset = ?'),
+    earlier: db.prepare('SELECT value FROM records WHERE run_id = ? AND seq < ? ORDER BY seq'),
+  };
+}
+
 export class RunRows {
   private readonly events: StoredEvents;
   /**
@@ -107,46 +133,11 @@ export class RunRows {
   private stuck: { readonly offset: number; readonly schema: number | null } | null = null;
   /** What the keep of the open transaction leaves (undefined: no keep ran in it; null: unknown). */
   private proposed: { readonly end: number; readonly rows: Map<string, KnownRow> } | null | undefined;
-  private readonly sql: Record<
-    | 'pending'
-    | 'schemas'
-    | 'end'
-    | 'page'
-    | 'folded'
-    | 'unfolded'
-    | 'row'
-    | 'insert'
-    | 'update'
-    | 'value'
-    | 'earlier',
-    StatementSync
-  >;
+  private readonly sql: ReturnType<typeof statements>;
 
   constructor(private readonly store: EmbeddedDatabase) {
-    const db = store.db;
     this.events = new StoredEvents(store);
-    this.sql = {
-      pending: db.prepare(`SELECT min(topic_offset) AS m FROM records WHERE ${PENDING_RUNS_RECORDS}`),
-      schemas: db.prepare('SELECT max(id) AS m FROM schemas'),
-      end: db.prepare('SELECT max(topic_offset) AS m FROM records WHERE topic = ?'),
-      // The type from the header; the value only of a type that may change a row.
-      page: db.prepare(
-        `SELECT topic_offset, key, seq, type, CASE WHEN type IS NULL OR type IN (${ROW_TYPES}) THEN value END AS value
-         FROM (SELECT topic_offset, key, seq, json_extract(headers, '$."${TYPE_HEADER}"') AS type, value FROM records
-               WHERE topic = ? AND topic_offset >= ? ORDER BY topic_offset LIMIT ?)`,
-      ),
-      folded: db.prepare(
-        `UPDATE records SET rows_folded = 1 WHERE ${PENDING_RUNS_RECORDS} AND topic_offset < ?`,
-      ),
-      unfolded: db.prepare('UPDATE records SET rows_folded = NULL WHERE topic = ? AND topic_offset = ?'),
-      row: db.prepare(`SELECT first_offset, status, rule, tenant FROM ${RUN_ROWS_TABLE} WHERE run_id = ?`),
-      insert: db.prepare(
-        `INSERT INTO ${RUN_ROWS_TABLE} (first_offset, run_id, status, rule, tenant) VALUES (?, ?, ?, ?, ?)`,
-      ),
-      update: db.prepare(`UPDATE ${RUN_ROWS_TABLE} SET status = ?, rule = ?, tenant = ? WHERE run_id = ?`),
-      value: db.prepare('SELECT value FROM records WHERE topic = ? AND topic_offset = ?'),
-      earlier: db.prepare('SELECT value FROM records WHERE run_id = ? AND seq < ? ORDER BY seq'),
-    };
+    this.sql = statements(store.db);
   }
 
   /**
