@@ -17,10 +17,8 @@ import { randomUUID } from 'node:crypto';
 import type { Consumer, EachBatchPayload, Producer, Transaction } from 'kafkajs';
 import { DEFAULT_POLICY, LoopguardError, type Policy } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
-import type { EventStore } from '../log/event-store.js';
 import { kafkaError } from '../log/kafka/kafka-error.js';
 import { KafkaLedger } from '../log/kafka/kafka-ledger.js';
-import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import { transactionalProducer } from '../log/kafka/transactional-producer.js';
 import type { Clock } from '../machines/index.js';
 import { chooseSecretKey } from '../runtime/secret-key.js';
@@ -30,21 +28,18 @@ import { BatchBackoff } from './batch-backoff.js';
 import { type BatchTransactionContext, type SnapshotWritten, writeBatch } from './batch-transaction.js';
 import { startNewPartitions } from './group-start.js';
 import { loadPartition } from './load-partition.js';
+import type { ServiceConnection } from './open-service.js';
 import type { PartitionRuns } from './partition-runs.js';
 import { type BatchContext, type BatchOutput, processBatch } from './process-batch.js';
 import { recallSignatures } from './recall-signatures.js';
 import { type OpenedRunsContext, openRunsContext, type RunsContext } from './runs-context.js';
-import type { ServiceCodec } from './service-codec.js';
-import { SERVICE_TOPICS, type WireDecision, type WireRequest } from './service-topics.js';
+import { SERVICE_TOPICS } from './service-topics.js';
 import { type TenantKey, tenancyNote } from './tenant-keys.js';
 import { SeenSignatures } from './tenant-replays.js';
 import { WorkerStats } from './worker-stats.js';
 
-export interface GuardWorkerOptions {
-  readonly log: KafkaLog;
-  readonly events: EventStore;
-  readonly requests: ServiceCodec<WireRequest>;
-  readonly decisions: ServiceCodec<WireDecision>;
+export interface GuardWorkerOptions
+  extends Pick<ServiceConnection, 'log' | 'events' | 'requests' | 'decisions'> {
   readonly groupId: string;
   /** Names this worker in its decisions; unique per process. */
   readonly workerId?: string;

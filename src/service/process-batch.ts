@@ -13,30 +13,25 @@ import {
   type RecordedEvent,
 } from '../domain/index.js';
 import { TOPICS } from '../log/event-log.js';
-import type { EventStore } from '../log/event-store.js';
 import type { OutMessage } from '../log/kafka/copies-of-batch.js';
 import { deadLetterCause, deadLetterHeaders } from '../log/kafka/decoding-consumer.js';
 import { headersToStrings } from '../log/kafka/kafka-error.js';
-import type { KafkaLog } from '../log/kafka/kafka-log.js';
 import { AFTER_HEADER, BATCH_HEADER } from '../log/kafka/run-batch-fold.js';
 import type { Clock } from '../machines/index.js';
 import { BatchRuns } from './batch-runs.js';
 import { answerTo, type DecideContext, decideRequest, refusal } from './decide-request.js';
+import type { ServiceConnection } from './open-service.js';
 import type { PartitionRuns } from './partition-runs.js';
 import { ANSWER_HEADERS } from './recent-answers.js';
 import { requestBodyHash } from './request-body.js';
-import type { ServiceCodec } from './service-codec.js';
-import type { WireDecision, WireRequest } from './service-topics.js';
-import { REQUEST_ID_HEADER, SERVICE_TOPICS } from './service-topics.js';
+import { REQUEST_ID_HEADER, SERVICE_TOPICS, type WireDecision, type WireRequest } from './service-topics.js';
 import { authenticate, authorize, type Checked, type RefusedFor } from './tenant-guard.js';
 import { type TenantKey, tenantsOf } from './tenant-keys.js';
 import type { Seen, SeenSignatures, Signed } from './tenant-replays.js';
 
-export interface BatchContext extends DecideContext {
-  readonly requests: ServiceCodec<WireRequest>;
-  readonly decisions: ServiceCodec<WireDecision>;
-  readonly events: EventStore;
-  readonly log: KafkaLog;
+export interface BatchContext
+  extends DecideContext,
+    Pick<ServiceConnection, 'requests' | 'decisions' | 'events' | 'log'> {
   readonly clock: Clock;
   readonly topic: string;
   readonly partition: number;
