@@ -17,8 +17,7 @@
  * own status after its append, or the run folded again), and a process that writes alone reads
  * neither the pending index nor its runs' rows (`known`).
  */
-import type { RecordedEvent, RunState, RunStatus } from '../../domain/index.js';
-import { initialState } from '../../domain/index.js';
+import { initialState, type RecordedEvent, type RunState, type RunStatus } from '../../domain/index.js';
 import { foldRun, statusStep } from '../../machines/index.js';
 import {
   mayChangeRow,

@@ -358,13 +358,10 @@ export class KafkaLog implements RunLog {
     return info;
   }
 
+  /** As partitionedRecord, without the partition: a read of one partition or one key's. */
   private stored(topic: string, m: PartitionMessage): StoredRecord {
-    const headers = headersToStrings(m.message.headers);
-    const value = m.message.value ?? Buffer.alloc(0);
-    const key = m.message.key?.toString() ?? '';
-    return headers
-      ? { topic, offset: m.offset, key, value, headers }
-      : { topic, offset: m.offset, key, value };
+    const { partition: _, ...record } = partitionedRecord(topic, m);
+    return record;
   }
 
   private assertOpen(): void {
