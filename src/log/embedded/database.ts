@@ -179,6 +179,10 @@ const needsMigration = (dir: string): LoopguardError =>
     { details: { dir } },
   );
 
+/** A data dir that holds no store (or cannot be made): `why` says which, naming the dir. */
+export const noDataDir = (dir: string, why: string, cause?: unknown): LoopguardError =>
+  new LoopguardError('no_data_dir', why, { cause, details: { dir } });
+
 const DEFAULT_BUSY_MS = 10_000;
 
 /**
@@ -227,23 +231,13 @@ export class EmbeddedDatabase {
         : !hasDb
           ? `holds no ${DB_FILE}: nothing was recorded there yet`
           : undefined;
-      if (missing !== undefined)
-        throw new LoopguardError('no_data_dir', `data dir ${dataDir} ${missing}`, {
-          details: { dir: dataDir },
-        });
+      if (missing !== undefined) throw noDataDir(dataDir, `data dir ${dataDir} ${missing}`);
     } else {
       try {
         mkdirSync(dataDir, { recursive: true });
       } catch (e) {
         // A file in its place, or a parent that cannot be written: the user's to fix, not a bug.
-        throw new LoopguardError(
-          'no_data_dir',
-          `data dir ${dataDir} cannot be made: ${(e as Error).message}`,
-          {
-            cause: e,
-            details: { dir: dataDir },
-          },
-        );
+        throw noDataDir(dataDir, `data dir ${dataDir} cannot be made: ${(e as Error).message}`, e);
       }
     }
     return EmbeddedDatabase.openFile(path, opts);

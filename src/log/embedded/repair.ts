@@ -7,8 +7,7 @@
  */
 import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { LoopguardError } from '../../domain/errors.js';
-import { DB_FILE, EmbeddedDatabase } from './database.js';
+import { DB_FILE, EmbeddedDatabase, noDataDir } from './database.js';
 import { catchUpRunRows } from './run-rows.js';
 import { DatabaseSync } from './sqlite.js';
 
@@ -29,10 +28,7 @@ const LOCK_WAIT_MS = 10_000;
 
 export async function repairDataDir(dir: string, now: () => number = Date.now): Promise<StoreRepair> {
   const path = join(dir, DB_FILE);
-  if (!existsSync(path))
-    throw new LoopguardError('no_data_dir', `${dir} holds no ${DB_FILE} (nothing to repair)`, {
-      details: { dir },
-    });
+  if (!existsSync(path)) throw noDataDir(dir, `${dir} holds no ${DB_FILE} (nothing to repair)`);
   const problems = integrityProblems(path);
   if (problems.length === 0) {
     const store = EmbeddedDatabase.openFile(path);
