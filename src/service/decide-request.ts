@@ -21,7 +21,7 @@ import type { CallHooks } from '../runtime/call-request.js';
 import { cachedResultJson, decidedIn } from '../runtime/call-result.js';
 import { CommandPath, reissueOperation } from '../runtime/command-path.js';
 import { reissueNote, requestCommand } from './request-command.js';
-import type { RequestType, WireDecision, WireRequest } from './service-topics.js';
+import type { WireDecision, WireRequest } from './service-topics.js';
 
 export interface Decided {
   /** The run's new events, seq after seq; empty when the request was refused before any. */
@@ -178,11 +178,7 @@ export function refusal(
 }
 
 /** The request a recorded batch answered, as its records' headers name it. */
-export interface AnsweredRequest {
-  readonly request_id: string;
-  readonly run_id: string;
-  readonly type: RequestType;
-}
+export type AnsweredRequest = Pick<WireRequest, 'request_id' | 'run_id' | 'type'>;
 
 /**
  * The decision a request got, read off the events it recorded and the run's state right after

@@ -7,18 +7,15 @@
  */
 import type { KafkaMessage } from 'kafkajs';
 import type { RecordedEvent } from '../../domain/events.js';
-import { TOPICS } from '../event-log.js';
+import { type LogRecord, TOPICS } from '../event-log.js';
 import { copyTopicOf, type EventStore } from '../event-store.js';
 import { deadLetterCause, deadLetterHeaders } from './decoding-consumer.js';
 import { headersToStrings } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
 import { BATCH_HEADER, foldInto, type RunHead } from './run-batch-fold.js';
 
-export interface OutMessage {
-  readonly key: string;
-  readonly value: Buffer;
-  readonly headers: Record<string, string>;
-}
+/** A record to send in a transaction: a log record's key, value and headers. */
+export type OutMessage = Required<Pick<LogRecord, 'key' | 'value' | 'headers'>>;
 
 export interface BatchSource {
   readonly events: EventStore;
