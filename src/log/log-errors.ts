@@ -1,5 +1,6 @@
 /** Argument checks shared by the adapters, so all of them reject the same inputs with the same codes. */
-import { IllegalStateError, LoopguardError } from '../domain/errors.js';
+import { ConflictError, IllegalStateError, LoopguardError } from '../domain/errors.js';
+import type { ClaimOwner } from '../ports/ledger.js';
 import { TOPIC_NAME } from './event-log.js';
 
 export function checkTopic(topic: string): void {
@@ -24,3 +25,10 @@ export function checkRead(topic: string, fromOffset: number, maxRecords: number 
 
 export const closedError = (): LoopguardError =>
   new IllegalStateError('log_closed', 'the event log is closed');
+
+/** A ledger step by one who does not hold the claim on `key` (`why`: the ledger rules' reason). */
+export const notClaimOwner = (key: string, owner: ClaimOwner, why: string): LoopguardError =>
+  new ConflictError(
+    'not_claim_owner',
+    `ledger: ${key} is not claimed by ${owner.runId}/${owner.callId} (${why})`,
+  );

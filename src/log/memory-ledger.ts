@@ -4,13 +4,7 @@
  * synchronously, so no two claimants interleave between the read and the write. A claim never
  * outlives its owner here, so none reads as in doubt for a dead owner.
  */
-import {
-  applyLedgerFact,
-  ConflictError,
-  IllegalStateError,
-  type KeyEntry,
-  type LedgerFact,
-} from '../domain/index.js';
+import { applyLedgerFact, IllegalStateError, type KeyEntry, type LedgerFact } from '../domain/index.js';
 import {
   type ClaimOutcome,
   type ClaimOwner,
@@ -20,6 +14,7 @@ import {
   reissueRefusal,
   settleRefusal,
 } from '../ports/ledger.js';
+import { notClaimOwner } from './log-errors.js';
 
 export class MemoryLedger implements Ledger {
   private readonly entries = new Map<string, KeyEntry>();
@@ -90,11 +85,7 @@ export class MemoryLedger implements Ledger {
   /** The ledger rules decide; this only stores their answer (or refuses as they say). */
   private apply(key: string, owner: ClaimOwner, fact: LedgerFact): void {
     const step = applyLedgerFact(this.entries.get(key), fact, owner, this.nowMs());
-    if (step.refused !== null)
-      throw new ConflictError(
-        'not_claim_owner',
-        `ledger: ${key} is not claimed by ${owner.runId}/${owner.callId} (${step.refused})`,
-      );
+    if (step.refused !== null) throw notClaimOwner(key, owner, step.refused);
     if (step.next === undefined) this.entries.delete(key);
     else this.entries.set(key, step.next);
   }

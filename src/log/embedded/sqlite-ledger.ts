@@ -5,13 +5,7 @@
  * outcome reads as in doubt, never as free (the row keeps the claimant's pid; one machine).
  */
 import type { StatementSync } from 'node:sqlite';
-import {
-  applyLedgerFact,
-  ConflictError,
-  IllegalStateError,
-  type KeyEntry,
-  type LedgerFact,
-} from '../../domain/index.js';
+import { applyLedgerFact, IllegalStateError, type KeyEntry, type LedgerFact } from '../../domain/index.js';
 import {
   type ClaimOutcome,
   type ClaimOwner,
@@ -21,6 +15,7 @@ import {
   reissueRefusal,
   settleRefusal,
 } from '../../ports/ledger.js';
+import { notClaimOwner } from '../log-errors.js';
 import { EmbeddedDatabase, processAlive } from './database.js';
 import { DEFAULT_DATA_DIR } from './embedded-log.js';
 
@@ -141,11 +136,7 @@ export class SqliteLedger implements Ledger {
     await this.store.write(() => {
       const row = this.row(key);
       const step = applyLedgerFact(row === undefined ? undefined : entryOf(row), fact, owner, Date.now());
-      if (step.refused !== null)
-        throw new ConflictError(
-          'not_claim_owner',
-          `ledger: ${key} is not claimed by ${owner.runId}/${owner.callId} (${step.refused})`,
-        );
+      if (step.refused !== null) throw notClaimOwner(key, owner, step.refused);
       const next = step.next;
       if (next === undefined) this.sql.drop.run(key);
       else

@@ -26,6 +26,7 @@ import { reissueRefusal, settleRefusal } from '../../ports/ledger.js';
 import type { SchemaStore } from '../../ports/schema-store.js';
 import { TOPICS } from '../event-log.js';
 import { SOURCE_HEADER } from '../event-store.js';
+import { notClaimOwner } from '../log-errors.js';
 import { withTimeout } from './kafka-error.js';
 import type { KafkaLog } from './kafka-log.js';
 import {
@@ -204,11 +205,7 @@ export class KafkaLedger implements Ledger {
       e = this.entries.get(key);
     }
     const refused = holderRefusal(e, owner);
-    if (refused !== null)
-      throw new ConflictError(
-        'not_claim_owner',
-        `ledger: ${key} is not claimed by ${owner.runId}/${owner.callId} (${refused})`,
-      );
+    if (refused !== null) throw notClaimOwner(key, owner, refused);
   }
 
   /** Appends one record and waits until the fold has taken it: read-your-writes for this key. */
