@@ -177,7 +177,7 @@ export class EmbeddedLog implements KeyedLog {
   }
 
   append(topic: string, records: readonly LogRecord[]): Promise<number[]> {
-    return this.enqueue(topic, records, undefined, undefined);
+    return this.enqueue(topic, records);
   }
 
   appendKeyed(
@@ -189,12 +189,12 @@ export class EmbeddedLog implements KeyedLog {
   ): Promise<number[]> {
     checkKeyed(key, expectedCount, records);
     const status = opts.runStatus === undefined ? undefined : { status: opts.runStatus };
-    return this.enqueue(topic, records, { key, count: expectedCount }, status);
+    return this.enqueue(topic, records, { expect: { key, count: expectedCount }, status });
   }
 
   async appendAfter(topic: string, expectedEnd: number, records: readonly LogRecord[]): Promise<number[]> {
     checkOffset('expectedEnd', expectedEnd);
-    return this.enqueue(topic, records, undefined, undefined, expectedEnd);
+    return this.enqueue(topic, records, { expectEnd: expectedEnd });
   }
 
   async readKey(topic: string, key: string, fromIndex: number): Promise<StoredRecord[]> {
@@ -311,13 +311,12 @@ export class EmbeddedLog implements KeyedLog {
   private async enqueue(
     topic: string,
     records: readonly LogRecord[],
-    expect: Pending['expect'],
-    status: AppendStatus | undefined,
-    expectEnd?: number,
+    condition: Pick<Pending, 'expect' | 'expectEnd' | 'status'> = {},
   ): Promise<number[]> {
     this.checkOpen(topic);
     this.store.assertWritable();
-    if (records.length === 0 && expect === undefined && expectEnd === undefined) return [];
+    if (records.length === 0 && condition.expect === undefined && condition.expectEnd === undefined)
+      return [];
     for (const [i, r] of records.entries()) {
       const bytes = recordBytes(r);
       if (bytes > this.opts.maxRecordBytes)
@@ -328,7 +327,7 @@ export class EmbeddedLog implements KeyedLog {
         );
     }
     return new Promise((resolve, reject) => {
-      this.queue.push({ topic, records, resolve, reject, expect, status, expectEnd });
+      this.queue.push({ topic, records, resolve, reject, ...condition });
       this.flushing ??= this.flushSoon();
     });
   }
