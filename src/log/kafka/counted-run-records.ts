@@ -20,10 +20,7 @@ interface PartitionHeads {
 export class CountedRunRecords {
   private readonly partitions = new Map<number, PartitionHeads>();
 
-  constructor(
-    private readonly log: KafkaLog,
-    private readonly timeoutMs = 30_000,
-  ) {}
+  constructor(private readonly log: KafkaLog) {}
 
   /** Forgets every partition's heads: after a rebalance they are folded again on the next record. */
   reset(): void {
@@ -36,7 +33,7 @@ export class CountedRunRecords {
     if (p === undefined || r.offset < p.next) {
       const low =
         (await this.log.partitionEnds(TOPICS.runs)).find((o) => o.partition === r.partition)?.low ?? 0;
-      p = { next: r.offset, heads: await runHeads(this.log, r.partition, low, r.offset, this.timeoutMs) };
+      p = { next: r.offset, heads: await runHeads(this.log, r.partition, low, r.offset, 30_000) };
       this.partitions.set(r.partition, p);
     }
     p.next = r.offset + 1;
