@@ -16,6 +16,7 @@ import {
   type ConsumerConfig,
   Kafka,
   logLevel,
+  type Message,
   Partitioners,
   type PartitionMetadata,
   type Producer,
@@ -275,11 +276,8 @@ export class KafkaLog implements RunLog {
   private async send(appends: readonly PendingAppend[]): Promise<number[][]> {
     // Partitions are chosen here, not by kafkajs, so each record's offset can be computed from
     // its partition's baseOffset and its position among that partition's records in the request.
-    const byTopic = new Map<
-      string,
-      { key: string; value: Buffer; headers?: Record<string, string>; partition: number }[]
-    >();
-    const slots: { name: string; partition: number; index: number }[][] = [];
+    const byTopic = new Map<string, Message[]>();
+    const slots: { slot: string; index: number }[][] = [];
     const counts = new Map<string, number>();
     for (const a of appends) {
       const info = await this.topics.ensure(a.topic);
@@ -292,29 +290,26 @@ export class KafkaLog implements RunLog {
           const slot = `${info.name}/${partition}`;
           const index = counts.get(slot) ?? 0;
           counts.set(slot, index + 1);
-          return { name: info.name, partition, index };
+          return { slot, index };
         }),
       );
     }
-    let acks: Awaited<ReturnType<Producer['sendBatch']>>;
-    try {
-      const topicMessages = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
-      acks = await withTimeout(
-        this.producer.sendBatch({ topicMessages, acks: -1 }),
-        this.timeoutMs,
-        'append',
-      );
-    } catch (e) {
+    const topicMessages = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+    const acks = await withTimeout(
+      this.producer.sendBatch({ topicMessages, acks: -1 }),
+      this.timeoutMs,
+      'append',
+    ).catch((e: unknown) => {
       throw kafkaError(e, 'append');
-    }
+    });
     const base = new Map(
       acks.map((a) => [`${a.topicName}/${a.partition}`, Number(a.baseOffset ?? a.offset)]),
     );
     return slots.map((s) =>
-      s.map(({ name, partition, index }) => {
-        const b = base.get(`${name}/${partition}`);
+      s.map(({ slot, index }) => {
+        const b = base.get(slot);
         if (b === undefined || Number.isNaN(b))
-          throw new LoopguardError('kafka_protocol', `no ack for ${name}/${partition}`);
+          throw new LoopguardError('kafka_protocol', `no ack for ${slot}`);
         return b + index;
       }),
     );
