@@ -264,12 +264,8 @@ export class KafkaLedger implements Ledger {
     // wrote here itself: folded, it could take back a key released meanwhile. Copies of outcomes
     // stay (only the holder's apply), so an outcome the ledger missed still reaches it.
     if (m.headers[SOURCE_HEADER] !== undefined && m.headers['loopguard.type'] === 'OperationClaimed') return;
-    let rec: RecordedEvent;
-    try {
-      rec = await this.codec.decode(m.value);
-    } catch {
-      return; // not a ledger record; the DLQ consumer reports those
-    }
+    const rec = await this.codec.decode(m.value).catch(() => null);
+    if (rec === null) return; // not a ledger record; the DLQ consumer reports those
     const note = m.headers[NOTE_HEADER];
     if (note !== undefined) {
       const parsed = JSON.parse(note) as ReissueNote;

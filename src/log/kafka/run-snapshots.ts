@@ -67,12 +67,8 @@ export class RunSnapshots {
   }
 
   private async fold(m: FollowedMessage): Promise<void> {
-    let s: { readonly runId: string; readonly seq: number };
-    try {
-      s = await this.codec.peek(m.value);
-    } catch {
-      return; // not a snapshot; a cache can skip what it cannot read
-    }
+    const s = await this.codec.peek(m.value).catch(() => null);
+    if (s === null) return; // not a snapshot; a cache can skip what it cannot read
     // A late snapshot from an older writer must not hide a newer one.
     if (s.seq >= (this.newest.get(s.runId)?.seq ?? 0))
       this.newest.set(s.runId, { offset: m.offset, seq: s.seq });
