@@ -77,20 +77,15 @@ export class LogRunStream implements RunStream {
     { expectedStreamVersion: expected, status }: AppendToStreamOptions,
   ): Promise<AppendToStreamResult> {
     checkStreamAppend(runId, expected, events);
-    let offsets: number[];
-    try {
-      offsets = await this.log.appendKeyed(
-        TOPICS.runs,
-        runId,
-        expected,
-        events.map((e) => this.events.runRecord(e)),
-        status === undefined ? {} : { runStatus: status },
-      );
-    } catch (e) {
-      if (e instanceof LoopguardError && e.code === 'conflict')
-        throw streamConflict(runId, expected, Number(e.details.actual));
-      throw e;
-    }
+    const records = events.map((e) => this.events.runRecord(e));
+    const opts = status === undefined ? {} : { runStatus: status };
+    const offsets = await this.log
+      .appendKeyed(TOPICS.runs, runId, expected, records, opts)
+      .catch((e: unknown) => {
+        if (e instanceof LoopguardError && e.code === 'conflict')
+          throw streamConflict(runId, expected, Number(e.details.actual));
+        throw e;
+      });
     this.onStep('runs-durable');
     // Stops and ledger copies are derived from the runs topic, wherever the last process stopped.
     const copies = events.filter((e) => copyTopicOf(e.event.type) !== null);
