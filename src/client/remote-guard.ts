@@ -75,10 +75,7 @@ export class RemoteGuard {
     });
     const admin = conn.log.kafka.admin();
     try {
-      await Promise.all([
-        conn.log.prepare(SERVICE_TOPICS.requests),
-        conn.log.prepare(SERVICE_TOPICS.decisions),
-      ]);
+      await Promise.all([SERVICE_TOPICS.requests, SERVICE_TOPICS.decisions].map((t) => conn.log.prepare(t)));
       await admin.connect();
       const waiters = await DecisionWaiters.follow(conn.log, conn.decisions, admin);
       return new RemoteGuard(conn, admin, waiters, opts, hashing);
