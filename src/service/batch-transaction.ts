@@ -47,13 +47,8 @@ export async function writeBatch(
   const sent = await txn.sendBatch({ topicMessages: out.topicMessages, acks: -1 });
   const since = head.sinceSnapshot + out.recorded.length;
   const snapshot = await snapshotInBatch(ctx, txn, head.runs, partition, sent, since);
-  const partitions = [
-    {
-      partition,
-      offset: String(nextOffset),
-      metadata: pointerMetadata(snapshot?.pointer ?? head.pointer),
-    },
-  ];
+  const metadata = pointerMetadata(snapshot?.pointer ?? head.pointer);
+  const partitions = [{ partition, offset: String(nextOffset), metadata }];
   // kafkajs's types omit the metadata its TxnOffsetCommit request writes for each partition.
   await txn.sendOffsets({
     consumerGroupId: ctx.groupId,
