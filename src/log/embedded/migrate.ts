@@ -140,16 +140,8 @@ function copyTopics(
         const seq = (seqs.get(r.key) ?? 0) + 1;
         seqs.set(r.key, seq);
         const isRun = topic === TOPICS.runs;
-        insert.run(
-          topic,
-          r.offset,
-          r.key,
-          isRun ? r.key : null,
-          isRun ? seq : null,
-          0,
-          r.headers === undefined ? null : JSON.stringify(r.headers),
-          r.value,
-        );
+        const headers = r.headers === undefined ? null : JSON.stringify(r.headers);
+        insert.run(topic, r.offset, r.key, isRun ? r.key : null, isRun ? seq : null, 0, headers, r.value);
         next++;
       }
     }
@@ -186,16 +178,9 @@ function copyLedger(store: EmbeddedDatabase, dir: string): { ledger: number; rei
       reissues++;
       continue;
     }
-    const f = data as ClaimFile;
-    entry.run(
-      f.key,
-      f.state.status,
-      f.state.owner.runId,
-      f.state.owner.callId,
-      f.pid,
-      f.state.resultJson ?? null,
-      f.state.reason ?? null,
-    );
+    const { key, pid, state } = data as ClaimFile;
+    const { status, owner } = state;
+    entry.run(key, status, owner.runId, owner.callId, pid, state.resultJson ?? null, state.reason ?? null);
     ledger++;
   }
   return { ledger, reissues };
