@@ -139,15 +139,11 @@ export class SqliteLedger implements Ledger {
       if (step.refused !== null) throw notClaimOwner(key, owner, step.refused);
       const next = step.next;
       if (next === undefined) this.sql.drop.run(key);
-      else
-        this.sql.put.run(
-          next.status,
-          next.owner.runId,
-          next.owner.callId,
-          next.status === 'completed' ? next.resultJson : null,
-          next.status === 'in_doubt' ? next.reason : null,
-          key,
-        );
+      else {
+        const result = next.status === 'completed' ? next.resultJson : null;
+        const reason = next.status === 'in_doubt' ? next.reason : null;
+        this.sql.put.run(next.status, next.owner.runId, next.owner.callId, result, reason, key);
+      }
     });
   }
 }
