@@ -99,11 +99,8 @@ export class KafkaRunStream implements RunStream {
         if (foldInto(heads, r.key, r.headers) === null) return;
         // Synchronous for every record whose schema is known: no promise per record.
         const known = this.events.decodeKnown(TOPICS.runs, r.value);
-        if (known !== undefined) {
-          apply(known);
-          return;
-        }
-        return this.events.decode(TOPICS.runs, r.value).then(apply);
+        if (known === undefined) return this.events.decode(TOPICS.runs, r.value).then(apply);
+        apply(known);
       },
       { headers: RUN_HEADERS },
     );
