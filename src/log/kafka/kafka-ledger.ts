@@ -10,7 +10,6 @@
  * claims do not. Reissue notes are keyed `reissue:<newKey>`, so compacting the new key keeps them.
  */
 import { randomUUID } from 'node:crypto';
-import type { Admin } from 'kafkajs';
 import { ConflictError, IllegalStateError } from '../../domain/errors.js';
 import type { DomainEvent, RecordedEvent } from '../../domain/events.js';
 import {
@@ -58,7 +57,6 @@ export class KafkaLedger implements Ledger {
   private readonly timeoutMs: number;
   private readonly clock: { now(): number };
   private follower: Follower | undefined;
-  private readonly admin: Admin;
 
   private constructor(
     private readonly log: KafkaLog,
@@ -69,14 +67,12 @@ export class KafkaLedger implements Ledger {
     this.leaseMs = opts.leaseMs ?? 240_000;
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.clock = opts.clock ?? { now: () => Date.now() };
-    this.admin = log.kafka.admin();
   }
 
   static async open(opts: KafkaLedgerOptions): Promise<KafkaLedger> {
     const topic = await opts.log.prepare(TOPICS.ledger);
     const codec = await EventCodec.create(opts.schemaStore, opts.subject ?? `${TOPICS.ledger}-value`);
     const ledger = new KafkaLedger(opts.log, codec, topic, opts);
-    await ledger.admin.connect();
     ledger.follower = new PartitionFollower(opts.log.kafka, topic.name, topic.partitions, (m) =>
       ledger.fold(m),
     );
@@ -191,7 +187,6 @@ export class KafkaLedger implements Ledger {
 
   async close(): Promise<void> {
     await this.follower?.close();
-    await this.admin.disconnect().catch(() => undefined);
   }
 
   private expired(e: KeyEntry): boolean {
