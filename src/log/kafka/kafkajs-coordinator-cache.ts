@@ -9,7 +9,7 @@
  * the cluster's metadata (as it does on a broker or coordinator error), so a coordinator that moved
  * is found again within a second, while kafkajs's own retries run.
  */
-import { createRequire } from 'node:module';
+import { oncePerProcess } from './kafkajs-request-queue.js';
 
 /** How long a coordinator found is reused: short, so a moved coordinator costs retries briefly. */
 export const COORDINATOR_TTL_MS = 1_000;
@@ -28,24 +28,12 @@ interface ClusterInternals {
   loopguardCoordinators?: Map<string, { readonly at: number; readonly found: CoordinatorMetadata }>;
 }
 
-export type CoordinatorCache = 'applied' | 'already' | 'not-needed';
-
-let outcome: CoordinatorCache | undefined;
-
-/**
- * Wraps the lookup once per process (idempotent). A kafkajs without these methods (a later
- * release) is left alone.
- */
-export function cacheKafkajsCoordinators(): CoordinatorCache {
-  if (outcome !== undefined) return outcome === 'applied' ? 'already' : outcome;
-  const require = createRequire(import.meta.url);
+/** Wraps the lookup. */
+export const cacheKafkajsCoordinators = oncePerProcess((require) => {
   const Cluster = require('kafkajs/src/cluster/index.js') as { prototype: ClusterInternals };
   const find = Cluster.prototype.findGroupCoordinatorMetadata;
   const refresh = Cluster.prototype.refreshMetadata;
-  if (typeof find !== 'function' || typeof refresh !== 'function') {
-    outcome = 'not-needed';
-    return outcome;
-  }
+  if (typeof find !== 'function' || typeof refresh !== 'function') return false;
   Cluster.prototype.findGroupCoordinatorMetadata = async function (this: ClusterInternals, q) {
     this.loopguardCoordinators ??= new Map();
     const key = `${q.coordinatorType ?? 0}/${q.groupId}`;
@@ -59,6 +47,5 @@ export function cacheKafkajsCoordinators(): CoordinatorCache {
     this.loopguardCoordinators?.clear();
     return refresh.call(this);
   };
-  outcome = 'applied';
-  return outcome;
-}
+  return true;
+});

@@ -25,10 +25,6 @@ interface RequestQueueInternals {
 /** What the faulty method looks like: the fix is applied only to the code it was written for. */
 const FAULTY = /let scheduleAt = this\.throttledUntil - Date\.now\(\)[\s\S]*setTimeout\([\s\S]*scheduleAt\)/;
 
-export type RequestQueueFix = 'applied' | 'already' | 'not-needed';
-
-let outcome: RequestQueueFix | undefined;
-
 function scheduleCheckPendingRequests(this: RequestQueueInternals): void {
   if (this.throttleCheckTimeoutId || this.pending.length === 0) return;
   const untilThrottleEnds = this.throttledUntil - Date.now();
@@ -41,22 +37,30 @@ function scheduleCheckPendingRequests(this: RequestQueueInternals): void {
   );
 }
 
+/** What applying a contained fix of kafkajs did: a later call after it applied says `already`. */
+export type KafkajsFix = 'applied' | 'already' | 'not-needed';
+
 /**
- * Replaces the faulty method once per process (idempotent; every path that makes a kafkajs
- * client calls it first). A kafkajs whose method differs (a later release) is left alone.
+ * `fix` applied once per process (every path that makes a kafkajs client calls it first), on the
+ * classes kafkajs itself loads; a kafkajs it was not written for (a later release) is left alone
+ * (`fix` returns false: `not-needed`).
  */
-export function fixKafkajsRequestQueue(): RequestQueueFix {
-  if (outcome !== undefined) return outcome === 'applied' ? 'already' : outcome;
-  const require = createRequire(import.meta.url);
+export function oncePerProcess(fix: (require: NodeJS.Require) => boolean): () => KafkajsFix {
+  let outcome: KafkajsFix | undefined;
+  return () => {
+    if (outcome !== undefined) return outcome === 'applied' ? 'already' : outcome;
+    outcome = fix(createRequire(import.meta.url)) ? 'applied' : 'not-needed';
+    return outcome;
+  };
+}
+
+/** Replaces the faulty method. */
+export const fixKafkajsRequestQueue = oncePerProcess((require) => {
   const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as {
     prototype: RequestQueueInternals;
   };
   const current = RequestQueue.prototype.scheduleCheckPendingRequests;
-  if (typeof current !== 'function' || !FAULTY.test(current.toString())) {
-    outcome = 'not-needed';
-    return outcome;
-  }
+  if (typeof current !== 'function' || !FAULTY.test(current.toString())) return false;
   RequestQueue.prototype.scheduleCheckPendingRequests = scheduleCheckPendingRequests;
-  outcome = 'applied';
-  return outcome;
-}
+  return true;
+});
