@@ -157,12 +157,8 @@ export async function processBatch(
       continue;
     }
     const at = actor.state.seq;
-    const {
-      records,
-      decision,
-      afterCommit: later = [],
-    } = await decideRequest(actor, req, ctx, ctx.clock.now());
-    afterCommit.push(...later);
+    const { records, decision, afterCommit: later } = await decideRequest(actor, req, ctx, ctx.clock.now());
+    afterCommit.push(...(later ?? []));
     // A REISSUE is the ledger's alone, recording no run event: nothing joins the transaction but its answer.
     if (req.type === 'REISSUE' && decision.decision !== 'error') runs.remember(decision, body);
     if (records.length > 0) {
