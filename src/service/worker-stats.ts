@@ -28,41 +28,37 @@ export class WorkerStats {
 
   constructor(readonly metrics: LoopguardMetrics = new LoopguardMetrics()) {
     const registers: Registry[] = [metrics.registry];
-    this.decidedTotal = new Counter({
-      name: 'loopguard_serve_requests_decided_total',
-      help: 'Requests this worker answered on loopguard.decisions (errors included).',
-      registers,
-    });
-    this.deadLetteredTotal = new Counter({
-      name: 'loopguard_serve_dead_lettered_total',
-      help: 'Requests that could not be decoded, sent to loopguard.dlq.',
-      registers,
-    });
-    this.abortedTotal = new Counter({
-      name: 'loopguard_serve_transactions_aborted_total',
-      help: 'Batch transactions aborted (their requests are decided again by the partition owner).',
-      registers,
-    });
-    this.rebalancesTotal = new Counter({
-      name: 'loopguard_serve_rebalances_total',
-      help: 'Consumer-group rebalances this worker took part in.',
-      registers,
-    });
+    const counter = <L extends string = never>(name: string, help: string, ...labelNames: L[]) =>
+      new Counter<L>({ name, help, labelNames, registers });
+    this.decidedTotal = counter(
+      'loopguard_serve_requests_decided_total',
+      'Requests this worker answered on loopguard.decisions (errors included).',
+    );
+    this.deadLetteredTotal = counter(
+      'loopguard_serve_dead_lettered_total',
+      'Requests that could not be decoded, sent to loopguard.dlq.',
+    );
+    this.abortedTotal = counter(
+      'loopguard_serve_transactions_aborted_total',
+      'Batch transactions aborted (their requests are decided again by the partition owner).',
+    );
+    this.rebalancesTotal = counter(
+      'loopguard_serve_rebalances_total',
+      'Consumer-group rebalances this worker took part in.',
+    );
     this.assignedGauge = new Gauge({
       name: 'loopguard_serve_assigned_partitions',
       help: 'Partitions of loopguard.requests this worker owns now.',
       registers,
     });
-    this.snapshotsTotal = new Counter({
-      name: 'loopguard_serve_snapshots_total',
-      help: 'Partition snapshots this worker committed to loopguard.worker-snapshots.',
-      registers,
-    });
-    this.putAsideTotal = new Counter({
-      name: 'loopguard_serve_runs_put_aside_total',
-      help: 'Ended runs that left memory and the partition snapshots for a record of their own.',
-      registers,
-    });
+    this.snapshotsTotal = counter(
+      'loopguard_serve_snapshots_total',
+      'Partition snapshots this worker committed to loopguard.worker-snapshots.',
+    );
+    this.putAsideTotal = counter(
+      'loopguard_serve_runs_put_aside_total',
+      'Ended runs that left memory and the partition snapshots for a record of their own.',
+    );
     this.takeoverSeconds = new Histogram({
       name: 'loopguard_serve_takeover_seconds',
       help: "From assignment to the partition's runs loaded, by what the load started from.",
@@ -70,18 +66,16 @@ export class WorkerStats {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     });
-    this.dependencyRetriesTotal = new Counter({
-      name: 'loopguard_serve_dependency_retries_total',
-      help: 'Batches put back because a dependency did not answer (registry, log), by error code.',
-      labelNames: ['code'],
-      registers,
-    });
-    this.refusedTotal = new Counter({
-      name: 'loopguard_serve_requests_refused_total',
-      help: "Requests refused before they were decided: unauthenticated, expired (signed outside the window), replayed, misrouted (published to another requests partition than the run id's), cross_tenant (another tenant's run or operation), not_approver.",
-      labelNames: ['reason'],
-      registers,
-    });
+    this.dependencyRetriesTotal = counter(
+      'loopguard_serve_dependency_retries_total',
+      'Batches put back because a dependency did not answer (registry, log), by error code.',
+      'code',
+    );
+    this.refusedTotal = counter(
+      'loopguard_serve_requests_refused_total',
+      "Requests refused before they were decided: unauthenticated, expired (signed outside the window), replayed, misrouted (published to another requests partition than the run id's), cross_tenant (another tenant's run or operation), not_approver.",
+      'reason',
+    );
   }
 
   /** `reason` is one of tenant-guard.ts's RefusedFor: a fixed set. */
