@@ -25,11 +25,8 @@ export class BatchRuns {
 
   /** The run's actor for this batch: a copy of the partition's, moved only by this batch. */
   async actor(runId: string): Promise<RunActor> {
-    let a = this.actors.get(runId);
-    if (a === undefined) {
-      a = this.runs.fork(await this.runs.actor(runId));
-      this.actors.set(runId, a);
-    }
+    const a = this.actors.get(runId) ?? this.runs.fork(await this.runs.actor(runId));
+    this.actors.set(runId, a);
     return a;
   }
 

@@ -52,11 +52,8 @@ export class RecentAnswers {
   }
 
   add(d: WireDecision, body: string | null = null): void {
-    let run = this.byRun.get(d.run_id);
-    if (run === undefined) {
-      run = new Map();
-      this.byRun.set(d.run_id, run);
-    }
+    const run = this.byRun.get(d.run_id) ?? new Map<string, Answer>();
+    this.byRun.set(d.run_id, run);
     run.set(d.request_id, { decision: d, body });
     // Maps iterate in insertion order: the first key is the oldest answer.
     if (run.size > ANSWERS_KEPT) run.delete(run.keys().next().value as string);

@@ -77,10 +77,7 @@ const TENANTS = new WeakMap<ReadonlyMap<string, TenantKey>, ReadonlySet<string>>
 
 /** Every tenant `keys` holds a key for (what an operation key's ledger name may name). */
 export function tenantsOf(keys: ReadonlyMap<string, TenantKey>): ReadonlySet<string> {
-  let t = TENANTS.get(keys);
-  if (t === undefined) {
-    t = new Set([...keys.values()].map((k) => k.tenant));
-    TENANTS.set(keys, t);
-  }
+  const t = TENANTS.get(keys) ?? new Set([...keys.values()].map((k) => k.tenant));
+  TENANTS.set(keys, t);
   return t;
 }
