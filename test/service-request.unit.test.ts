@@ -34,6 +34,7 @@ describe('requestCommand', () => {
     ['cost_estimate_usd', req('TOOL_CALL', { tool: 'search', cost_estimate_usd: -1 })],
     ['tokens', req('TOOL_RESULT', { call_id: 'c', tokens: 1.5 })],
     ['retry_after_ms', req('TOOL_RESULT', { call_id: 'c', retry_after_ms: 1e300 })],
+    ['result_code', req('TOOL_RESULT', { call_id: 'c', result_code: ' ' })],
     ['result_json', req('TOOL_RESULT', { call_id: 'c', result_json: '{oops' })],
     ['tool', req('TOOL_CALL')],
     ['args_json', req('TOOL_CALL', { tool: 'search', args_json: '{not json' })],

@@ -144,7 +144,8 @@ export function requestCommand(req: WireRequest, policy: Policy, hashing: Hashin
         ...opt('inDoubt', req.in_doubt),
         ...opt('progressVersion', req.progress_version),
       };
-      const bad = problem(outcome, OUTCOME_FIELDS);
+      // The wire names the result's code result_code, which the outcome's fields call code.
+      const bad = nameField('result_code', req.result_code) ?? problem(outcome, OUTCOME_FIELDS);
       if (bad !== null) return bad;
       const recorded = recordedResult(req.result_json, hashing);
       if (!recorded.ok) return recorded;
