@@ -1,45 +1,9 @@
 import { generateText, type ModelMessage, stepCountIs, tool } from 'ai';
-import { MockLanguageModelV4 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { guardStopped, guardToolApproval, wrapTools } from '../src/adapters/ai.js';
+import { scripted } from './support/ai-scripted-model.js';
 import { CHARGE, type LoopingShop, openLoopingShop, SEARCH } from './support/looping-shop.js';
-
-type Step = readonly (readonly [string, object])[];
-
-/** A mock model that asks for the calls of its script, one entry per step; an empty step answers in text. */
-function scripted(script: readonly Step[]): { model: MockLanguageModelV4; prompts: string[] } {
-  const prompts: string[] = [];
-  const usage = {
-    inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
-    outputTokens: { total: 5, text: 5, reasoning: undefined },
-  };
-  const model = new MockLanguageModelV4({
-    doGenerate: (async (options: { prompt: unknown }) => {
-      prompts.push(JSON.stringify(options.prompt));
-      const n = prompts.length;
-      const calls = script[n - 1] ?? [];
-      return {
-        content:
-          calls.length === 0
-            ? [{ type: 'text', text: 'done' }]
-            : calls.map(([toolName, input], i) => ({
-                type: 'tool-call',
-                toolCallId: `call-${n}-${i}`,
-                toolName,
-                input: JSON.stringify(input),
-              })),
-        finishReason:
-          calls.length === 0
-            ? { unified: 'stop', raw: 'stop' }
-            : { unified: 'tool-calls', raw: 'tool_calls' },
-        usage,
-        warnings: [],
-      };
-    }) as never,
-  });
-  return { model, prompts };
-}
 
 let shop: LoopingShop;
 afterEach(() => shop.cleanup());

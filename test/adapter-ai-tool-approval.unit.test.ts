@@ -4,46 +4,11 @@
  * `generateText` that the guard does not wrap, and call ids a model reuses within one step.
  */
 import { generateText, stepCountIs, tool } from 'ai';
-import { MockLanguageModelV4 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { guardToolApproval } from '../src/adapters/ai.js';
+import { scripted } from './support/ai-scripted-model.js';
 import { type LoopingShop, openLoopingShop } from './support/looping-shop.js';
-
-type Call = readonly [id: string, tool: string, input: object];
-
-/** A mock model: step n asks for script[n-1] (with their call ids), a step without calls answers in text. */
-function scripted(script: readonly (readonly Call[])[]): { model: MockLanguageModelV4; prompts: string[] } {
-  const prompts: string[] = [];
-  const usage = {
-    inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
-    outputTokens: { total: 5, text: 5, reasoning: undefined },
-  };
-  const model = new MockLanguageModelV4({
-    doGenerate: (async (options: { prompt: unknown }) => {
-      prompts.push(JSON.stringify(options.prompt));
-      const calls = script[prompts.length - 1] ?? [];
-      return {
-        content:
-          calls.length === 0
-            ? [{ type: 'text', text: 'done' }]
-            : calls.map(([toolCallId, toolName, input]) => ({
-                type: 'tool-call',
-                toolCallId,
-                toolName,
-                input: JSON.stringify(input),
-              })),
-        finishReason:
-          calls.length === 0
-            ? { unified: 'stop', raw: 'stop' }
-            : { unified: 'tool-calls', raw: 'tool_calls' },
-        usage,
-        warnings: [],
-      };
-    }) as never,
-  });
-  return { model, prompts };
-}
 
 /** The approvals the SDK asked a person for (not those it answered by itself). */
 const humanRequests = (r: { readonly steps: readonly { readonly content: readonly object[] }[] }) =>
@@ -73,7 +38,7 @@ const noThreshold = {} as { approvalAbove: number };
 describe("guardToolApproval asks for a tool's own approval as the AI SDK does", () => {
   it('control: given a needsApproval reading its contextSchema default, when the AI SDK alone gets a 3000 charge, then it asks the human', async () => {
     shop = await openLoopingShop('ai-context-control');
-    const { model } = scripted([[['c1', 'charge_card', BIG]], []]);
+    const { model } = scripted([[['charge_card', BIG]], []]);
     const r = await generateText({
       model,
       tools: { charge_card: thresholdCharge(shop) },
@@ -87,7 +52,7 @@ describe("guardToolApproval asks for a tool's own approval as the AI SDK does", 
 
   it('given a needsApproval reading its contextSchema default, when the guarded tool gets a 3000 charge, then the human is asked and nothing is charged', async () => {
     shop = await openLoopingShop('ai-context');
-    const { model } = scripted([[['c1', 'charge_card', BIG]], []]);
+    const { model } = scripted([[['charge_card', BIG]], []]);
     const { tools, toolApproval } = guardToolApproval(
       shop.run,
       { charge_card: thresholdCharge(shop) },
@@ -118,7 +83,7 @@ describe("guardToolApproval asks for a tool's own approval as the AI SDK does", 
     'given %s, when the guarded tool is called, then the human is asked, never approved by the guard',
     async (_, context, needs) => {
       shop = await openLoopingShop('ai-context-broken');
-      const { model } = scripted([[['c1', 'charge_card', BIG]], []]);
+      const { model } = scripted([[['charge_card', BIG]], []]);
       const { tools, toolApproval } = guardToolApproval(
         shop.run,
         { charge_card: thresholdCharge(shop, needs) },
@@ -164,7 +129,7 @@ describe('guardToolApproval and tools of generateText it does not wrap', () => {
 
   it('given a needsApproval tool merged in beside the guarded ones, when the model calls it, then the human is asked and it does not run', async () => {
     shop = await openLoopingShop('ai-extra-tool');
-    const { model } = scripted([[['c1', 'refund_all', { order: 'A1' }]], []]);
+    const { model } = scripted([[['refund_all', { order: 'A1' }]], []]);
     let refunds = 0;
     const { tools, toolApproval } = guardedSearch(shop);
     const r = await generateText({
@@ -181,7 +146,7 @@ describe('guardToolApproval and tools of generateText it does not wrap', () => {
 
   it('given a tool without needsApproval merged in, when the model calls it, then it runs, and the guard neither decides nor records it', async () => {
     shop = await openLoopingShop('ai-extra-tool-control');
-    const { model } = scripted([[['c1', 'refund_all', { order: 'A1' }]], []]);
+    const { model } = scripted([[['refund_all', { order: 'A1' }]], []]);
     let refunds = 0;
     const { tools, toolApproval } = guardedSearch(shop);
     const r = await generateText({
@@ -203,8 +168,8 @@ describe('guardToolApproval and a call id reused within one step', () => {
     shop = await openLoopingShop('ai-reused-id');
     const { model, prompts } = scripted([
       [
-        ['call_0', 'search_docs', { q: 'refund policy' }],
-        ['call_0', 'search_docs', { q: 'shipping times' }],
+        ['search_docs', { q: 'refund policy' }, 'call_0'],
+        ['search_docs', { q: 'shipping times' }, 'call_0'],
       ],
       [],
     ]);
@@ -240,8 +205,8 @@ describe('guardToolApproval and a call id reused within one step', () => {
     const sent: string[] = [];
     const { model } = scripted([
       [
-        ['call_0', 'send_email', { to: 'bob@example.com' }],
-        ['call_0', 'send_email', { to: 'alice@example.com' }],
+        ['send_email', { to: 'bob@example.com' }, 'call_0'],
+        ['send_email', { to: 'alice@example.com' }, 'call_0'],
       ],
       [],
     ]);
