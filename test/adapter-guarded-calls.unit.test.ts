@@ -32,16 +32,19 @@ describe('GuardedCalls: decide in a hook, execute later', () => {
     expect(calls.holding).toBe(false);
   });
 
-  it('an allowed call whose execute never comes ends at the step timeout, and a late execute does not run it', async () => {
+  it('an allowed call whose execute never comes is recorded not run at the step timeout, and a late execute is a call decided anew', async () => {
     const run = await guard.startRun({ runId: 'abandoned' });
     const calls = new GuardedCalls(run, { operationKey });
     expect(await calls.decide('c1', 'charge_card', { order: 'A1' })).toBeNull();
     // The 50 ms step timeout ends the held call; how soon its record is written follows the machine.
     await vi.waitFor(() => expect(calls.holding).toBe(false), { timeout: 10_000, interval: 20 });
+    // The tool never started: nothing in doubt, the run goes on (WAITING its 0 ms retry at most).
+    expect(run.state.status).not.toBe('NEEDS_HUMAN');
+    expect(Object.values(run.state.operations).map((o) => o.status)).not.toContain('in_doubt');
     let charged = 0;
     const late = await calls.execute('c1', 'charge_card', { order: 'A1' }, () => ++charged);
-    expect(charged).toBe(0);
-    expect(late.status).not.toBe('executed');
+    expect(late.status).toBe('executed');
+    expect(charged).toBe(1);
   });
 
   it('a completed side effect decided again is answered from the ledger without running', async () => {

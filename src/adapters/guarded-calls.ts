@@ -5,6 +5,7 @@ import {
   type Run,
   ToolError,
   type ToolFn,
+  ToolNotStarted,
   toolCallRequest,
 } from '../runtime/index.js';
 
@@ -103,9 +104,13 @@ export class GuardedCalls {
         // An execute that never comes (a step the framework cut off) ends at the step timeout
         // with nothing left running: a promise pending forever would hold the key in this process
         // as a side effect still under way, and no reconcile would ever be asked about it.
-        const fn = await Promise.race([toolFn, aborted(signal)]);
+        const fn = await Promise.race([toolFn, aborted(signal)]).catch(() => {
+          // No execute came before the step timeout (a sibling's guardrail tripped, the step was
+          // cut off): the tool never started, so the call is recorded not run, never in doubt.
+          throw new ToolNotStarted('its execute never came');
+        });
         // The guard gave up waiting (step timeout) and recorded so: the tool must not run late.
-        if (signal.aborted) throw signal.reason;
+        if (signal.aborted) throw new ToolNotStarted('its execute came after the step timeout');
         return fn(signal);
       },
       hooks,

@@ -12,7 +12,7 @@ import {
   type ToolResult,
   toolResult,
 } from '../domain/index.js';
-import { isToolOutcome, ToolError } from './tool-outcome.js';
+import { isToolOutcome, ToolError, ToolNotStarted } from './tool-outcome.js';
 
 export type ToolFn = (signal: AbortSignal) => Promise<unknown> | unknown;
 
@@ -33,6 +33,16 @@ export interface Executed extends ToolResult {
 }
 
 class Timeout extends Error {}
+
+/** What `p` rejected with if it settles before the next turn of the event loop, else undefined. */
+const settledWithin = (p: Promise<unknown>): Promise<unknown> =>
+  Promise.race([
+    p.then(
+      () => undefined,
+      (e: unknown) => e,
+    ),
+    new Promise<undefined>((resolve) => setImmediate(() => resolve(undefined))),
+  ]);
 
 /** What a ToolError may say: a failure (a thrown SUCCESS from JS would complete a key on an error). */
 const FAILURE_KINDS: readonly ResultKind[] = ['RETRYABLE', 'PRECONDITION', 'FATAL'];
@@ -129,6 +139,10 @@ export async function executeTool(
   } catch (e) {
     if (e instanceof Timeout) {
       ctl.abort(new Error(`step timeout after ${timeoutMs} ms`));
+      // A tool function that answers the abort within a turn saying its tool never started did
+      // nothing: not run, free to ask again, never in doubt. Any other answer may follow work done.
+      if ((await settledWithin(running)) instanceof ToolNotStarted)
+        return failed('RETRYABLE', 'not_run', false, 0);
       return { ...failed('RETRYABLE', 'timeout', sideEffect), late: running };
     }
     if (e instanceof ToolError) {

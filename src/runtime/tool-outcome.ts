@@ -45,3 +45,15 @@ export class ToolError extends Error {
     this.name = 'ToolError';
   }
 }
+
+/**
+ * Thrown by a tool function that gave up before its tool started, answering the step timeout's
+ * abort at once (an adapter's allowed call whose framework never executed it): at the timeout the
+ * guard then records the call as not run, not in doubt, since nothing can have happened.
+ */
+export class ToolNotStarted extends Error {
+  constructor(message = 'the tool never started') {
+    super(message);
+    this.name = 'ToolNotStarted';
+  }
+}
